@@ -1,0 +1,37 @@
+# Every target bootstraps .venv itself; `make help` lists them.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: help demo test lint types pytest bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP) ## Run the scheduling example suite end to end
+	$(BIN)/checkweigh run examples/scheduling/suite.yaml --db sqlite:///.checkweigh/demo.db
+
+test: lint types pytest ## Lint, type-check and run the tests
+
+lint: $(STAMP) ## ruff lint + format check
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+
+types: $(STAMP) ## mypy strict on src/
+	$(BIN)/mypy
+
+pytest: $(STAMP) ## The test suite
+	$(BIN)/pytest -q
+
+bench: $(STAMP) ## Benchmarks: print throughput and memory figures
+	$(BIN)/python benchmarks/bench_scoring.py
+
+clean: ## Remove the virtualenv and local run data
+	rm -rf $(VENV) .checkweigh .pytest_cache .mypy_cache .ruff_cache

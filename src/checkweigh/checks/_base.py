@@ -1,0 +1,176 @@
+"""What a check is, how its answer becomes a verdict, and the ``@check`` decorator."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
+from ..core._conditions import all_hold
+
+CheckAnswer: TypeAlias = Verdict | bool | tuple[bool, str]
+"""What a check may return: a verdict, a bool, or (bool, reason)."""
+
+
+@runtime_checkable
+class CheckLike(Protocol):
+    """Anything with an ``evaluate(case)`` method that answers yes or no."""
+
+    def evaluate(self, case: Case) -> CheckAnswer | Awaitable[CheckAnswer]:
+        """Judge one case."""
+        ...
+
+
+def to_verdict(answer: object) -> Verdict:
+    """Coerce a check's answer into a verdict; anything unexpected is an errored verdict."""
+    if isinstance(answer, Verdict):
+        return answer
+    if isinstance(answer, bool):
+        return passed() if answer else failed("check returned False")
+    if (
+        isinstance(answer, tuple)
+        and len(answer) == 2
+        and isinstance(answer[0], bool)
+        and isinstance(answer[1], str)
+    ):
+        return passed(answer[1]) if answer[0] else failed(answer[1] or "check returned False")
+    return errored(
+        f"check returned {type(answer).__name__} {answer!r:.80}; expected a Verdict, a bool "
+        "or (bool, reason)",
+        reason="invalid check answer",
+    )
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _version_of(check: object) -> str:
+    version = getattr(check, "version", None)
+    if isinstance(version, str):
+        return version
+    return "1"
+
+
+def _is_async(check: CheckLike) -> bool:
+    if isinstance(check, FunctionCheck):
+        return check.is_async
+    return inspect.iscoroutinefunction(check.evaluate)
+
+
+@dataclass(frozen=True, slots=True)
+class NamedCheck:
+    """A check under its suite name, with its ``when`` guard and version.
+
+    :meth:`run` and :meth:`arun` never raise for a failing check: an exception becomes an
+    errored verdict carrying its text.
+    """
+
+    name: str
+    check: CheckLike
+    when: tuple[Condition, ...] = ()
+    version: str = "1"
+    is_async: bool = False
+
+    @classmethod
+    def of(cls, name: str, check: CheckLike, when: tuple[Condition, ...] = ()) -> NamedCheck:
+        """Wrap ``check``, reading its version and whether it is async."""
+        return cls(name, check, when, _version_of(check), _is_async(check))
+
+    def _guard(self, case: Case) -> Verdict | None:
+        if self.when and not all_hold(self.when, case):
+            return not_applicable("; ".join(f"not {c.describe()}" for c in self.when))
+        return None
+
+    def run(self, case: Case) -> Verdict:
+        """Evaluate a synchronous check."""
+        guarded = self._guard(case)
+        if guarded is not None:
+            return guarded
+        try:
+            answer = self.check.evaluate(case)
+        except Exception as exc:  # a check's bug is the check's verdict, not the run's crash
+            return errored(_error_text(exc))
+        if inspect.isawaitable(answer):
+            _close(answer)
+            return errored("async check called synchronously; use arun()")
+        return to_verdict(answer)
+
+    async def arun(self, case: Case) -> Verdict:
+        """Evaluate a check, awaiting it when it is async."""
+        guarded = self._guard(case)
+        if guarded is not None:
+            return guarded
+        try:
+            answer = self.check.evaluate(case)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:  # see run()
+            return errored(_error_text(exc))
+        return to_verdict(answer)
+
+
+def _close(awaitable: object) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
+
+
+class FunctionCheck:
+    """A plain function (sync or async) made into a check by :func:`check`.
+
+    Call :meth:`bind` to fix keyword arguments given in a suite file.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        version: str = "1",
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.version = version
+        self.kwargs = dict(kwargs or {})
+        self.is_async = inspect.iscoroutinefunction(fn)
+        functools.update_wrapper(self, fn)
+
+    def bind(self, **kwargs: Any) -> FunctionCheck:
+        """A copy with these keyword arguments fixed; raises TypeError if ``fn`` rejects them."""
+        inspect.signature(self.fn).bind(None, **{**self.kwargs, **kwargs})
+        return FunctionCheck(
+            self.fn, name=self.name, version=self.version, kwargs={**self.kwargs, **kwargs}
+        )
+
+    def evaluate(self, case: Case) -> Any:
+        """Call the function on the case."""
+        return self.fn(case, **self.kwargs)
+
+    def __call__(self, case: Case, **kwargs: Any) -> Any:
+        return self.fn(case, **{**self.kwargs, **kwargs})
+
+    def __repr__(self) -> str:
+        return f"<check {self.name} v{self.version}>"
+
+
+def check(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, version: str = "1"
+) -> Any:
+    """Make a function ``fn(case, **options) -> Verdict | bool | (bool, reason)`` a check.
+
+    Use bare (``@check``) or with options (``@check(version="2")``). The function may be
+    ``async``. Bump ``version`` when its logic changes, so stored runs stay comparable.
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionCheck:
+        return FunctionCheck(f, name=name, version=version)
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap

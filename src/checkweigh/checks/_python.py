@@ -1,0 +1,109 @@
+"""User checks referenced by dotted path: a ``@check`` function or a class with ``evaluate``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from ._base import CheckLike, FunctionCheck
+from ._model import BuiltinCheck
+
+
+class ImportTargetError(ValueError):
+    """A dotted path that does not name an importable object of the right kind."""
+
+
+class PythonCheck(BuiltinCheck):
+    """A reference to user code: ``function: "package.module:name"`` with keyword ``args``."""
+
+    type: Literal["python"] = "python"
+    function: str
+    """``module:attribute`` (or ``module.attribute``) of a ``@check`` function, a plain
+    function, a check object or a class with an ``evaluate(case)`` method."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the function or the class."""
+
+    @field_validator("function")
+    @classmethod
+    def _dotted(cls, value: str) -> str:
+        module, _, attr = split_dotted(value)
+        if not module or not attr:
+            raise ValueError(f"expected 'module:function', got {value!r}")
+        return value
+
+
+def split_dotted(text: str) -> tuple[str, str, str]:
+    """Split ``a.b:c`` or ``a.b.c`` into (module, sep, attribute)."""
+    if ":" in text:
+        module, _, attr = text.partition(":")
+        return module, ":", attr
+    module, _, attr = text.rpartition(".")
+    return module, ".", attr
+
+
+@contextmanager
+def import_paths(paths: Sequence[Path]) -> Iterator[None]:
+    """Temporarily put ``paths`` first on ``sys.path``."""
+    added = [str(p) for p in paths if str(p) not in sys.path]
+    sys.path[:0] = added
+    try:
+        yield
+    finally:
+        for p in added:
+            if p in sys.path:
+                sys.path.remove(p)
+
+
+def load_object(dotted: str, search: Sequence[Path] = ()) -> Any:
+    """Import and return the object named by ``module:attr``.
+
+    Raises:
+        ImportTargetError: the module cannot be imported or lacks the attribute.
+    """
+    module_name, _, attr = split_dotted(dotted)
+    with import_paths(search):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ImportTargetError(f"cannot import module {module_name!r}: {exc}") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ImportTargetError(f"module {module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+def resolve_python_check(spec: PythonCheck, search: Sequence[Path] = ()) -> CheckLike:
+    """Turn a :class:`PythonCheck` into something with ``evaluate(case)``.
+
+    Raises:
+        ImportTargetError: the target is missing, of the wrong kind, or rejects ``args``.
+    """
+    obj = load_object(spec.function, search)
+    try:
+        if isinstance(obj, FunctionCheck):
+            return obj.bind(**spec.args)
+        if inspect.isclass(obj):
+            if not callable(getattr(obj, "evaluate", None)):
+                raise ImportTargetError(f"{spec.function} is a class without an evaluate method")
+            instance: CheckLike = obj(**spec.args)
+            return instance
+        if callable(getattr(obj, "evaluate", None)):
+            if spec.args:
+                raise ImportTargetError(f"{spec.function} is a check object; it takes no args")
+            checked: CheckLike = obj
+            return checked
+        if callable(obj):
+            return FunctionCheck(obj).bind(**spec.args)
+    except TypeError as exc:
+        raise ImportTargetError(f"{spec.function} does not accept args {spec.args}: {exc}") from None
+    raise ImportTargetError(f"{spec.function} is not a function or a check class")

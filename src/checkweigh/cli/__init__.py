@@ -1,0 +1,5 @@
+"""The command-line interface."""
+
+from ._app import app, main
+
+__all__ = ["app", "main"]

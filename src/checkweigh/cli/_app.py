@@ -1,0 +1,210 @@
+"""The ``checkweigh`` command: run a suite, list runs, show a run.
+
+Exit codes: 0 gates passed, 1 gates failed, 2 usage or input error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ..core import CaseResult
+from ..errors import CheckweighError, InputError
+from ..reports import render_summary, write_json_report
+from ..runs import RunOutcome, RunStopped, execute
+from ..store import Store
+from ..suites import count_cases, load_suite
+
+app = typer.Typer(
+    name="checkweigh",
+    help="Evaluate LLM agents with binary weighted checks.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False),
+]
+
+EXIT_GATES_FAILED = 1
+EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _fail_input(exc: InputError) -> NoReturn:
+    err.print(f"[bold red]error:[/bold red] {exc.one_line()}", markup=True, highlight=False)
+    raise typer.Exit(EXIT_INPUT)
+
+
+def _sigterm(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command()
+def run(
+    suite: Annotated[Path, typer.Argument(help="The suite file (YAML).", show_default=False)],
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each case K times.")] = 1,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the full results as JSON here.")
+    ] = None,
+    db: DbOption = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", min=1, help="Cases at once (agent targets).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run SUITE, store the results and print the report."""
+    try:
+        loaded = load_suite(suite)
+        total = count_cases(loaded.cases_path) * repeat
+        store = Store(db)
+    except InputError as exc:
+        _fail_input(exc)
+    signal.signal(signal.SIGTERM, _sigterm)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[errored]} errored"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet,
+        transient=True,
+    )
+    task = progress.add_task(loaded.name, total=total, errored=0)
+    errored = 0
+
+    def tick(result: CaseResult) -> None:
+        nonlocal errored
+        errored += result.errored
+        progress.update(task, advance=1, errored=errored)
+
+    stopped: RunStopped | None = None
+    with progress:
+        try:
+            outcome = execute(
+                loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick
+            )
+        except RunStopped as exc:
+            stopped = exc
+            outcome = exc.outcome
+    _report(outcome, loaded.name, store)
+    if json_out is not None:
+        _export(store, outcome, json_out)
+    if stopped is not None:
+        cause = stopped.cause
+        kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
+        if isinstance(cause, KeyboardInterrupt):
+            err.print(f"[bold red]interrupted:[/bold red] {kept}, marked incomplete")
+            raise typer.Exit(EXIT_INTERRUPTED)
+        if isinstance(cause, InputError):
+            err.print(f"[bold red]error:[/bold red] {cause.one_line()}", highlight=False)
+            err.print(f"{kept}, marked incomplete")
+            raise typer.Exit(EXIT_INPUT)
+        raise cause
+    raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _report(outcome: RunOutcome, title: str, store: Store) -> None:
+    render_summary(
+        out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
+    )
+    out.print(f"[dim]stored in {store.safe_url}[/dim]")
+
+
+def _export(store: Store, outcome: RunOutcome, path: Path) -> None:
+    info = store.get_run(outcome.run_id)
+    n = write_json_report(
+        path,
+        run=info.model_dump(mode="json", exclude={"summary"}),
+        summary=outcome.summary,
+        results=store.iter_results(outcome.run_id),
+    )
+    out.print(f"wrote {n} result(s) to {path}")
+
+
+@app.command("runs")
+def list_runs(
+    db: DbOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs.")] = 20,
+    suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
+) -> None:
+    """List stored runs, newest first."""
+    try:
+        store = Store(db)
+    except InputError as exc:
+        _fail_input(exc)
+    runs = store.list_runs(limit=limit, suite=suite)
+    if not runs:
+        out.print(f"no runs in {store.safe_url}")
+        return
+    table = Table(header_style="bold")
+    for col in ("run", "suite", "started", "status", "executions", "TCR", "gates"):
+        table.add_column(col)
+    for r in runs:
+        first = r.summary.rubrics[0] if r.summary and r.summary.rubrics else None
+        tcr = f"{first.rubric} {first.tcr:.3f}" if first and first.tcr is not None else "—"
+        gates = "—" if r.gates_passed is None else ("pass" if r.gates_passed else "FAIL")
+        table.add_row(
+            r.id,
+            r.suite,
+            r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            r.status.value,
+            str(r.executions),
+            tcr,
+            gates,
+        )
+    out.print(table)
+
+
+@app.command()
+def show(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, id prefix, latest or previous.")],
+    db: DbOption = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the full results as JSON here.")
+    ] = None,
+) -> None:
+    """Print the report of a stored run."""
+    try:
+        store = Store(db)
+        info = store.get_run(run_ref)
+    except InputError as exc:
+        _fail_input(exc)
+    if info.summary is None:
+        out.print(f"run {info.id} has no summary yet (status {info.status.value})")
+        raise typer.Exit(EXIT_GATES_FAILED)
+    outcome = RunOutcome(info.id, info.status, info.summary)
+    _report(outcome, info.suite, store)
+    if json_out is not None:
+        _export(store, outcome, json_out)
+    raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except CheckweighError as exc:
+        err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        sys.exit(EXIT_INPUT if isinstance(exc, InputError) else 1)

@@ -1,0 +1,78 @@
+"""The pure core: cases, verdicts, rubrics, the scoring formula, outcomes and aggregates.
+
+Nothing here does I/O; everything that touches files, agents or databases calls into it.
+"""
+
+from ._aggregate import RunAggregator
+from ._case import Case, Step, StepKind
+from ._conditions import Condition, ConditionOp
+from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
+from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
+from ._paths import FieldPath, PathSyntaxError
+from ._result import CaseResult
+from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
+from ._scoring import EvaluationResult, ScoreStatus, score_rubric
+from ._stats import mean_interval, t_quantile, wilson_interval
+from ._summary import (
+    CaseVariance,
+    CheckStats,
+    GateResult,
+    RubricSummary,
+    RunSummary,
+    SlowCase,
+    WorstCase,
+)
+from ._verdict import (
+    Verdict,
+    VerdictState,
+    errored,
+    failed,
+    from_bool,
+    not_applicable,
+    passed,
+)
+
+__all__ = [
+    "DEFAULT_GATES",
+    "Bands",
+    "Case",
+    "CaseResult",
+    "CaseVariance",
+    "CheckStats",
+    "Condition",
+    "ConditionOp",
+    "EvaluationResult",
+    "FieldPath",
+    "Gate",
+    "GateMetric",
+    "GateResult",
+    "NotApplicablePolicy",
+    "OutcomeClass",
+    "OutcomeRule",
+    "PathSyntaxError",
+    "Rubric",
+    "RubricError",
+    "RubricItem",
+    "RubricSummary",
+    "RunAggregator",
+    "RunSummary",
+    "ScoreStatus",
+    "SlowCase",
+    "Step",
+    "StepKind",
+    "Verdict",
+    "VerdictState",
+    "WorstCase",
+    "apply_gates",
+    "classify",
+    "default_outcome_rules",
+    "errored",
+    "failed",
+    "from_bool",
+    "mean_interval",
+    "not_applicable",
+    "passed",
+    "score_rubric",
+    "t_quantile",
+    "wilson_interval",
+]

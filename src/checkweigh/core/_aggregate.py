@@ -1,0 +1,234 @@
+"""Streaming aggregation of case results into a :class:`RunSummary`.
+
+Memory stays flat in the number of cases: running sums, counters and a small heap, plus
+per-case scores only when repeats ask for variance.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from ._outcome import OutcomeClass
+from ._result import CaseResult
+from ._rubric import Rubric
+from ._scoring import ScoreStatus
+from ._stats import mean_interval, wilson_interval
+from ._summary import (
+    CaseVariance,
+    CheckStats,
+    RubricSummary,
+    RunSummary,
+    SlowCase,
+    WorstCase,
+)
+from ._verdict import Verdict, VerdictState
+
+_TOP_FAILING = 5
+_WORST = 5
+
+
+class _RubricAcc:
+    __slots__ = (
+        "counts",
+        "errored",
+        "errored_examples",
+        "executions",
+        "n",
+        "na",
+        "outcomes",
+        "per_case",
+        "rubric",
+        "worst",
+    )
+
+    def __init__(self, rubric: Rubric, keep_cases: bool) -> None:
+        self.rubric = rubric
+        self.executions = 0
+        self.na = 0
+        self.errored = 0
+        self.n = 0
+        self.outcomes: Counter[str] = Counter()
+        # per check: passed, failed, not applicable, errored
+        self.counts = {name: [0, 0, 0, 0] for name in rubric.check_names}
+        self.per_case: dict[str, list[tuple[float, str]]] | None = {} if keep_cases else None
+        # max-heap by score (negated) of the lowest scores: (-score, -seq, WorstCase)
+        self.errored_examples: list[str] = []
+        self.worst: list[tuple[float, int, WorstCase]] = []
+
+    def add(self, result: CaseResult, sums: list[float]) -> None:
+        if result.agent_error is not None:
+            self.executions += 1
+            self.errored += 1
+            self._example(f"{result.case_id}#{result.repeat}: {result.agent_error}")
+            return
+        r = result.results[self.rubric.name]
+        if r.status is ScoreStatus.NOT_APPLICABLE:
+            self.na += 1
+            if r.excluded:  # every check was excluded: still worth counting as not applicable
+                self._count(r.details)
+            return
+        self.executions += 1
+        self._count(r.details)
+        if r.status is ScoreStatus.ERRORED:
+            self.errored += 1
+            self._example(f"{result.case_id}#{result.repeat}: {r.explanation}")
+            return
+        assert r.score is not None and r.outcome is not None
+        self.n += 1
+        sums[0] += r.score
+        sums[1] += r.score * r.score
+        self.outcomes[r.outcome.value] += 1
+        if self.per_case is not None:
+            self.per_case.setdefault(result.case_id, []).append((r.score, r.outcome.value))
+        if r.score < 1.0 and (len(self.worst) < _WORST or -r.score > self.worst[0][0]):
+            entry = WorstCase(
+                case_id=result.case_id,
+                repeat=result.repeat,
+                score=r.score,
+                outcome=r.outcome.value,
+                explanation=r.explanation,
+            )
+            item = (-r.score, -self.n, entry)
+            if len(self.worst) < _WORST:
+                heapq.heappush(self.worst, item)
+            else:
+                heapq.heapreplace(self.worst, item)
+
+    def _example(self, text: str) -> None:
+        if len(self.errored_examples) < _WORST:
+            self.errored_examples.append(text)
+
+    def _count(self, details: Mapping[str, Verdict]) -> None:
+        for name, verdict in details.items():
+            state = verdict.state
+            c = self.counts[name]
+            if state is VerdictState.PASSED:
+                c[0] += 1
+            elif state is VerdictState.FAILED:
+                c[1] += 1
+            elif state is VerdictState.NOT_APPLICABLE:
+                c[2] += 1
+            else:
+                c[3] += 1
+
+    def summary(self, total: float, total_sq: float) -> RubricSummary:
+        weights = self.rubric.normalized_weights
+        checks = []
+        for name in self.rubric.check_names:
+            p, f, na, e = self.counts[name]
+            decided = p + f
+            lo, hi = wilson_interval(p, decided)
+            checks.append(
+                CheckStats(
+                    check=name,
+                    weight=weights[name],
+                    passed=p,
+                    failed=f,
+                    not_applicable=na,
+                    errored=e,
+                    pass_rate=(p / decided) if decided else None,
+                    ci_low=lo,
+                    ci_high=hi,
+                )
+            )
+        failing = sorted((c for c in checks if c.failed), key=lambda c: (-c.failed, -c.weight))
+        tcr: float | None = None
+        lo_tcr: float | None = None
+        hi_tcr: float | None = None
+        if self.n:
+            tcr, lo_tcr, hi_tcr = mean_interval(self.n, total, total_sq)
+        return RubricSummary(
+            rubric=self.rubric.name,
+            executions=self.executions,
+            scored=self.n,
+            errored=self.errored,
+            not_applicable=self.na,
+            tcr=tcr,
+            tcr_low=lo_tcr,
+            tcr_high=hi_tcr,
+            band=self.rubric.bands.label(tcr) if tcr is not None else None,
+            outcomes={o.value: self.outcomes.get(o.value, 0) for o in OutcomeClass},
+            checks=checks,
+            top_failing=[c.check for c in failing[:_TOP_FAILING]],
+            errored_examples=list(self.errored_examples),
+            worst=[w for _, _, w in sorted(self.worst, key=lambda t: (-t[0], -t[1]))],
+            normalization_note=self.rubric.normalization_note(),
+            case_variance=self._variance(),
+        )
+
+    def _variance(self) -> list[CaseVariance]:
+        if not self.per_case:
+            return []
+        out = []
+        for case_id, runs in self.per_case.items():
+            scores = [s for s, _ in runs]
+            n = len(scores)
+            mean = math.fsum(scores) / n
+            var = math.fsum((s - mean) ** 2 for s in scores) / (n - 1) if n > 1 else 0.0
+            out.append(
+                CaseVariance(
+                    case_id=case_id,
+                    runs=n,
+                    mean=mean,
+                    stdev=math.sqrt(var),
+                    min=min(scores),
+                    max=max(scores),
+                    outcomes=dict(Counter(o for _, o in runs)),
+                )
+            )
+        out.sort(key=lambda v: (-v.stdev, -len(v.outcomes), v.case_id))
+        return out
+
+
+class RunAggregator:
+    """Feed it :class:`CaseResult` objects with :meth:`add`; read :meth:`summary` at any time."""
+
+    def __init__(self, rubrics: Sequence[Rubric], *, keep_case_scores: bool = False, slowest: int = 5):
+        self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
+        self._sums = [[0.0, 0.0] for _ in rubrics]
+        self._executions = 0
+        self._cases: set[str] = set()
+        self._errored = 0
+        self._agent_errors = 0
+        self._slow: list[tuple[float, str, int]] = []
+        self._slow_n = slowest
+
+    def add(self, result: CaseResult) -> None:
+        """Account for one finished execution."""
+        self._executions += 1
+        self._cases.add(result.case_id)
+        if result.agent_error is not None:
+            self._agent_errors += 1
+        if result.errored:
+            self._errored += 1
+        for acc, sums in zip(self._accs, self._sums, strict=True):
+            acc.add(result, sums)
+        if result.latency_ms is not None:
+            item = (result.latency_ms, result.case_id, result.repeat)
+            if len(self._slow) < self._slow_n:
+                heapq.heappush(self._slow, item)
+            elif item > self._slow[0]:
+                heapq.heapreplace(self._slow, item)
+
+    def add_all(self, results: Iterable[CaseResult]) -> RunAggregator:
+        """Add many results; returns self."""
+        for r in results:
+            self.add(r)
+        return self
+
+    def summary(self) -> RunSummary:
+        """The aggregates of everything added so far."""
+        return RunSummary(
+            executions=self._executions,
+            cases=len(self._cases),
+            errored_executions=self._errored,
+            agent_errors=self._agent_errors,
+            rubrics=[a.summary(s[0], s[1]) for a, s in zip(self._accs, self._sums, strict=True)],
+            slowest=[
+                SlowCase(case_id=c, repeat=r, latency_ms=ms)
+                for ms, c, r in sorted(self._slow, reverse=True)
+            ],
+        )

@@ -1,0 +1,79 @@
+"""The case under evaluation: its input, trace, final state and ground truth."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
+
+
+class Step(BaseModel):
+    """One step of an agent's trace, in the order it happened."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: StepKind
+    """What the step is: a user or assistant message, a tool call, a system note or an event."""
+    content: str | None = None
+    """The message text (for user, assistant and system steps)."""
+    name: str | None = None
+    """The tool's name for a tool call, or the event's name for an event."""
+    arguments: dict[str, Any] | None = None
+    """The arguments the tool was called with."""
+    result: Any = None
+    """What the tool returned."""
+    error: str | None = None
+    """The error a tool call or event raised, if any."""
+    timestamp: datetime | None = None
+    """When the step started, where known."""
+    latency_ms: float | None = None
+    """How long the step took, in milliseconds, where known."""
+
+    @property
+    def label(self) -> str:
+        """The name trajectory predicates match on: the tool or event name, else the kind."""
+        return self.name if self.name is not None else self.kind
+
+
+class Case(BaseModel):
+    """One scenario: what the agent was asked, what it did and what it should have done."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    """A stable identifier, unique within a suite; runs are compared case by case on it."""
+    input: Any = None
+    """What the agent was asked: a string or any JSON value."""
+    trace: list[Step] = Field(default_factory=list)
+    """The ordered steps of the agent's run."""
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    """The agent's state when it stopped."""
+    ground_truth: Any = None
+    """The reference: what a correct run ends with."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form tags (scenario kind, source, ...)."""
+    latency_ms: float | None = None
+    """How long the agent took on this case, where known."""
+
+    @property
+    def output(self) -> str:
+        """The agent's final answer: the content of the last assistant message, or ''."""
+        for step in reversed(self.trace):
+            if step.kind == "assistant" and step.content is not None:
+                return step.content
+        return ""
+
+    def total_latency_ms(self) -> float | None:
+        """The case's latency: recorded on the case, else summed over the trace's steps."""
+        if self.latency_ms is not None:
+            return self.latency_ms
+        known = [s.latency_ms for s in self.trace if s.latency_ms is not None]
+        if known:
+            return float(sum(known))
+        stamps = [s.timestamp for s in self.trace if s.timestamp is not None]
+        if len(stamps) >= 2:
+            return (max(stamps) - min(stamps)).total_seconds() * 1000.0
+        return None

@@ -1,0 +1,89 @@
+"""The result of one execution of one case: every verdict and every rubric's score."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._outcome import OutcomeClass
+from ._scoring import EvaluationResult, ScoreStatus
+from ._verdict import Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One case run once (``repeat`` counts from 0), scored on every rubric of the suite."""
+
+    case_id: str
+    repeat: int
+    verdicts: Mapping[str, Verdict]
+    results: Mapping[str, EvaluationResult]
+    latency_ms: float | None = None
+    agent_error: str | None = None
+    """Set when the agent target raised: then there are no verdicts and the case is errored."""
+    index: int = 0
+    """The case's position in its cases file, so results can be listed in input order."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def errored(self) -> bool:
+        """True when the agent failed or any rubric could not be scored because a check errored."""
+        if self.agent_error is not None:
+            return True
+        return any(r.status is ScoreStatus.ERRORED for r in self.results.values())
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-ready form, as stored and exported."""
+        return {
+            "case_id": self.case_id,
+            "repeat": self.repeat,
+            "index": self.index,
+            "latency_ms": self.latency_ms,
+            "agent_error": self.agent_error,
+            "verdicts": {name: v.to_dict() for name, v in self.verdicts.items()},
+            "scores": {
+                name: {
+                    "status": r.status.value,
+                    "score": r.score,
+                    "outcome": r.outcome.value if r.outcome else None,
+                    "excluded": list(r.excluded),
+                    "required_failed": list(r.required_failed),
+                    "errored": list(r.errored),
+                }
+                for name, r in self.results.items()
+            },
+        }
+
+    @classmethod
+    def from_record(
+        cls, record: Mapping[str, Any], rubric_checks: Mapping[str, Sequence[str]] | None = None
+    ) -> CaseResult:
+        """Rebuild a result stored with :meth:`to_record`.
+
+        ``rubric_checks`` names each rubric's checks (from the run's snapshot) so that a rubric's
+        details hold only its own verdicts; without it every verdict is attached.
+        """
+        verdicts = {n: Verdict.from_dict(v) for n, v in record["verdicts"].items()}
+        results: dict[str, EvaluationResult] = {}
+        for name, s in record["scores"].items():
+            names = (rubric_checks or {}).get(name) or list(verdicts)
+            results[name] = EvaluationResult(
+                rubric=name,
+                status=ScoreStatus(s["status"]),
+                score=s["score"],
+                outcome=OutcomeClass(s["outcome"]) if s["outcome"] else None,
+                details={n: verdicts[n] for n in names if n in verdicts},
+                excluded=tuple(s.get("excluded", ())),
+                required_failed=tuple(s.get("required_failed", ())),
+                errored=tuple(s.get("errored", ())),
+            )
+        return cls(
+            case_id=record["case_id"],
+            repeat=record["repeat"],
+            verdicts=verdicts,
+            results=results,
+            latency_ms=record.get("latency_ms"),
+            agent_error=record.get("agent_error"),
+            index=record.get("index", 0),
+        )

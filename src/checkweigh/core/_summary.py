@@ -1,0 +1,152 @@
+"""Run summaries: the persisted, JSON-ready aggregates of a run."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class CheckStats(BaseModel):
+    """How one check fared within one rubric."""
+
+    check: str
+    """The check's name."""
+    weight: float
+    """Its normalized weight in the rubric."""
+    passed: int = 0
+    """Executions where it passed."""
+    failed: int = 0
+    """Executions where it failed."""
+    not_applicable: int = 0
+    """Executions where it did not apply."""
+    errored: int = 0
+    """Executions where it could not decide."""
+    pass_rate: float | None = None
+    """passed / (passed + failed); None when it never decided."""
+    ci_low: float = 0.0
+    """Lower end of the Wilson 95% interval of the pass rate."""
+    ci_high: float = 1.0
+    """Upper end of the Wilson 95% interval of the pass rate."""
+
+
+class CaseVariance(BaseModel):
+    """How one case's score varied across repeats (``--repeat K``)."""
+
+    case_id: str
+    """The case."""
+    runs: int
+    """Scored repeats."""
+    mean: float
+    """Mean score."""
+    stdev: float
+    """Sample standard deviation of the score."""
+    min: float
+    """Lowest score."""
+    max: float
+    """Highest score."""
+    outcomes: dict[str, int]
+    """How often each outcome class occurred."""
+
+
+class WorstCase(BaseModel):
+    """One of a rubric's lowest-scoring executions, with what went wrong."""
+
+    case_id: str
+    """The case."""
+    repeat: int
+    """Which repeat."""
+    score: float
+    """Its score."""
+    outcome: str
+    """Its outcome class."""
+    explanation: str
+    """What failed."""
+
+
+class RubricSummary(BaseModel):
+    """The aggregates of one rubric over a run."""
+
+    rubric: str
+    """The rubric's name."""
+    executions: int
+    """Executions the rubric applied to."""
+    scored: int
+    """Executions that got a score."""
+    errored: int
+    """Executions left unscored because a check or the agent errored."""
+    not_applicable: int
+    """Executions the rubric did not apply to."""
+    tcr: float | None
+    """Task Completion Rate: the mean score of the scored executions."""
+    tcr_low: float | None
+    """Lower end of the 95% t-interval of the TCR."""
+    tcr_high: float | None
+    """Upper end of the 95% t-interval of the TCR."""
+    band: str | None
+    """Readiness band of the TCR."""
+    outcomes: dict[str, int]
+    """Executions per outcome class."""
+    checks: list[CheckStats]
+    """Per-check statistics, in rubric order."""
+    top_failing: list[str]
+    """Checks with the most failures, worst first."""
+    worst: list[WorstCase] = Field(default_factory=list)
+    """The lowest-scoring executions, lowest first."""
+    errored_examples: list[str] = Field(default_factory=list)
+    """Explanations of the first few errored executions."""
+    normalization_note: str | None = None
+    """Set when the rubric's weights did not sum to 1.0."""
+    case_variance: list[CaseVariance] = Field(default_factory=list)
+    """Per-case spread across repeats, most variable first (only with repeats)."""
+
+
+class SlowCase(BaseModel):
+    """One of the slowest executions."""
+
+    case_id: str
+    """The case."""
+    repeat: int
+    """Which repeat."""
+    latency_ms: float
+    """Its latency."""
+
+
+class GateResult(BaseModel):
+    """One gate's verdict on the run."""
+
+    gate: str
+    """The gate, in words."""
+    passed: bool
+    """Whether the run met it."""
+    actual: float | None
+    """The measured value (None when it could not be measured, which fails the gate)."""
+
+
+class RunSummary(BaseModel):
+    """Everything a report needs about a run."""
+
+    executions: int
+    """Case executions (cases x repeats) that finished."""
+    cases: int
+    """Distinct cases."""
+    errored_executions: int
+    """Executions where the agent or a check errored."""
+    agent_errors: int
+    """Executions where the agent target raised."""
+    rubrics: list[RubricSummary]
+    """One summary per rubric, in suite order."""
+    slowest: list[SlowCase]
+    """The slowest executions, slowest first."""
+    gates: list[GateResult] = Field(default_factory=list)
+    """Gate results; empty until gates are evaluated."""
+
+    @property
+    def gates_passed(self) -> bool:
+        """True when every gate passed (and vacuously with no gates)."""
+        return all(g.passed for g in self.gates)
+
+    def rubric(self, name: str) -> RubricSummary:
+        """The summary of one rubric; KeyError when the run has none of that name."""
+        for r in self.rubrics:
+            if r.rubric == name:
+                return r
+        raise KeyError(name)

@@ -1,0 +1,67 @@
+"""A check's verdict: one of four states, always with a reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class VerdictState(StrEnum):
+    """How a check ended. An errored check is never read as failed."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_APPLICABLE = "not_applicable"
+    ERRORED = "errored"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The answer of one check on one case."""
+
+    state: VerdictState
+    reason: str = ""
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True only for a passed verdict."""
+        return self.state is VerdictState.PASSED
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        out: dict[str, Any] = {"state": self.state.value, "reason": self.reason}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        """Rebuild a verdict stored with :meth:`to_dict`."""
+        return cls(VerdictState(data["state"]), data.get("reason", ""), data.get("error"))
+
+
+def passed(reason: str = "") -> Verdict:
+    """A passed verdict."""
+    return Verdict(VerdictState.PASSED, reason)
+
+
+def failed(reason: str) -> Verdict:
+    """A failed verdict; the reason says what was wrong."""
+    return Verdict(VerdictState.FAILED, reason)
+
+
+def not_applicable(reason: str) -> Verdict:
+    """The check does not apply to this case."""
+    return Verdict(VerdictState.NOT_APPLICABLE, reason)
+
+
+def errored(error: str, reason: str = "check raised an error") -> Verdict:
+    """The check could not decide; ``error`` carries the exception text."""
+    return Verdict(VerdictState.ERRORED, reason, error)
+
+
+def from_bool(value: bool, yes: str = "", no: str = "") -> Verdict:
+    """Turn a plain boolean into a verdict."""
+    return passed(yes) if value else failed(no or "check returned False")

@@ -1,0 +1,138 @@
+"""The console report: TCR with its interval and band, outcomes, checks, gates, slow cases."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..core import OutcomeClass, RubricSummary, RunSummary
+
+_OUTCOME_STYLE = {
+    OutcomeClass.SUCCESSFUL_COMPLETION.value: "green",
+    OutcomeClass.GRACEFUL_FAILURE.value: "yellow",
+    OutcomeClass.PARTIAL_FAILURE.value: "dark_orange",
+    OutcomeClass.HARD_FAILURE.value: "red",
+}
+_BAND_STYLE = {"production ready": "green", "needs improvement": "yellow", "not ready": "red"}
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _rubric_panel(r: RubricSummary) -> Panel:
+    parts: list[Table | Text] = []
+    if r.tcr is None:
+        head = Text(f"no scored executions ({r.errored} errored, {r.not_applicable} n/a)")
+    else:
+        band = r.band or ""
+        head = Text.assemble(
+            ("TCR ", "bold"),
+            (f"{r.tcr:.3f}", "bold"),
+            f"  95% CI [{r.tcr_low:.3f}, {r.tcr_high:.3f}]  ",
+            (band, _BAND_STYLE.get(band, "")),
+            f"   scored {r.scored} of {r.executions}",
+            f", errored {r.errored}" if r.errored else "",
+            f", not applicable {r.not_applicable}" if r.not_applicable else "",
+        )
+    parts.append(head)
+    if r.normalization_note:
+        parts.append(Text(f"note: {r.normalization_note}", style="italic"))
+
+    outcomes = Table(box=None, show_header=False, pad_edge=False)
+    for name, count in r.outcomes.items():
+        share = count / r.scored if r.scored else 0.0
+        outcomes.add_row(
+            Text(name.replace("_", " "), style=_OUTCOME_STYLE.get(name, "")),
+            f"{count:>6}",
+            f"{100 * share:5.1f}%",
+        )
+    parts.append(outcomes)
+
+    checks = Table(title="checks", title_justify="left", header_style="bold")
+    for col, justify in (
+        ("check", "left"),
+        ("weight", "right"),
+        ("pass rate", "right"),
+        ("95% CI", "right"),
+        ("passed", "right"),
+        ("failed", "right"),
+        ("n/a", "right"),
+        ("errored", "right"),
+    ):
+        checks.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for c in r.checks:
+        checks.add_row(
+            c.check,
+            f"{c.weight:.3f}",
+            _pct(c.pass_rate),
+            f"{100 * c.ci_low:.0f}–{100 * c.ci_high:.0f}%",
+            str(c.passed),
+            Text(str(c.failed), style="red" if c.failed else ""),
+            str(c.not_applicable),
+            Text(str(c.errored), style="magenta" if c.errored else ""),
+        )
+    parts.append(checks)
+    if r.top_failing:
+        parts.append(Text("top failing: " + ", ".join(r.top_failing), style="red"))
+    for e in r.errored_examples[:3]:
+        parts.append(Text(f"  errored {e}", style="magenta"))
+    for w in r.worst[:3]:
+        parts.append(Text(f"  {w.case_id}#{w.repeat}: {w.explanation}", style="dim"))
+    if r.case_variance and r.case_variance[0].stdev > 0:
+        var = Table(title="least stable cases across repeats", title_justify="left")
+        for col in ("case", "runs", "mean", "stdev", "min", "max", "outcomes"):
+            var.add_column(col)
+        for v in r.case_variance[:5]:
+            var.add_row(
+                v.case_id,
+                str(v.runs),
+                f"{v.mean:.3f}",
+                f"{v.stdev:.3f}",
+                f"{v.min:.2f}",
+                f"{v.max:.2f}",
+                ", ".join(f"{k}×{n}" for k, n in v.outcomes.items()),
+            )
+        parts.append(var)
+    return Panel(Group(*parts), title=f"[bold]{escape(r.rubric)}[/bold]", title_align="left")
+
+
+def render_summary(
+    console: Console,
+    summary: RunSummary,
+    *,
+    title: str,
+    run_id: str | None = None,
+    status: str | None = None,
+) -> None:
+    """Print the whole report for a run."""
+    header = Text.assemble((title, "bold"))
+    if run_id:
+        header.append(f"   run {run_id}")
+    if status and status != "complete":
+        header.append(f"   [{status}]", style="bold red")
+    console.print(header)
+    console.print(
+        f"{summary.executions} execution(s) of {summary.cases} case(s); "
+        f"{summary.errored_executions} errored"
+        + (f" ({summary.agent_errors} agent error(s))" if summary.agent_errors else "")
+    )
+    for r in summary.rubrics:
+        console.print(_rubric_panel(r))
+    if summary.slowest:
+        slow = Table(title="slowest cases", title_justify="left")
+        slow.add_column("case")
+        slow.add_column("latency", justify="right")
+        for s in summary.slowest:
+            slow.add_row(f"{s.case_id}#{s.repeat}", f"{s.latency_ms:,.0f} ms")
+        console.print(slow)
+    if summary.gates:
+        for g in summary.gates:
+            mark = Text("PASS", style="bold green") if g.passed else Text("FAIL", style="bold red")
+            actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
+            console.print(Text.assemble("gate ", mark, f"  {g.gate}  (actual {actual})"))
+        verdict = "passed" if summary.gates_passed else "FAILED"
+        console.print(Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red"))

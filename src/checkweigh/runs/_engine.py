@@ -1,0 +1,130 @@
+"""Evaluating cases: run every check once per case, score every rubric, report results.
+
+Recorded cases with synchronous checks take a plain loop (the fast path); agent targets and
+async checks go through an asyncio worker pool with an explicit concurrency limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..checks import NamedCheck
+from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
+from ..suites import Suite
+from ._target import AgentFailure, AgentTarget
+
+OnResult = Callable[[CaseResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluator:
+    """The checks and rubrics of a suite, ready to score cases. Pure: no I/O."""
+
+    checks: tuple[NamedCheck, ...]
+    rubrics: tuple[Rubric, ...]
+
+    @classmethod
+    def for_rubrics(cls, checks: Mapping[str, NamedCheck], rubrics: Sequence[Rubric]) -> Evaluator:
+        """Keep only the checks some rubric uses, in suite order."""
+        used = {name for r in rubrics for name in r.check_names}
+        return cls(tuple(c for n, c in checks.items() if n in used), tuple(rubrics))
+
+    @classmethod
+    def from_suite(cls, suite: Suite) -> Evaluator:
+        """The evaluator of a loaded suite."""
+        return cls.for_rubrics(suite.checks, suite.rubrics)
+
+    @property
+    def needs_async(self) -> bool:
+        """Whether some check must be awaited."""
+        return any(c.is_async for c in self.checks)
+
+    def _result(
+        self, case: Case, verdicts: dict[str, Verdict], repeat: int, index: int, ms: float | None
+    ) -> CaseResult:
+        results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
+        return CaseResult(case.id, repeat, verdicts, results, ms, None, index)
+
+    def evaluate(
+        self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
+    ) -> CaseResult:
+        """Score one case with synchronous checks."""
+        verdicts = {c.name: c.run(case) for c in self.checks}
+        ms = latency_ms if latency_ms is not None else case.total_latency_ms()
+        return self._result(case, verdicts, repeat, index, ms)
+
+    async def aevaluate(
+        self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
+    ) -> CaseResult:
+        """Score one case, awaiting async checks concurrently."""
+        answers = await asyncio.gather(*(c.arun(case) for c in self.checks))
+        verdicts = {c.name: v for c, v in zip(self.checks, answers, strict=True)}
+        ms = latency_ms if latency_ms is not None else case.total_latency_ms()
+        return self._result(case, verdicts, repeat, index, ms)
+
+
+def _jobs(cases: Iterable[Case], repeat: int) -> Iterator[tuple[int, int, Case]]:
+    for index, case in enumerate(cases):
+        for r in range(repeat):
+            yield index, r, case
+
+
+def run_cases(
+    evaluator: Evaluator,
+    cases: Iterable[Case],
+    on_result: OnResult,
+    *,
+    target: AgentTarget | None = None,
+    repeat: int = 1,
+    concurrency: int = 8,
+) -> None:
+    """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
+    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end."""
+    if repeat < 1:
+        raise ValueError("repeat must be >= 1")
+    if target is None and not evaluator.needs_async:
+        for index, r, case in _jobs(cases, repeat):
+            on_result(evaluator.evaluate(case, repeat=r, index=index))
+        return
+    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency))
+
+
+async def _run_async(
+    evaluator: Evaluator,
+    cases: Iterable[Case],
+    on_result: OnResult,
+    target: AgentTarget | None,
+    repeat: int,
+    concurrency: int,
+) -> None:
+    jobs = _jobs(cases, repeat)
+    failure: list[BaseException] = []
+
+    async def worker() -> None:
+        while not failure:
+            try:
+                index, r, case = next(jobs)
+            except StopIteration:
+                return
+            except Exception as exc:  # a bad case in the file: stop taking new work
+                failure.append(exc)
+                return
+            on_result(await _one(evaluator, target, case, r, index))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    if failure:
+        raise failure[0]
+
+
+async def _one(
+    evaluator: Evaluator, target: AgentTarget | None, case: Case, repeat: int, index: int
+) -> CaseResult:
+    if target is None:
+        return await evaluator.aevaluate(case, repeat=repeat, index=index)
+    try:
+        ran, ms = await target.run(case)
+    except AgentFailure as exc:
+        return CaseResult(case.id, repeat, {}, {}, None, str(exc), index)
+    return await evaluator.aevaluate(ran, repeat=repeat, index=index, latency_ms=ms)

@@ -1,0 +1,83 @@
+"""One run from start to end: snapshot, evaluate, persist as cases finish, summarize.
+
+Whatever stops a run early (Ctrl-C, SIGTERM, a bad case in the file) leaves every finished
+case stored and the run marked incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..core import CaseResult, RunAggregator, RunSummary, apply_gates
+from ..store import ResultWriter, RunStatus, Store
+from ..suites import Suite, iter_cases
+from ._engine import Evaluator, run_cases
+from ._target import AgentTarget
+
+
+class RunStopped(Exception):
+    """A run that ended early. It was stored as incomplete; ``cause`` says why."""
+
+    def __init__(self, outcome: RunOutcome, cause: BaseException) -> None:
+        super().__init__(f"run {outcome.run_id} stopped: {cause!r}")
+        self.outcome = outcome
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended."""
+
+    run_id: str
+    status: RunStatus
+    summary: RunSummary
+
+
+def execute(
+    suite: Suite,
+    store: Store,
+    *,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> RunOutcome:
+    """Run ``suite``, storing each result as it finishes, and return the gated summary.
+
+    Raises:
+        RunStopped: anything that ended the run early (Ctrl-C, a bad case in the file, ...),
+            raised after the finished cases were stored and the run marked incomplete.
+    """
+    target = None
+    if suite.target is not None:
+        target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
+    evaluator = Evaluator.from_suite(suite)
+    aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
+    run_id = store.create_run(suite.name, str(suite.path), suite.snapshot(), repeat)
+    writer = ResultWriter(store, run_id)
+
+    def handle(result: CaseResult) -> None:
+        writer.add(result)
+        aggregator.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    limit = concurrency or (suite.target.concurrency if suite.target else 8)
+    try:
+        run_cases(
+            evaluator,
+            iter_cases(suite.cases_path),
+            handle,
+            target=target,
+            repeat=repeat,
+            concurrency=limit,
+        )
+    except BaseException as exc:
+        writer.flush()
+        summary = apply_gates(aggregator.summary(), suite.gates)
+        store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
+        raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
+    writer.flush()
+    summary = apply_gates(aggregator.summary(), suite.gates)
+    store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    return RunOutcome(run_id, RunStatus.COMPLETE, summary)

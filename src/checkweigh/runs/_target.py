@@ -1,0 +1,99 @@
+"""Agent targets: a user's ``module:function`` that turns a case's input into a trace."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..checks import ImportTargetError, load_object
+from ..core import Case, Step
+from ..errors import TargetError
+from ..suites._errors import first_error, loc_text
+
+
+class AgentRun(BaseModel):
+    """What an agent returns for one input: its trace and final state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trace: list[Step] = Field(default_factory=list)
+    """The ordered steps it took."""
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    """Its state when it stopped."""
+
+
+class AgentFailure(Exception):
+    """The agent raised, timed out or returned something unusable; the text says which."""
+
+
+class AgentTarget:
+    """Runs a sync or async agent callable on a case's input.
+
+    The callable takes the input and returns an :class:`AgentRun`, a dict with ``trace`` and
+    ``final_state``, or a ``(trace, final_state)`` pair. Sync callables run in a worker thread
+    so that several cases can run at once.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
+        self.fn = fn
+        self.timeout_s = timeout_s
+        self.is_async = inspect.iscoroutinefunction(fn)
+
+    @classmethod
+    def load(cls, dotted: str, base: Path, timeout_s: float | None = None) -> AgentTarget:
+        """Import ``module:function`` with ``base`` on the import path."""
+        try:
+            fn = load_object(dotted, [base])
+        except ImportTargetError as exc:
+            raise TargetError(str(exc)) from None
+        if not callable(fn):
+            raise TargetError(f"{dotted} is not callable")
+        return cls(fn, timeout_s=timeout_s)
+
+    async def run(self, case: Case) -> tuple[Case, float]:
+        """The case with the agent's trace and final state, and the wall time in ms.
+
+        Raises:
+            AgentFailure: with a one-line reason.
+        """
+        start = time.perf_counter()
+        try:
+            call = self._call(case.input)
+            raw = await (asyncio.wait_for(call, self.timeout_s) if self.timeout_s else call)
+        except TimeoutError:
+            raise AgentFailure(f"agent timed out after {self.timeout_s:g}s") from None
+        except Exception as exc:  # the agent's own failure is recorded on the case
+            raise AgentFailure(f"agent raised {type(exc).__name__}: {exc}") from exc
+        elapsed = (time.perf_counter() - start) * 1000.0
+        run = _coerce(raw)
+        return case.model_copy(update={"trace": run.trace, "final_state": run.final_state}), elapsed
+
+    async def _call(self, value: Any) -> Any:
+        if self.is_async:
+            return await self.fn(value)
+        return await asyncio.to_thread(self.fn, value)
+
+
+def _coerce(raw: Any) -> AgentRun:
+    if isinstance(raw, AgentRun):
+        return raw
+    if isinstance(raw, tuple) and len(raw) == 2:
+        raw = {"trace": raw[0], "final_state": raw[1]}
+    elif not isinstance(raw, dict) and hasattr(raw, "trace") and hasattr(raw, "final_state"):
+        raw = {"trace": raw.trace, "final_state": raw.final_state}
+    if not isinstance(raw, dict):
+        raise AgentFailure(
+            f"agent returned {type(raw).__name__}; expected AgentRun, a dict with trace and "
+            "final_state, or (trace, final_state)"
+        )
+    try:
+        return AgentRun.model_validate(raw)
+    except ValidationError as exc:
+        loc, message = first_error(exc)
+        raise AgentFailure(f"agent returned an invalid {loc_text(loc)}: {message}") from None

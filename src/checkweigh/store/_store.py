@@ -1,0 +1,257 @@
+"""The results store: runs and case results in SQLite (default) or any SQLAlchemy database."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, create_engine, event, insert, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from ..core import CaseResult, RunSummary
+from ..errors import InputError, StoreError
+from ._tables import Base, ResultRow, RunRow
+
+DEFAULT_DB_PATH = Path(".checkweigh") / "checkweigh.db"
+DB_ENV = "CHECKWEIGH_DB"
+
+
+class RunStatus(StrEnum):
+    """Where a run stands."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"
+    """Interrupted or stopped by bad input: it keeps every case that finished."""
+
+
+class RunInfo(BaseModel):
+    """A stored run, as listed and shown."""
+
+    id: str
+    """The run's id."""
+    suite: str
+    """The suite's name."""
+    suite_path: str
+    """Where the suite file was."""
+    status: RunStatus
+    """running, complete or incomplete."""
+    created_at: datetime
+    """When it started."""
+    finished_at: datetime | None
+    """When it ended."""
+    repeat: int
+    """Repeats per case."""
+    executions: int
+    """Case executions stored."""
+    gates_passed: bool | None
+    """Whether its gates passed (None until finished)."""
+    config: dict[str, Any]
+    """The resolved configuration snapshot."""
+    summary: RunSummary | None
+    """Its aggregates (None until finished)."""
+
+
+def resolve_url(url: str | None) -> str:
+    """The database URL: the argument, else $CHECKWEIGH_DB, else the default SQLite file."""
+    chosen = url or os.environ.get(DB_ENV) or f"sqlite:///{DEFAULT_DB_PATH}"
+    try:
+        parsed = make_url(chosen)
+    except ArgumentError:
+        raise InputError(
+            f"invalid database URL {chosen!r}; expected e.g. sqlite:///results.db or "
+            "postgresql+psycopg://user@host/db",
+            field="--db",
+        ) from None
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return chosen
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.close()
+
+
+def _new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class Store:
+    """Runs and results in one database. Pass it explicitly; there is no global store."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = resolve_url(url)
+        try:
+            self.engine: Engine = create_engine(self.url)
+        except (ArgumentError, NoSuchModuleError) as exc:
+            raise InputError(f"cannot use database URL {self.url!r}: {exc}", field="--db") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            Base.metadata.create_all(self.engine)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot open database {self.safe_url}: {exc}") from None
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden, for messages."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+    def create_run(self, suite: str, suite_path: str, config: dict[str, Any], repeat: int) -> str:
+        """Record a new running run with its configuration snapshot; return its id."""
+        run_id = _new_run_id()
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(RunRow).values(
+                    id=run_id,
+                    suite=suite,
+                    suite_path=suite_path,
+                    status=RunStatus.RUNNING.value,
+                    created_at=datetime.now(UTC),
+                    repeat=repeat,
+                    executions=0,
+                    config=config,
+                )
+            )
+        return run_id
+
+    def add_results(self, run_id: str, results: list[CaseResult]) -> None:
+        """Persist finished executions in one transaction."""
+        if not results:
+            return
+        rows = [
+            {
+                "run_id": run_id,
+                "idx": r.index,
+                "case_id": r.case_id,
+                "repeat": r.repeat,
+                "errored": r.errored,
+                "latency_ms": r.latency_ms,
+                "record": r.to_record(),
+            }
+            for r in results
+        ]
+        with self.engine.begin() as conn:
+            conn.execute(insert(ResultRow), rows)
+
+    def finish_run(self, run_id: str, status: RunStatus, summary: RunSummary) -> None:
+        """Mark a run complete or incomplete and store its summary."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id)
+                .values(
+                    status=status.value,
+                    finished_at=datetime.now(UTC),
+                    executions=summary.executions,
+                    gates_passed=summary.gates_passed if summary.gates else None,
+                    summary=summary.model_dump(mode="json"),
+                )
+            )
+
+    def list_runs(self, limit: int = 20, suite: str | None = None) -> list[RunInfo]:
+        """The newest runs first."""
+        stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+        if suite:
+            stmt = stmt.where(RunRow.suite == suite)
+        with self.engine.connect() as conn:
+            return [_info(row) for row in conn.execute(stmt).mappings()]
+
+    def get_run(self, ref: str) -> RunInfo:
+        """A run by id, unique id prefix, ``latest`` or ``previous``.
+
+        Raises:
+            InputError: no such run, or the prefix is ambiguous.
+        """
+        with self.engine.connect() as conn:
+            if ref in ("latest", "previous"):
+                offset = 0 if ref == "latest" else 1
+                stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
+            else:
+                stmt = select(RunRow).where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
+                rows = list(conn.execute(stmt).mappings())
+        if not rows:
+            raise InputError(f"no run {ref!r} in {self.safe_url}", field="RUN")
+        if len(rows) > 1:
+            raise InputError(f"run id prefix {ref!r} is ambiguous; give more of it", field="RUN")
+        return _info(rows[0])
+
+    def iter_results(self, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
+        """The run's results in input order (case, then repeat), streamed."""
+        info = self.get_run(run_id)
+        rubric_checks = {r["name"]: list(r["weights"]) for r in info.config.get("rubrics", [])}
+        stmt = (
+            select(ResultRow.record)
+            .where(ResultRow.run_id == info.id)
+            .order_by(ResultRow.idx, ResultRow.repeat)
+            .execution_options(yield_per=batch)
+        )
+        with self.engine.connect() as conn:
+            for (record,) in conn.execute(stmt):
+                yield CaseResult.from_record(record, rubric_checks)
+
+
+def _info(row: Any) -> RunInfo:
+    return RunInfo(
+        id=row["id"],
+        suite=row["suite"],
+        suite_path=row["suite_path"],
+        status=RunStatus(row["status"]),
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        repeat=row["repeat"],
+        executions=row["executions"],
+        gates_passed=row["gates_passed"],
+        config=row["config"],
+        summary=RunSummary.model_validate(row["summary"]) if row["summary"] else None,
+    )
+
+
+class ResultWriter:
+    """Buffers results and writes them in batches: when ``batch_size`` are waiting or
+    ``max_delay_s`` has passed since the last write, and always on :meth:`flush`."""
+
+    def __init__(
+        self, store: Store, run_id: str, *, batch_size: int = 500, max_delay_s: float = 0.5
+    ) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.batch_size = batch_size
+        self.max_delay_s = max_delay_s
+        self.written = 0
+        self._buffer: list[CaseResult] = []
+        self._last = time.monotonic()
+
+    def add(self, result: CaseResult) -> None:
+        """Queue one result; write the batch if it is due."""
+        self._buffer.append(result)
+        if len(self._buffer) >= self.batch_size or (
+            time.monotonic() - self._last >= self.max_delay_s
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write everything queued."""
+        if self._buffer:
+            self.store.add_results(self.run_id, self._buffer)
+            self.written += len(self._buffer)
+            self._buffer = []
+        self._last = time.monotonic()

@@ -1,0 +1,32 @@
+"""Suite files and cases files: loading, strict validation and one-line errors."""
+
+from ._cases import count_cases, iter_cases
+from ._loader import load_suite
+from ._schema import (
+    BandsSpec,
+    ConditionSpec,
+    GateSpec,
+    OutcomeDefaults,
+    OutcomeRuleSpec,
+    RubricSpec,
+    SuiteSpec,
+    TargetSpec,
+    WeightSpec,
+)
+from ._suite import Suite
+
+__all__ = [
+    "BandsSpec",
+    "ConditionSpec",
+    "GateSpec",
+    "OutcomeDefaults",
+    "OutcomeRuleSpec",
+    "RubricSpec",
+    "Suite",
+    "SuiteSpec",
+    "TargetSpec",
+    "WeightSpec",
+    "count_cases",
+    "iter_cases",
+    "load_suite",
+]

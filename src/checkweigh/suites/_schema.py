@@ -1,0 +1,251 @@
+"""The shape of a suite file, validated strictly: unknown keys are errors."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..core import (
+    Bands,
+    Condition,
+    ConditionOp,
+    FieldPath,
+    Gate,
+    GateMetric,
+    NotApplicablePolicy,
+    OutcomeClass,
+    OutcomeRule,
+    default_outcome_rules,
+)
+from ..core._outcome import OutcomeRule as _OutcomeRule
+from ..checks._model import parse_path
+
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Score = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ConditionSpec(_Strict):
+    """``{path: ..., <op>: value}`` with exactly one of the ops."""
+
+    path: str
+    """The field path to test."""
+    equals: Any = None
+    """Holds when the value equals this."""
+    not_equals: Any = None
+    """Holds when the value differs (or is missing)."""
+    in_: list[Any] | None = Field(default=None, alias="in")
+    """Holds when the value is one of these."""
+    exists: bool | None = None
+    """Holds when the path resolves (true) or does not (false)."""
+    truthy: bool | None = None
+    """Holds when the value is truthy."""
+    falsy: bool | None = None
+    """Holds when the value is falsy or missing."""
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return parse_path(value)
+
+    @model_validator(mode="after")
+    def _one_op(self) -> ConditionSpec:
+        ops = (self.model_fields_set - {"path"}) or set()
+        if len(ops) != 1:
+            raise ValueError(
+                "give exactly one of equals, not_equals, in, exists, truthy, falsy"
+            )
+        return self
+
+    def build(self) -> Condition:
+        """The core condition."""
+        (op,) = self.model_fields_set - {"path"}
+        name = "in" if op == "in_" else op
+        value = getattr(self, op)
+        if name in ("truthy", "falsy") and value is False:
+            name = "falsy" if name == "truthy" else "truthy"
+        return Condition(FieldPath.parse(self.path), ConditionOp(name), value)
+
+
+Conditions = ConditionSpec | list[ConditionSpec]
+
+
+def build_conditions(spec: Conditions | None) -> tuple[Condition, ...]:
+    """Core conditions from one or a list of specs."""
+    if spec is None:
+        return ()
+    items = spec if isinstance(spec, list) else [spec]
+    return tuple(c.build() for c in items)
+
+
+class WeightSpec(_Strict):
+    """A check's place in a rubric: its weight and policies. A bare number is the weight."""
+
+    weight: Number = Field(ge=0)
+    """The check's weight; weights are normalized to sum to 1."""
+    required: bool = False
+    """A case that fails this check cannot be a successful completion."""
+    not_applicable: NotApplicablePolicy = NotApplicablePolicy.EXCLUDE
+    """``pass``: not applicable counts as passed; ``exclude``: drop it and renormalize."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_number(cls, data: Any) -> Any:
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            return {"weight": data}
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"expected a number >= 0 (or {{weight, required, not_applicable}}), got {data!r}"
+            )
+        return data
+
+
+class OutcomeDefaults(_Strict):
+    """Settings of the default outcome rules."""
+
+    success_path: str = "final_state.success"
+    """Where the success flag lives."""
+    stage_path: str = "final_state.stage"
+    """Where the conversation stage lives."""
+    failed_stage: str = "failed"
+    """The stage value that means the run failed."""
+    success_min: Score = 0.75
+    """Lowest score of a successful completion."""
+    graceful_min: Score = 0.5
+    """Lowest score of a graceful failure."""
+
+    @field_validator("success_path", "stage_path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return parse_path(value)
+
+    def build(self) -> tuple[OutcomeRule, ...]:
+        """The rules."""
+        return default_outcome_rules(**self.model_dump())
+
+
+class OutcomeRuleSpec(_Strict):
+    """One ordered rule: this outcome when the score and state conditions hold."""
+
+    outcome: OutcomeClass
+    """The outcome class."""
+    min_score: Score | None = None
+    """Lowest score that matches."""
+    max_score: Score | None = None
+    """Highest score that matches."""
+    state: Conditions | None = None
+    """Conditions on the case's fields."""
+
+    def build(self) -> OutcomeRule:
+        """The core rule."""
+        return _OutcomeRule(
+            self.outcome, self.min_score, self.max_score, build_conditions(self.state)
+        )
+
+
+class BandsSpec(_Strict):
+    """Readiness bands of the TCR."""
+
+    production_ready: Score = 0.85
+    """TCR at or above this is production ready."""
+    needs_improvement: Score = 0.70
+    """TCR at or above this (and below production_ready) needs improvement."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BandsSpec:
+        if self.needs_improvement > self.production_ready:
+            raise ValueError("needs_improvement must not exceed production_ready")
+        return self
+
+    def build(self) -> Bands:
+        """The core bands."""
+        return Bands(self.production_ready, self.needs_improvement)
+
+
+class RubricSpec(_Strict):
+    """A rubric: weighted checks, when it applies, and how outcomes are classified."""
+
+    weights: dict[str, WeightSpec] = Field(min_length=1)
+    """Check name to weight (or to {weight, required, not_applicable})."""
+    when: Conditions | None = None
+    """The rubric applies only to cases where these hold."""
+    outcomes: OutcomeDefaults | None = None
+    """Settings of the default outcome rules."""
+    outcome_rules: list[OutcomeRuleSpec] | None = Field(default=None, min_length=1)
+    """Explicit ordered rules, instead of ``outcomes``."""
+    bands: BandsSpec | None = None
+    """Readiness bands."""
+
+    @model_validator(mode="after")
+    def _one_rule_style(self) -> RubricSpec:
+        if self.outcomes is not None and self.outcome_rules is not None:
+            raise ValueError("give either 'outcomes' or 'outcome_rules', not both")
+        return self
+
+
+class GateSpec(_Strict):
+    """A run-level threshold."""
+
+    metric: GateMetric
+    """What to measure."""
+    rubric: str | None = None
+    """The rubric measured (all metrics but errored_executions)."""
+    check: str | None = None
+    """The check (check_pass_rate)."""
+    outcome: OutcomeClass | None = None
+    """The outcome class (outcome_rate)."""
+    min: Number | None = None
+    """The lowest acceptable value."""
+    max: Number | None = None
+    """The highest acceptable value."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> GateSpec:
+        if self.min is None and self.max is None:
+            raise ValueError("give 'min', 'max' or both")
+        needs_rubric = self.metric is not GateMetric.ERRORED_EXECUTIONS
+        if needs_rubric and self.rubric is None:
+            raise ValueError(f"metric {self.metric.value} needs 'rubric'")
+        if self.metric is GateMetric.CHECK_PASS_RATE and self.check is None:
+            raise ValueError("metric check_pass_rate needs 'check'")
+        if self.metric is GateMetric.OUTCOME_RATE and self.outcome is None:
+            raise ValueError("metric outcome_rate needs 'outcome'")
+        return self
+
+    def build(self) -> Gate:
+        """The core gate."""
+        return Gate(self.metric, self.min, self.max, self.rubric, self.check, self.outcome)
+
+
+class TargetSpec(_Strict):
+    """The agent to run on each case's input."""
+
+    agent: str
+    """``module:function``; the suite's folder is importable."""
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    """How many cases run at once."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Per-case time limit; a case over it is an agent error."""
+
+
+class SuiteSpec(_Strict):
+    """A whole suite file."""
+
+    name: str = Field(min_length=1)
+    """The suite's name."""
+    description: str = ""
+    """What it evaluates."""
+    cases: str
+    """The cases file (.jsonl, .yaml or .json), relative to the suite file."""
+    target: TargetSpec | None = None
+    """The agent to run; without one the cases carry recorded traces and final states."""
+    checks: dict[str, dict[str, Any]] = Field(min_length=1)
+    """Check name to its spec (``type`` and that type's fields, plus ``when``)."""
+    rubrics: dict[str, RubricSpec] = Field(min_length=1)
+    """Rubric name to rubric."""
+    gates: list[GateSpec] | None = None
+    """Run-level gates; default: no errored executions."""

@@ -1,0 +1,79 @@
+"""A loaded, resolved suite: everything a run needs, and its snapshot for the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..checks import NamedCheck
+from ..core import Gate, Rubric
+from ._schema import SuiteSpec, TargetSpec
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite ready to run: resolved checks, built rubrics and gates."""
+
+    name: str
+    path: Path
+    spec: SuiteSpec
+    checks: dict[str, NamedCheck]
+    rubrics: tuple[Rubric, ...]
+    gates: tuple[Gate, ...]
+    cases_path: Path
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder the suite file sits in (importable for agents and checks)."""
+        return self.path.parent
+
+    @property
+    def target(self) -> TargetSpec | None:
+        """The agent target, if the suite runs one."""
+        return self.spec.target
+
+    @property
+    def has_async_checks(self) -> bool:
+        """Whether any check must be awaited."""
+        return any(c.is_async for c in self.checks.values())
+
+    def notes(self) -> list[str]:
+        """Things a report should say about the configuration (e.g. normalized weights)."""
+        return [n for r in self.rubrics if (n := r.normalization_note())]
+
+    def snapshot(self) -> dict[str, Any]:
+        """The resolved configuration, stored with every run so later edits change nothing."""
+        return {
+            "suite": self.name,
+            "description": self.spec.description,
+            "suite_path": str(self.path),
+            "cases_path": str(self.cases_path),
+            "target": self.spec.target.model_dump() if self.spec.target else None,
+            "checks": {
+                name: {
+                    "version": nc.version,
+                    "spec": self.spec.checks[name],
+                    "when": [c.describe() for c in nc.when],
+                }
+                for name, nc in self.checks.items()
+            },
+            "rubrics": [
+                {
+                    "name": r.name,
+                    "weights": {i.check: i.weight for i in r.items},
+                    "normalized_weights": r.normalized_weights,
+                    "weight_total": r.weight_total,
+                    "required": [i.check for i in r.items if i.required],
+                    "not_applicable": {i.check: i.not_applicable.value for i in r.items},
+                    "when": [c.describe() for c in r.when],
+                    "outcome_rules": [rule.describe() for rule in r.outcome_rules],
+                    "bands": {
+                        "production_ready": r.bands.production_ready,
+                        "needs_improvement": r.bands.needs_improvement,
+                    },
+                }
+                for r in self.rubrics
+            ],
+            "gates": [g.describe() for g in self.gates],
+        }
