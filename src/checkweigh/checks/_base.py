@@ -93,7 +93,7 @@ class NamedCheck:
             return guarded
         try:
             answer = self.check.evaluate(case)
-        except Exception as exc:  # a check's bug is the check's verdict, not the run's crash
+        except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
             return errored(_error_text(exc))
         if inspect.isawaitable(answer):
             _close(answer)
@@ -109,7 +109,7 @@ class NamedCheck:
             answer = self.check.evaluate(case)
             if inspect.isawaitable(answer):
                 answer = await answer
-        except Exception as exc:  # see run()
+        except Exception as exc:  # noqa: BLE001 - see run()
             return errored(_error_text(exc))
         return to_verdict(answer)
 

@@ -84,14 +84,11 @@ class Contains(FieldCheck):
             hay: Any = actual.casefold() if self.case_insensitive else actual
         elif isinstance(actual, list):
             hay = [
-                x.casefold() if self.case_insensitive and isinstance(x, str) else x
-                for x in actual
+                x.casefold() if self.case_insensitive and isinstance(x, str) else x for x in actual
             ]
         else:
             return failed(f"{self.path} is {type(actual).__name__}, expected text or a list")
-        found = [
-            v for v in self.values if (v.casefold() if self.case_insensitive else v) in hay
-        ]
+        found = [v for v in self.values if (v.casefold() if self.case_insensitive else v) in hay]
         if self.mode == "any":
             ok = bool(found)
         elif self.mode == "all":

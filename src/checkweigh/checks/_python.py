@@ -95,15 +95,20 @@ def resolve_python_check(spec: PythonCheck, search: Sequence[Path] = ()) -> Chec
         if inspect.isclass(obj):
             if not callable(getattr(obj, "evaluate", None)):
                 raise ImportTargetError(f"{spec.function} is a class without an evaluate method")
-            instance: CheckLike = obj(**spec.args)
+            instance = obj(**spec.args)
+            if not isinstance(instance, CheckLike):
+                raise ImportTargetError(f"{spec.function} did not build a check")
             return instance
         if callable(getattr(obj, "evaluate", None)):
             if spec.args:
                 raise ImportTargetError(f"{spec.function} is a check object; it takes no args")
-            checked: CheckLike = obj
-            return checked
+            if not isinstance(obj, CheckLike):
+                raise ImportTargetError(f"{spec.function} is not a check")
+            return obj
         if callable(obj):
             return FunctionCheck(obj).bind(**spec.args)
     except TypeError as exc:
-        raise ImportTargetError(f"{spec.function} does not accept args {spec.args}: {exc}") from None
+        raise ImportTargetError(
+            f"{spec.function} does not accept args {spec.args}: {exc}"
+        ) from None
     raise ImportTargetError(f"{spec.function} is not a function or a check class")

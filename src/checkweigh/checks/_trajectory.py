@@ -8,8 +8,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..core import Case, Step, StepKind, Verdict, failed, not_applicable, passed
-from ._model import BuiltinCheck, short
+from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable, passed
+from ._model import BuiltinCheck, parse_path, short
+
+_TOOL_KINDS: tuple[StepKind, ...] = ("tool_call",)
 
 
 class StepMatch(BaseModel):
@@ -210,21 +212,22 @@ class TrajectoryMatch(BuiltinCheck):
     """Or: where the case holds them, e.g. ``ground_truth.tools``."""
     mode: Literal["strict", "unordered", "subset", "superset"] = "strict"
     """How to compare."""
-    kinds: list[StepKind] = Field(default_factory=lambda: ["tool_call"])
+    kinds: list[StepKind] = Field(default_factory=lambda: list(_TOOL_KINDS))
     """Which step kinds make up the trajectory."""
+    _ref_path: FieldPath | None = None
 
     @model_validator(mode="after")
     def _one_reference(self) -> TrajectoryMatch:
         if (self.reference is None) == (self.reference_path is None):
             raise ValueError("give exactly one of 'reference' or 'reference_path'")
+        if self.reference_path is not None:
+            self._ref_path = FieldPath.parse(parse_path(self.reference_path))
         return self
 
     def evaluate(self, case: Case) -> Verdict:
-        from ..core import FieldPath
-
         ref: Any = self.reference
-        if self.reference_path is not None:
-            ref = FieldPath.parse(self.reference_path).get(case, None)
+        if self._ref_path is not None:
+            ref = self._ref_path.get(case, None)
             if ref is None:
                 return not_applicable(f"no reference at {self.reference_path}")
         if not isinstance(ref, list):
@@ -240,4 +243,6 @@ class TrajectoryMatch(BuiltinCheck):
             ok = set(ref) <= set(actual)
         if ok:
             return passed(f"trajectory {short(actual)} matches ({self.mode})")
-        return failed(f"trajectory {short(actual, 100)} vs reference {short(ref, 100)} ({self.mode})")
+        return failed(
+            f"trajectory {short(actual, 100)} vs reference {short(ref, 100)} ({self.mode})"
+        )

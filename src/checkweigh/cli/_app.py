@@ -42,7 +42,9 @@ err = Console(stderr=True)
 
 DbOption = Annotated[
     str | None,
-    typer.Option("--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False),
+    typer.Option(
+        "--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False
+    ),
 ]
 
 EXIT_GATES_FAILED = 1
@@ -102,9 +104,7 @@ def run(
     stopped: RunStopped | None = None
     with progress:
         try:
-            outcome = execute(
-                loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick
-            )
+            outcome = execute(loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick)
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
@@ -179,7 +179,9 @@ def list_runs(
 
 @app.command()
 def show(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, id prefix, latest or previous.")],
+    run_ref: Annotated[
+        str, typer.Argument(metavar="RUN", help="Run id, id prefix, latest or previous.")
+    ],
     db: DbOption = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full results as JSON here.")

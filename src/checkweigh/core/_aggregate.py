@@ -76,7 +76,8 @@ class _RubricAcc:
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {r.explanation}")
             return
-        assert r.score is not None and r.outcome is not None
+        assert r.score is not None
+        assert r.outcome is not None
         self.n += 1
         sums[0] += r.score
         sums[1] += r.score * r.score
@@ -186,7 +187,9 @@ class _RubricAcc:
 class RunAggregator:
     """Feed it :class:`CaseResult` objects with :meth:`add`; read :meth:`summary` at any time."""
 
-    def __init__(self, rubrics: Sequence[Rubric], *, keep_case_scores: bool = False, slowest: int = 5):
+    def __init__(
+        self, rubrics: Sequence[Rubric], *, keep_case_scores: bool = False, slowest: int = 5
+    ):
         self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
         self._sums = [[0.0, 0.0] for _ in rubrics]
         self._executions = 0

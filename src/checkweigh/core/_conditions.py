@@ -24,7 +24,10 @@ class ConditionOp(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """``path`` compared with ``value`` by ``op``; a missing path only satisfies falsy / not_equals."""
+    """``path`` compared with ``value`` by ``op``.
+
+    A missing path satisfies only falsy and not_equals (and exists: false).
+    """
 
     path: FieldPath
     op: ConditionOp = ConditionOp.EQUALS

@@ -55,7 +55,8 @@ class EvaluationResult:
                 for name in self.errored
             )
             return f"{self.rubric}: not scored ({errs})"
-        assert self.score is not None and self.outcome is not None
+        assert self.score is not None
+        assert self.outcome is not None
         head = f"{self.rubric}: score {self.score:.2f}, {self.outcome.value.replace('_', ' ')}"
         failed = [
             f"{name} ({v.reason})" if v.reason else name

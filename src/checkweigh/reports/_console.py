@@ -69,7 +69,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
             c.check,
             f"{c.weight:.3f}",
             _pct(c.pass_rate),
-            f"{100 * c.ci_low:.0f}–{100 * c.ci_high:.0f}%",
+            f"{100 * c.ci_low:.0f}-{100 * c.ci_high:.0f}%",
             str(c.passed),
             Text(str(c.failed), style="red" if c.failed else ""),
             str(c.not_applicable),
@@ -94,7 +94,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
                 f"{v.stdev:.3f}",
                 f"{v.min:.2f}",
                 f"{v.max:.2f}",
-                ", ".join(f"{k}×{n}" for k, n in v.outcomes.items()),
+                ", ".join(f"{k}x{n}" for k, n in v.outcomes.items()),
             )
         parts.append(var)
     return Panel(Group(*parts), title=f"[bold]{escape(r.rubric)}[/bold]", title_align="left")
@@ -135,4 +135,6 @@ def render_summary(
             actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
             console.print(Text.assemble("gate ", mark, f"  {g.gate}  (actual {actual})"))
         verdict = "passed" if summary.gates_passed else "FAILED"
-        console.print(Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red"))
+        console.print(
+            Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red")
+        )

@@ -108,7 +108,7 @@ async def _run_async(
                 index, r, case = next(jobs)
             except StopIteration:
                 return
-            except Exception as exc:  # a bad case in the file: stop taking new work
+            except Exception as exc:  # noqa: BLE001 - re-raised after the running cases end
                 failure.append(exc)
                 return
             on_result(await _one(evaluator, target, case, r, index))

@@ -56,11 +56,11 @@ def describe(err: ErrorDetails, known_keys: Iterable[str] = ()) -> tuple[Loc, st
         return loc, f"unknown key '{key}'{suffix}"
     if kind == "union_tag_invalid":
         ctx = err.get("ctx") or {}
-        return loc + ("type",), (
+        return (*loc, "type"), (
             f"unknown check type {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
         )
     if kind == "union_tag_not_found":
-        return loc + ("type",), "required field is missing (the check's type)"
+        return (*loc, "type"), "required field is missing (the check's type)"
     if kind == "literal_error":
         ctx = err.get("ctx") or {}
         return loc, f"expected {ctx.get('expected')}, got {_got(err.get('input'))}"

@@ -7,10 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..checks import CheckSpec, ImportTargetError, NamedCheck, PythonCheck
-from ..checks import _fields, _trajectory
+from ..checks import CheckSpec, ImportTargetError, NamedCheck, PythonCheck, _fields, _trajectory
 from ..checks._python import load_object, resolve_python_check
-from ..core import DEFAULT_GATES, GateMetric, Rubric, RubricError, RubricItem
+from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
 from ..errors import SuiteError
 from ._errors import first_error, loc_text
 from ._schema import (
@@ -123,7 +122,7 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         spec = _CHECK_ADAPTER.validate_python(body)
     except ValidationError as exc:
         raise ctx.from_validation(exc, loc) from None
-    when = ()
+    when: tuple[Condition, ...] = ()
     if "when" in raw:
         try:
             when = build_conditions(_COND_ADAPTER.validate_python(raw["when"]))
@@ -137,9 +136,7 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     return NamedCheck.of(name, spec, when)
 
 
-def _build_rubric(
-    ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, NamedCheck]
-) -> Rubric:
+def _build_rubric(ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, NamedCheck]) -> Rubric:
     loc: Loc = ("rubrics", name)
     for check_name in spec.weights:
         if check_name not in checks:
@@ -147,9 +144,7 @@ def _build_rubric(
                 (*loc, "weights", check_name),
                 f"unknown check '{check_name}'; the suite defines: {', '.join(checks)}",
             )
-    items = [
-        RubricItem(c, w.weight, w.required, w.not_applicable) for c, w in spec.weights.items()
-    ]
+    items = [RubricItem(c, w.weight, w.required, w.not_applicable) for c, w in spec.weights.items()]
     if spec.outcome_rules is not None:
         rules = tuple(r.build() for r in spec.outcome_rules)
     elif spec.outcomes is not None:

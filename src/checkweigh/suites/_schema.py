@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..checks._model import parse_path
 from ..core import (
     Bands,
     Condition,
@@ -19,7 +20,6 @@ from ..core import (
     default_outcome_rules,
 )
 from ..core._outcome import OutcomeRule as _OutcomeRule
-from ..checks._model import parse_path
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Score = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
@@ -56,9 +56,7 @@ class ConditionSpec(_Strict):
     def _one_op(self) -> ConditionSpec:
         ops = (self.model_fields_set - {"path"}) or set()
         if len(ops) != 1:
-            raise ValueError(
-                "give exactly one of equals, not_equals, in, exists, truthy, falsy"
-            )
+            raise ValueError("give exactly one of equals, not_equals, in, exists, truthy, falsy")
         return self
 
     def build(self) -> Condition:

@@ -57,14 +57,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node)
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark
             )
         seen.add(key)
     loader.flatten_mapping(node)
-    return dict(loader.construct_pairs(node))  # type: ignore[no-untyped-call]
+    return dict(loader.construct_pairs(node))
 
 
 _UniqueKeyLoader.add_constructor(
@@ -95,9 +95,9 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
         _walk(node, (), lines)
         loader = _UniqueKeyLoader(text)
         try:
-            data = loader.get_single_data()  # type: ignore[no-untyped-call]
+            data = loader.get_single_data()
         finally:
-            loader.dispose()  # type: ignore[no-untyped-call]
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
