@@ -37,8 +37,12 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+def _consoles() -> tuple[Console, Console]:
+    """Fresh stdout and stderr consoles, so the width follows the current terminal/$COLUMNS."""
+    return Console(), Console(stderr=True)
+
 
 DbOption = Annotated[
     str | None,
@@ -52,8 +56,8 @@ EXIT_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
-def _fail_input(exc: InputError) -> NoReturn:
-    err.print(f"[bold red]error:[/bold red] {exc.one_line()}", markup=True, highlight=False)
+def _fail_input(err: Console, exc: InputError) -> NoReturn:
+    err.print(f"[bold red]error:[/bold red] {exc.one_line()}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_INPUT)
 
 
@@ -75,12 +79,13 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run SUITE, store the results and print the report."""
+    out, err = _consoles()
     try:
         loaded = load_suite(suite)
         total = count_cases(loaded.cases_path) * repeat
         store = Store(db)
     except InputError as exc:
-        _fail_input(exc)
+        _fail_input(err, exc)
     signal.signal(signal.SIGTERM, _sigterm)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -108,9 +113,9 @@ def run(
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
-    _report(outcome, loaded.name, store)
+    _report(out, outcome, loaded.name, store)
     if json_out is not None:
-        _export(store, outcome, json_out)
+        _export(out, store, outcome, json_out)
     if stopped is not None:
         cause = stopped.cause
         kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
@@ -118,21 +123,23 @@ def run(
             err.print(f"[bold red]interrupted:[/bold red] {kept}, marked incomplete")
             raise typer.Exit(EXIT_INTERRUPTED)
         if isinstance(cause, InputError):
-            err.print(f"[bold red]error:[/bold red] {cause.one_line()}", highlight=False)
+            err.print(
+                f"[bold red]error:[/bold red] {cause.one_line()}", highlight=False, soft_wrap=True
+            )
             err.print(f"{kept}, marked incomplete")
             raise typer.Exit(EXIT_INPUT)
         raise cause
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
 
 
-def _report(outcome: RunOutcome, title: str, store: Store) -> None:
+def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
     )
     out.print(f"[dim]stored in {store.safe_url}[/dim]")
 
 
-def _export(store: Store, outcome: RunOutcome, path: Path) -> None:
+def _export(out: Console, store: Store, outcome: RunOutcome, path: Path) -> None:
     info = store.get_run(outcome.run_id)
     n = write_json_report(
         path,
@@ -150,10 +157,11 @@ def list_runs(
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
 ) -> None:
     """List stored runs, newest first."""
+    out, err = _consoles()
     try:
         store = Store(db)
     except InputError as exc:
-        _fail_input(exc)
+        _fail_input(err, exc)
     runs = store.list_runs(limit=limit, suite=suite)
     if not runs:
         out.print(f"no runs in {store.safe_url}")
@@ -188,18 +196,19 @@ def show(
     ] = None,
 ) -> None:
     """Print the report of a stored run."""
+    out, err = _consoles()
     try:
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:
-        _fail_input(exc)
+        _fail_input(err, exc)
     if info.summary is None:
         out.print(f"run {info.id} has no summary yet (status {info.status.value})")
         raise typer.Exit(EXIT_GATES_FAILED)
     outcome = RunOutcome(info.id, info.status, info.summary)
-    _report(outcome, info.suite, store)
+    _report(out, outcome, info.suite, store)
     if json_out is not None:
-        _export(store, outcome, json_out)
+        _export(out, store, outcome, json_out)
     raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
 
 
@@ -208,5 +217,7 @@ def main() -> None:
     try:
         app()
     except CheckweighError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        Console(stderr=True).print(
+            f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True
+        )
         sys.exit(EXIT_INPUT if isinstance(exc, InputError) else 1)

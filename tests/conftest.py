@@ -1,0 +1,65 @@
+"""Test-wide guard: any connection to a non-loopback address fails the test."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+class NetworkBlocked(AssertionError):
+    """A test tried to reach beyond this machine."""
+
+
+def _is_loopback(host: Any) -> bool:
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _check(address: Any) -> None:
+    if isinstance(address, tuple) and address and not _is_loopback(address[0]):
+        raise NetworkBlocked(f"tests may only connect to loopback, not {address!r}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        _check(address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        _check(address)
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if not _is_loopback(host):
+        raise NetworkBlocked(f"tests may not resolve non-loopback host {host!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """No test reads the developer's database or cache settings."""
+    monkeypatch.delenv("CHECKWEIGH_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
