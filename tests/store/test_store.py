@@ -1,0 +1,130 @@
+"""The SQLite store: runs, id look-ups, ordered results, batched writes, concurrent writers."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from checkweigh.core import (
+    CaseResult,
+    Rubric,
+    RubricItem,
+    RunAggregator,
+    failed,
+    passed,
+    score_rubric,
+)
+from checkweigh.errors import InputError
+from checkweigh.store import ResultWriter, RunStatus, Store
+
+RUBRIC = Rubric.build(
+    "completion",
+    [RubricItem("correct_time", 0.6), RubricItem("clear_explanation", 0.4)],
+)
+
+
+def _result(case_id: str, index: int, time_ok: bool, repeat: int = 0) -> CaseResult:
+    verdicts = {
+        "correct_time": passed("10:00") if time_ok else failed("booked 11:00, expected 10:00"),
+        "clear_explanation": passed("explained"),
+    }
+    scored = score_rubric(RUBRIC, verdicts, {"final_state": {"success": time_ok}})
+    return CaseResult(case_id, repeat, verdicts, {"completion": scored}, 12.5, None, index)
+
+
+def _config() -> dict[str, object]:
+    return {
+        "rubrics": [
+            {"name": "completion", "weights": {"correct_time": 0.6, "clear_explanation": 0.4}}
+        ]
+    }
+
+
+def test_runs_round_trip(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+    run_id = store.create_run("sched", "suite.yaml", _config(), repeat=2)
+    results = [_result(f"c{i}", i, i % 3 != 0, r) for i in range(5) for r in range(2)]
+    # written out of order, read back in input order
+    store.add_results(run_id, list(reversed(results)))
+    summary = RunAggregator([RUBRIC]).add_all(results).summary()
+    store.finish_run(run_id, RunStatus.COMPLETE, summary)
+
+    info = store.get_run(run_id[:10])
+    assert info.status is RunStatus.COMPLETE
+    assert info.executions == 10
+    assert info.summary is not None
+    assert info.summary.rubric("completion").outcomes["successful_completion"] == 6
+    back = list(store.iter_results(run_id))
+    assert [(r.case_id, r.repeat) for r in back] == [(r.case_id, r.repeat) for r in results]
+    assert back[0].results["completion"].score == pytest.approx(0.4)
+    assert (
+        back[0]
+        .results["completion"]
+        .explanation.startswith(
+            "completion: score 0.40, partial failure. failed: correct_time (booked 11:00"
+        )
+    )
+    assert set(back[0].results["completion"].details) == {"correct_time", "clear_explanation"}
+
+
+def test_latest_previous_and_bad_references(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'b.db'}")
+    first = store.create_run("sched", "s.yaml", _config(), 1)
+    second = store.create_run("sched", "s.yaml", _config(), 1)
+    assert store.get_run("latest").id == second
+    assert store.get_run("previous").id == first
+    with pytest.raises(InputError, match="no run 'zzz'"):
+        store.get_run("zzz")
+    with pytest.raises(InputError, match="ambiguous"):
+        store.get_run(first[:4])
+    assert [r.id for r in store.list_runs()] == [second, first]
+
+
+def test_writer_batches_by_size_and_flushes_the_rest(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+    run_id = store.create_run("sched", "s.yaml", _config(), 1)
+    writer = ResultWriter(store, run_id, batch_size=4, max_delay_s=3600)
+    for i in range(10):
+        writer.add(_result(f"c{i}", i, True))
+    assert writer.written == 8
+    assert len(list(store.iter_results(run_id))) == 8
+    writer.flush()
+    assert len(list(store.iter_results(run_id))) == 10
+
+
+def test_two_runs_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    Store(url)  # create tables once
+
+    def write(name: str, ids: list[str]) -> None:
+        store = Store(url)
+        writer = ResultWriter(store, ids[0], batch_size=7, max_delay_s=3600)
+        for i in range(200):
+            writer.add(_result(f"{name}-{i}", i, i % 2 == 0))
+        writer.flush()
+
+    store = Store(url)
+    runs = [store.create_run(n, "s.yaml", _config(), 1) for n in ("a", "b")]
+    threads = [
+        threading.Thread(target=write, args=(n, [r])) for n, r in zip(("a", "b"), runs, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for run_id in runs:
+        assert len(list(store.iter_results(run_id))) == 200
+
+
+def test_database_url_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHECKWEIGH_DB", f"sqlite:///{tmp_path / 'env' / 'e.db'}")
+    store = Store()
+    assert store.url.endswith("env/e.db")
+    assert (tmp_path / "env" / "e.db").exists()
+
+
+def test_default_database_lives_in_dot_checkweigh(tmp_path: Path) -> None:
+    Store()
+    assert (tmp_path / ".checkweigh" / "checkweigh.db").exists()
