@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from support.recorded_suite import standard_cases, write_suite
 
 

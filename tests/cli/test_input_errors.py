@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support.recorded_suite import standard_cases, write_suite
 
 

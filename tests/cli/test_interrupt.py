@@ -62,8 +62,16 @@ def test_sigint_keeps_finished_cases(tmp_path: Path) -> None:
     )
     db = tmp_path / "runs.db"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from checkweigh.cli import main; main()"]
-        + ["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"],
+        [
+            sys.executable,
+            "-c",
+            "from checkweigh.cli import main; main()",
+            "run",
+            "suite.yaml",
+            "--db",
+            f"sqlite:///{db}",
+            "-q",
+        ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -76,7 +84,8 @@ def test_sigint_keeps_finished_cases(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, out + err
-    assert "interrupted: run" in err and "marked incomplete" in err
+    assert "interrupted: run" in err
+    assert "marked incomplete" in err
     store = Store(f"sqlite:///{db}")
     info = store.get_run("latest")
     assert info.status is RunStatus.INCOMPLETE

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support.recorded_suite import make_case, standard_cases, write_suite
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.store import RunStatus, Store
+from support.recorded_suite import make_case, standard_cases, write_suite
 
 runner = CliRunner()
 
@@ -61,7 +61,8 @@ def test_run_prints_report_stores_run_and_exports_json(suite_path: Path, tmp_pat
 
     code, out, _ = _run("runs", "--db", db)
     assert code == 0
-    assert info.id in out and "complete" in out
+    assert info.id in out
+    assert "complete" in out
 
     code, out, _ = _run("show", info.id[:12], "--db", db)
     assert code == 0
