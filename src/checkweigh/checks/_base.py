@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
-from ..core._conditions import all_hold
 
 CheckAnswer: TypeAlias = Verdict | bool | tuple[bool, str]
 """What a check may return: a verdict, a bool, or (bool, reason)."""
@@ -82,19 +81,23 @@ class NamedCheck:
         return cls(name, check, when, _version_of(check), _is_async(check))
 
     def _guard(self, case: Case) -> Verdict | None:
-        if self.when and not all_hold(self.when, case):
-            return not_applicable("; ".join(f"not {c.describe()}" for c in self.when))
+        for condition in self.when:
+            if not condition.holds(case):
+                return not_applicable(f"not {condition.describe()}")
         return None
 
     def run(self, case: Case) -> Verdict:
         """Evaluate a synchronous check."""
-        guarded = self._guard(case)
-        if guarded is not None:
-            return guarded
+        if self.when:
+            guarded = self._guard(case)
+            if guarded is not None:
+                return guarded
         try:
             answer = self.check.evaluate(case)
         except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
             return errored(_error_text(exc))
+        if type(answer) is Verdict:  # the common case, kept cheap
+            return answer
         if inspect.isawaitable(answer):
             _close(answer)
             return errored("async check called synchronously; use arun()")
@@ -150,7 +153,9 @@ class FunctionCheck:
 
     def evaluate(self, case: Case) -> Any:
         """Call the function on the case."""
-        return self.fn(case, **self.kwargs)
+        if self.kwargs:
+            return self.fn(case, **self.kwargs)
+        return self.fn(case)
 
     def __call__(self, case: Case, **kwargs: Any) -> Any:
         return self.fn(case, **{**self.kwargs, **kwargs})

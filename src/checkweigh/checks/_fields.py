@@ -29,9 +29,13 @@ class Equals(FieldCheck, ExpectedMixin):
     case_insensitive: bool = False
     """Compare strings without regard to case."""
 
+    _pass: Verdict
+
     @model_validator(mode="after")
     def _check_expected(self) -> Equals:
         self._init_expected()
+        # one shared verdict for every pass: no allocation on the hot path
+        self._pass = passed(f"{self.path} == {self.expected_path or short(self.value)}")
         return self
 
     def evaluate(self, case: Case) -> Verdict:
@@ -45,7 +49,7 @@ class Equals(FieldCheck, ExpectedMixin):
         if self.case_insensitive and isinstance(a, str) and isinstance(e, str):
             a, e = a.casefold(), e.casefold()
         if a == e:
-            return passed(f"{self.path} == {short(expected)}")
+            return self.__pydantic_private__["_pass"]  # type: ignore[no-any-return,index]
         return failed(f"{self.path} is {short(actual)}, expected {short(expected)}")
 
 
@@ -142,9 +146,12 @@ class SetEquals(FieldCheck, ExpectedMixin):
     case_insensitive: bool = False
     """Compare string items without regard to case."""
 
+    _pass: Verdict
+
     @model_validator(mode="after")
     def _check_expected(self) -> SetEquals:
         self._init_expected()
+        self._pass = passed(f"{self.path} has the items of {self.expected_label()}")
         return self
 
     def _as_set(self, value: Any) -> frozenset[Any] | None:
@@ -165,7 +172,7 @@ class SetEquals(FieldCheck, ExpectedMixin):
         if a is None or e is None:
             return failed(f"{self.path} or {self.expected_label()} is not a list")
         if a == e:
-            return passed(f"{self.path} has the expected {len(e)} item(s)")
+            return self.__pydantic_private__["_pass"]  # type: ignore[no-any-return,index]
         extra, lacking = sorted(map(str, a - e)), sorted(map(str, e - a))
         return failed(f"{self.path}: unexpected {extra}, missing {lacking}")
 

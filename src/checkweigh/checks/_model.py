@@ -57,7 +57,10 @@ class FieldCheck(BuiltinCheck):
 
     def actual(self, case: Case) -> Any:
         """The value under test, or the module's missing marker."""
-        return self._path.get(case, _MISSING)
+        # read the private slot directly: pydantic's __getattr__ for private attributes is
+        # slow, and this runs once per check per case
+        path: FieldPath = self.__pydantic_private__["_path"]  # type: ignore[index]
+        return path.get(case, _MISSING)
 
 
 def is_missing(value: Any) -> bool:
@@ -89,9 +92,10 @@ class ExpectedMixin(BaseModel):
 
     def expected(self, case: Case) -> Any:
         """The expected value, or the missing marker when its path is absent."""
-        if self._expected_path is None:
+        path: FieldPath | None = self.__pydantic_private__["_expected_path"]  # type: ignore[index]
+        if path is None:
             return self.value
-        return self._expected_path.get(case, _MISSING)
+        return path.get(case, _MISSING)
 
     def expected_label(self) -> str:
         """Where the expectation comes from, for reasons."""

@@ -26,7 +26,14 @@ from ._summary import (
 )
 from ._verdict import Verdict, VerdictState
 
+_ERRORED = ScoreStatus.ERRORED
 _TOP_FAILING = 5
+_SLOT = {
+    VerdictState.PASSED: 0,
+    VerdictState.FAILED: 1,
+    VerdictState.NOT_APPLICABLE: 2,
+    VerdictState.ERRORED: 3,
+}
 _WORST = 5
 
 
@@ -38,6 +45,7 @@ class _RubricAcc:
         "executions",
         "n",
         "na",
+        "names",
         "outcomes",
         "per_case",
         "rubric",
@@ -52,7 +60,8 @@ class _RubricAcc:
         self.n = 0
         self.outcomes: Counter[str] = Counter()
         # per check: passed, failed, not applicable, errored
-        self.counts = {name: [0, 0, 0, 0] for name in rubric.check_names}
+        self.names = rubric.check_names
+        self.counts = {name: [0, 0, 0, 0] for name in self.names}
         self.per_case: dict[str, list[tuple[float, str]]] | None = {} if keep_cases else None
         # max-heap by score (negated) of the lowest scores: (-score, -seq, WorstCase)
         self.errored_examples: list[str] = []
@@ -103,17 +112,9 @@ class _RubricAcc:
             self.errored_examples.append(text)
 
     def _count(self, details: Mapping[str, Verdict]) -> None:
-        for name, verdict in details.items():
-            state = verdict.state
-            c = self.counts[name]
-            if state is VerdictState.PASSED:
-                c[0] += 1
-            elif state is VerdictState.FAILED:
-                c[1] += 1
-            elif state is VerdictState.NOT_APPLICABLE:
-                c[2] += 1
-            else:
-                c[3] += 1
+        counts = self.counts
+        for name in self.names:
+            counts[name][_SLOT[details[name].state]] += 1
 
     def summary(self, total: float, total_sq: float) -> RubricSummary:
         weights = self.rubric.normalized_weights
@@ -205,8 +206,12 @@ class RunAggregator:
         self._cases.add(result.case_id)
         if result.agent_error is not None:
             self._agent_errors += 1
-        if result.errored:
             self._errored += 1
+        else:
+            for r in result.results.values():
+                if r.status is _ERRORED:
+                    self._errored += 1
+                    break
         for acc, sums in zip(self._accs, self._sums, strict=True):
             acc.add(result, sums)
         if result.latency_ms is not None:

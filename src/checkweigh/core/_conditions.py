@@ -37,6 +37,8 @@ class Condition:
         """Whether the condition is true of ``root`` (usually a :class:`Case`)."""
         actual = self.path.get(root, _MISSING)
         op = self.op
+        if op is _EQ:
+            return actual is not _MISSING and bool(actual == self.value)
         if op is ConditionOp.EXISTS:
             return (actual is not _MISSING) == bool(self.value if self.value is not None else True)
         if actual is _MISSING:
@@ -63,6 +65,12 @@ class Condition:
         return f"{self.path} is {self.op.value}"
 
 
+_EQ = ConditionOp.EQUALS
+
+
 def all_hold(conditions: tuple[Condition, ...], root: Any) -> bool:
     """Whether every condition holds (true for none)."""
-    return all(c.holds(root) for c in conditions)
+    for c in conditions:  # noqa: SIM110 - a plain loop beats all() + generator here
+        if not c.holds(root):
+            return False
+    return True

@@ -42,12 +42,20 @@ class FieldPath:
     def get(self, root: Any, default: Any = _MISSING) -> Any:
         """The value at this path, or ``default``; raise KeyError when missing and no default."""
         value = root
-        for part in self.parts:
-            value = _step(value, part)
-            if value is _MISSING:
-                if default is _MISSING:
-                    raise KeyError(self.text)
-                return default
+        try:
+            for part in self.parts:
+                # dicts and lists dominate real paths: index them inline, the rest in _step
+                t = type(value)
+                if t is dict or (t is list and type(part) is int):
+                    value = value[part]
+                else:
+                    value = _step(value, part)
+                    if value is _MISSING:
+                        raise KeyError(part)
+        except (KeyError, IndexError):
+            if default is _MISSING:
+                raise KeyError(self.text) from None
+            return default
         return value
 
     def exists(self, root: Any) -> bool:
@@ -62,15 +70,21 @@ _MISSING_SENTINEL = object()
 
 
 def _step(value: Any, part: str | int) -> Any:
-    if isinstance(part, int):
+    if type(part) is int:
         if isinstance(value, list | tuple) and -len(value) <= part < len(value):
             return value[part]
         return _MISSING
     if isinstance(value, dict):
         return value.get(part, _MISSING)
-    if value is None or isinstance(value, str | int | float | bool | list | tuple):
+    if value is None or isinstance(value, _SCALARS):
         return _MISSING
-    attr = getattr(value, part, _MISSING)
+    fields = getattr(type(value), "__pydantic_fields__", None)
+    if fields is not None and part in fields:  # a model's field: no method to guard against
+        return getattr(value, part)  # type: ignore[arg-type]
+    attr = getattr(value, part, _MISSING)  # type: ignore[arg-type]
     if callable(attr):
         return _MISSING
     return attr
+
+
+_SCALARS = (str, int, float, bool, list, tuple)

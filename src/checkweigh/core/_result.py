@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._outcome import OutcomeClass
 from ._scoring import EvaluationResult, ScoreStatus
 from ._verdict import Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class CaseResult:
+class CaseResult(NamedTuple):
     """One case run once (``repeat`` counts from 0), scored on every rubric of the suite."""
 
     case_id: str
@@ -22,9 +20,8 @@ class CaseResult:
     latency_ms: float | None = None
     agent_error: str | None = None
     """Set when the agent target raised: then there are no verdicts and the case is errored."""
-    index: int = 0
+    position: int = 0
     """The case's position in its cases file, so results can be listed in input order."""
-    metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def errored(self) -> bool:
@@ -38,7 +35,7 @@ class CaseResult:
         return {
             "case_id": self.case_id,
             "repeat": self.repeat,
-            "index": self.index,
+            "position": self.position,
             "latency_ms": self.latency_ms,
             "agent_error": self.agent_error,
             "verdicts": {name: v.to_dict() for name, v in self.verdicts.items()},
@@ -85,5 +82,5 @@ class CaseResult:
             results=results,
             latency_ms=record.get("latency_ms"),
             agent_error=record.get("agent_error"),
-            index=record.get("index", 0),
+            position=record.get("position", 0),
         )

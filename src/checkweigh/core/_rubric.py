@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ class Bands:
         return "not ready"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rubric:
     """Weighted yes/no checks that score a case from 0 to 1.
 
@@ -119,7 +120,7 @@ class Rubric:
         total = self.weight_total
         return {i.check: i.weight / total for i in self.items}
 
-    @property
+    @functools.cached_property
     def check_names(self) -> tuple[str, ...]:
         """The checks this rubric scores, in order."""
         return tuple(i.check for i in self.items)

@@ -6,9 +6,8 @@ This is the one place that turns verdicts into a score and an outcome class.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._conditions import all_hold
 from ._outcome import OutcomeClass, classify
@@ -31,8 +30,7 @@ class ScoreStatus(StrEnum):
     """The rubric's ``when`` guard was false, or every check was excluded as not applicable."""
 
 
-@dataclass(frozen=True, slots=True)
-class EvaluationResult:
+class EvaluationResult(NamedTuple):
     """One rubric's result on one case: score, per-check verdicts, outcome and explanation."""
 
     rubric: str
@@ -82,7 +80,11 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
     that count: a not-applicable check counts as passed under the ``pass`` policy and is dropped
     under ``exclude``. Any errored check leaves the case unscored for this rubric.
     """
-    details = {item.check: verdicts[item.check] for item in rubric.items}
+    names = rubric.check_names
+    if len(names) == len(verdicts):  # the rubric covers every verdict: share the mapping
+        details: Mapping[str, Verdict] = verdicts
+    else:
+        details = {name: verdicts[name] for name in names}
     if rubric.when and not all_hold(rubric.when, case):
         return EvaluationResult(rubric.name, ScoreStatus.NOT_APPLICABLE, None, None, details)
     earned = 0.0

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Engine, create_engine, event, insert, select, update
+from sqlalchemy import Engine, Table, create_engine, event, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
@@ -139,7 +139,7 @@ class Store:
         rows = [
             {
                 "run_id": run_id,
-                "idx": r.index,
+                "idx": r.position,
                 "case_id": r.case_id,
                 "repeat": r.repeat,
                 "errored": r.errored,
@@ -149,7 +149,8 @@ class Store:
             for r in results
         ]
         with self.engine.begin() as conn:
-            conn.execute(insert(ResultRow), rows)
+            # the Core table insert skips the ORM's bulk machinery: several times faster
+            conn.execute(insert(_RESULTS), rows)
 
     def finish_run(self, run_id: str, status: RunStatus, summary: RunSummary) -> None:
         """Mark a run complete or incomplete and store its summary."""
@@ -207,6 +208,10 @@ class Store:
         with self.engine.connect() as conn:
             for (record,) in conn.execute(stmt):
                 yield CaseResult.from_record(record, rubric_checks)
+
+
+_RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
+"""The results table itself, for Core inserts."""
 
 
 def _info(row: Any) -> RunInfo:

@@ -1,0 +1,201 @@
+"""Scoring throughput, throughput with persistence, and peak memory on 100,000 recorded cases.
+
+Usage: python benchmarks/bench_scoring.py [--cases N] [--suite PATH] [--rubric NAME]
+
+1. Records the suite's agent on each of the suite's cases and writes N recorded cases to a
+   JSONL file (the templates cycled, each with its own id and a varied latency).
+2. Each measurement runs in a fresh child process so its peak RSS is its own:
+   - parse: stream and validate the JSONL (no scoring);
+   - score: stream, validate and score with the rubric; the scoring time (checks, score,
+     outcome, aggregation) is timed separately from parsing, on one core;
+   - persist: the whole ``checkweigh run`` path (stream, score, aggregate, write every
+     result to a fresh SQLite database, finish the run).
+Prints one line per figure and a JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SUITE = ROOT / "examples" / "scheduling" / "suite.yaml"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def record_cases(suite_path: Path, out: Path, n: int) -> None:
+    """Write ``n`` recorded cases made by running the suite's agent on its cases."""
+    from checkweigh.runs import AgentTarget
+    from checkweigh.suites import iter_cases, load_suite
+
+    suite = load_suite(suite_path)
+    templates = list(iter_cases(suite.cases_path))
+    if suite.target is not None:
+        target = AgentTarget.load(suite.target.agent, suite.base_dir)
+
+        async def record_all() -> list[dict[str, object]]:
+            rows = []
+            for case in templates:
+                ran, _ = await target.run(case)
+                rows.append(ran.model_dump(mode="json", exclude_none=True))
+            return rows
+
+        rows = asyncio.run(record_all())
+    else:
+        rows = [c.model_dump(mode="json", exclude_none=True) for c in templates]
+    with out.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            row = dict(rows[i % len(rows)])
+            row["id"] = f"{row['id']}-{i:06d}"
+            row["latency_ms"] = 200.0 + (i * 7919) % 1800
+            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def phase_parse(cases: Path) -> dict[str, float]:
+    from checkweigh.suites import iter_cases
+
+    start = time.perf_counter()
+    n = sum(1 for _ in iter_cases(cases))
+    elapsed = time.perf_counter() - start
+    return {
+        "cases": n,
+        "seconds": elapsed,
+        "cases_per_s": n / elapsed,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def phase_score(suite_path: Path, rubric: str, cases: Path) -> dict[str, float]:
+    from checkweigh.core import RunAggregator
+    from checkweigh.runs import Evaluator
+    from checkweigh.suites import iter_cases, load_suite
+
+    suite = load_suite(suite_path)
+    chosen = [r for r in suite.rubrics if r.name == rubric]
+    evaluator = Evaluator.for_rubrics(suite.checks, chosen)
+    aggregator = RunAggregator(chosen)
+    clock = time.perf_counter
+    scoring = 0.0
+    n = 0
+    start = clock()
+    for index, case in enumerate(iter_cases(cases)):
+        t0 = clock()
+        aggregator.add(evaluator.evaluate(case, index=index))
+        scoring += clock() - t0
+        n += 1
+    total = clock() - start
+    summary = aggregator.summary().rubric(rubric)
+    return {
+        "cases": n,
+        "checks": len(evaluator.checks),
+        "scoring_seconds": scoring,
+        "scoring_cases_per_s": n / scoring,
+        "parse_and_score_cases_per_s": n / total,
+        "tcr": summary.tcr or 0.0,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[str, float]:
+    import dataclasses
+
+    from checkweigh.runs import execute
+    from checkweigh.store import Store
+    from checkweigh.suites import load_suite
+
+    suite = load_suite(suite_path)
+    suite = dataclasses.replace(
+        suite,
+        rubrics=tuple(r for r in suite.rubrics if r.name == rubric),
+        gates=(),
+        cases_path=cases,
+        spec=suite.spec.model_copy(update={"target": None}),
+    )
+    store = Store(f"sqlite:///{db}")
+    start = time.perf_counter()
+    outcome = execute(suite, store)
+    elapsed = time.perf_counter() - start
+    stored = sum(1 for _ in store.iter_results(outcome.run_id))
+    return {
+        "cases": outcome.summary.executions,
+        "stored": stored,
+        "seconds": elapsed,
+        "cases_per_s": outcome.summary.executions / elapsed,
+        "db_mb": db.stat().st_size / 1e6,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+def _child(args: list[str]) -> dict[str, float]:
+    proc = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark phase {args[:2]} failed:\n{proc.stderr}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=100_000)
+    p.add_argument("--suite", type=Path, default=DEFAULT_SUITE)
+    p.add_argument("--rubric", default="completion")
+    p.add_argument("--phase", choices=["parse", "score", "persist"])
+    p.add_argument("--file", type=Path)
+    p.add_argument("--db", type=Path)
+    a = p.parse_args()
+    if a.phase == "parse":
+        print(json.dumps(phase_parse(a.file)))
+        return
+    if a.phase == "score":
+        print(json.dumps(phase_score(a.suite, a.rubric, a.file)))
+        return
+    if a.phase == "persist":
+        print(json.dumps(phase_persist(a.suite, a.rubric, a.file, a.db)))
+        return
+
+    with tempfile.TemporaryDirectory(prefix="checkweigh-bench-") as tmp:
+        cases = Path(tmp) / "recorded.jsonl"
+        t0 = time.perf_counter()
+        record_cases(a.suite, cases, a.cases)
+        size_mb = cases.stat().st_size / 1e6
+        print(
+            f"input: {a.cases:,} recorded cases, {size_mb:.1f} MB JSONL "
+            f"(written in {time.perf_counter() - t0:.1f}s)"
+        )
+        common = ["--suite", str(a.suite), "--rubric", a.rubric, "--file", str(cases)]
+        parse = _child(["--phase", "parse", *common])
+        score = _child(["--phase", "score", *common])
+        persist = _child(["--phase", "persist", *common, "--db", str(Path(tmp) / "bench.db")])
+    print(f"parse only:              {parse['cases_per_s']:>10,.0f} cases/s")
+    print(
+        f"scoring (one core):      {score['scoring_cases_per_s']:>10,.0f} cases/s"
+        f"  ({score['checks']:.0f} checks/case, bar >= 50,000)"
+    )
+    print(f"parse + score:           {score['parse_and_score_cases_per_s']:>10,.0f} cases/s")
+    print(
+        f"end to end + SQLite:     {persist['cases_per_s']:>10,.0f} cases/s"
+        f"  ({persist['stored']:,.0f} results stored, bar >= 10,000)"
+    )
+    peak = max(parse["peak_rss_mb"], score["peak_rss_mb"], persist["peak_rss_mb"])
+    print(
+        f"peak RSS:                {peak:>10,.0f} MB"
+        f"  (parse {parse['peak_rss_mb']:.0f}, score {score['peak_rss_mb']:.0f}, "
+        f"persist {persist['peak_rss_mb']:.0f}; bar < 300)"
+    )
+    print(json.dumps({"parse": parse, "score": score, "persist": persist}))
+
+
+if __name__ == "__main__":
+    main()
