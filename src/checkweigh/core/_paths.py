@@ -30,9 +30,11 @@ class FieldPath:
         pos = 0
         for match in _TOKEN.finditer(text):
             gap = text[pos : match.start()]
-            if gap not in ("", ".") or (gap == "." and pos == 0):
-                raise PathSyntaxError(f"malformed field path {text!r}")
             name, index = match.groups()
+            # a name follows a '.' (or starts the path); an index follows directly
+            expected_gap = "" if index is not None or pos == 0 else "."
+            if gap != expected_gap:
+                raise PathSyntaxError(f"malformed field path {text!r}")
             parts.append(int(index) if index is not None else name)
             pos = match.end()
         if pos != len(text) or not parts or isinstance(parts[0], int):
