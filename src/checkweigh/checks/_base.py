@@ -66,7 +66,7 @@ class NamedCheck:
     """A check under its suite name, with its ``when`` guard and version.
 
     :meth:`run` and :meth:`arun` never raise for a failing check: an exception becomes an
-    errored verdict carrying its text.
+    errored verdict carrying its text. Build it with :meth:`of`.
     """
 
     name: str
@@ -74,26 +74,32 @@ class NamedCheck:
     when: tuple[Condition, ...] = ()
     version: str = "1"
     is_async: bool = False
+    fn: Callable[[Case], Any] | None = None
+    """The function that judges a case (the check's compiled runner where it has one)."""
+    guards: tuple[tuple[Callable[[Any], bool], Verdict], ...] = ()
+    """Each ``when`` condition's test, with the not-applicable verdict when it is false."""
 
     @classmethod
     def of(cls, name: str, check: CheckLike, when: tuple[Condition, ...] = ()) -> NamedCheck:
         """Wrap ``check``, reading its version and whether it is async."""
-        return cls(name, check, when, _version_of(check), _is_async(check))
+        runner = getattr(check, "runner", None)
+        fn = runner() if callable(runner) else check.evaluate
+        guards = tuple((c.test, not_applicable(f"not {c.describe()}")) for c in when)
+        return cls(name, check, when, _version_of(check), _is_async(check), fn, guards)
 
     def _guard(self, case: Case) -> Verdict | None:
-        for condition in self.when:
-            if not condition.holds(case):
-                return not_applicable(f"not {condition.describe()}")
+        for test, verdict in self.guards:
+            if not test(case):
+                return verdict
         return None
 
     def run(self, case: Case) -> Verdict:
         """Evaluate a synchronous check."""
-        if self.when:
-            guarded = self._guard(case)
-            if guarded is not None:
-                return guarded
+        for test, verdict in self.guards:
+            if not test(case):
+                return verdict
         try:
-            answer = self.check.evaluate(case)
+            answer = (self.fn or self.check.evaluate)(case)
         except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
             return errored(_error_text(exc))
         if type(answer) is Verdict:  # the common case, kept cheap
@@ -109,7 +115,7 @@ class NamedCheck:
         if guarded is not None:
             return guarded
         try:
-            answer = self.check.evaluate(case)
+            answer = (self.fn or self.check.evaluate)(case)
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - see run()
@@ -153,9 +159,13 @@ class FunctionCheck:
 
     def evaluate(self, case: Case) -> Any:
         """Call the function on the case."""
-        if self.kwargs:
-            return self.fn(case, **self.kwargs)
-        return self.fn(case)
+        return self.fn(case, **self.kwargs)
+
+    def runner(self) -> Callable[[Case], Any]:
+        """The function itself when no options are bound (one call less per case)."""
+        if not self.kwargs:
+            return self.fn
+        return functools.partial(self.fn, **self.kwargs)
 
     def __call__(self, case: Case, **kwargs: Any) -> Any:
         return self.fn(case, **{**self.kwargs, **kwargs})

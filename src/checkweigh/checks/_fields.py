@@ -10,8 +10,9 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field, model_validator
 
-from ..core import Case, Verdict, failed, not_applicable, passed
-from ._model import ExpectedMixin, FieldCheck, is_missing, short
+from ..core import Case, FieldPath, Verdict, failed, not_applicable, passed
+from ..core._paths import MISSING
+from ._model import Compiled, ExpectedMixin, FieldCheck, Runner, is_missing, short
 
 
 def _missing(path: str) -> Verdict:
@@ -22,51 +23,63 @@ def _no_expectation(label: str) -> Verdict:
     return not_applicable(f"no expectation at {label}")
 
 
-class Equals(FieldCheck, ExpectedMixin):
+class Equals(Compiled, FieldCheck, ExpectedMixin):
     """The value at ``path`` equals ``value`` (or the value at ``expected_path``)."""
 
     type: Literal["equals"] = "equals"
     case_insensitive: bool = False
     """Compare strings without regard to case."""
 
-    _pass: Verdict
-
     @model_validator(mode="after")
     def _check_expected(self) -> Equals:
         self._init_expected()
-        # one shared verdict for every pass: no allocation on the hot path
-        self._pass = passed(f"{self.path} == {self.expected_path or short(self.value)}")
         return self
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        expected = self.expected(case)
-        if is_missing(expected):
-            return _no_expectation(self.expected_label())
-        a, e = actual, expected
-        if self.case_insensitive and isinstance(a, str) and isinstance(e, str):
-            a, e = a.casefold(), e.casefold()
-        if a == e:
-            return self.__pydantic_private__["_pass"]  # type: ignore[no-any-return,index]
-        return failed(f"{self.path} is {short(actual)}, expected {short(expected)}")
+    def compile(self) -> Runner:
+        get, path = FieldPath.parse(self.path).getter, self.path
+        expected_of = self.expected_getter()
+        folded = self.case_insensitive
+        ok = passed(f"{path} == {self.expected_path or short(self.value)}")
+        missing, no_expectation = _missing(path), _no_expectation(self.expected_label())
+
+        def run(case: Case) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return missing
+            expected = expected_of(case)
+            if expected is MISSING:
+                return no_expectation
+            if actual == expected or (folded and _fold_eq(actual, expected)):
+                return ok
+            return failed(f"{path} is {short(actual)}, expected {short(expected)}")
+
+        return run
 
 
-class OneOf(FieldCheck):
+def _fold_eq(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and a.casefold() == b.casefold()
+
+
+class OneOf(Compiled, FieldCheck):
     """The value at ``path`` is one of ``values``."""
 
     type: Literal["one_of"] = "one_of"
     values: list[Any] = Field(min_length=1)
     """The allowed values."""
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if actual in self.values:
-            return passed(f"{self.path} is {short(actual)}")
-        return failed(f"{self.path} is {short(actual)}, expected one of {short(self.values)}")
+    def compile(self) -> Runner:
+        get, path, allowed = FieldPath.parse(self.path).getter, self.path, list(self.values)
+        missing, ok = _missing(path), passed(f"{path} is one of {short(allowed)}")
+
+        def run(case: Case) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return missing
+            if actual in allowed:
+                return ok
+            return failed(f"{path} is {short(actual)}, expected one of {short(allowed)}")
+
+        return run
 
 
 class Contains(FieldCheck):
@@ -139,42 +152,49 @@ class Regex(FieldCheck):
         return failed(f"{self.path} does not match /{self.pattern}/")
 
 
-class SetEquals(FieldCheck, ExpectedMixin):
+class SetEquals(Compiled, FieldCheck, ExpectedMixin):
     """The list at ``path`` holds the same items as the expected list, in any order."""
 
     type: Literal["set_equals"] = "set_equals"
     case_insensitive: bool = False
     """Compare string items without regard to case."""
 
-    _pass: Verdict
-
     @model_validator(mode="after")
     def _check_expected(self) -> SetEquals:
         self._init_expected()
-        self._pass = passed(f"{self.path} has the items of {self.expected_label()}")
         return self
 
-    def _as_set(self, value: Any) -> frozenset[Any] | None:
-        if not isinstance(value, list | tuple | set | frozenset):
-            return None
-        if self.case_insensitive:
-            return frozenset(x.casefold() if isinstance(x, str) else x for x in value)
-        return frozenset(value)
+    def compile(self) -> Runner:
+        get, path = FieldPath.parse(self.path).getter, self.path
+        expected_of = self.expected_getter()
+        label, folded = self.expected_label(), self.case_insensitive
+        ok = passed(f"{path} has the items of {label}")
+        missing, no_expectation = _missing(path), _no_expectation(label)
+        not_lists = failed(f"{path} or {label} is not a list")
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        expected = self.expected(case)
-        if is_missing(expected):
-            return _no_expectation(self.expected_label())
-        a, e = self._as_set(actual), self._as_set(expected)
-        if a is None or e is None:
-            return failed(f"{self.path} or {self.expected_label()} is not a list")
-        if a == e:
-            return self.__pydantic_private__["_pass"]  # type: ignore[no-any-return,index]
-        extra, lacking = sorted(map(str, a - e)), sorted(map(str, e - a))
-        return failed(f"{self.path}: unexpected {extra}, missing {lacking}")
+        def as_set(value: Any) -> frozenset[Any] | None:
+            if not isinstance(value, list | tuple | set | frozenset):
+                return None
+            if folded:
+                return frozenset(x.casefold() if isinstance(x, str) else x for x in value)
+            return frozenset(value)
+
+        def run(case: Case) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return missing
+            expected = expected_of(case)
+            if expected is MISSING:
+                return no_expectation
+            a, e = as_set(actual), as_set(expected)
+            if a is None or e is None:
+                return not_lists
+            if a == e:
+                return ok
+            extra, lacking = sorted(map(str, a - e)), sorted(map(str, e - a))
+            return failed(f"{path}: unexpected {extra}, missing {lacking}")
+
+        return run
 
 
 class WithinTolerance(FieldCheck, ExpectedMixin):
@@ -209,7 +229,7 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
-class _Bounds(FieldCheck):
+class _Bounds(Compiled, FieldCheck):
     min: int | None = Field(default=None, ge=0)
     """Smallest allowed size."""
     max: int | None = Field(default=None, ge=0)
@@ -223,12 +243,29 @@ class _Bounds(FieldCheck):
             raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
         return self
 
-    def _within(self, size: int, unit: str) -> Verdict:
-        if self.min is not None and size < self.min:
-            return failed(f"{self.path} has {size} {unit}, fewer than {self.min}")
-        if self.max is not None and size > self.max:
-            return failed(f"{self.path} has {size} {unit}, more than {self.max}")
-        return passed(f"{self.path} has {size} {unit}")
+    def _size(self, value: Any) -> tuple[int, str] | Verdict:
+        raise NotImplementedError
+
+    def compile(self) -> Runner:
+        get, path, size_of = FieldPath.parse(self.path).getter, self.path, self._size
+        low, high = self.min, self.max
+        missing = _missing(path)
+
+        def run(case: Case) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return missing
+            measured = size_of(actual)
+            if isinstance(measured, Verdict):
+                return measured
+            size, unit = measured
+            if low is not None and size < low:
+                return failed(f"{path} has {size} {unit}, fewer than {low}")
+            if high is not None and size > high:
+                return failed(f"{path} has {size} {unit}, more than {high}")
+            return passed(f"{path} has {size} {unit}")
+
+        return run
 
 
 class Length(_Bounds):
@@ -236,13 +273,12 @@ class Length(_Bounds):
 
     type: Literal["length"] = "length"
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if not isinstance(actual, str | list | dict):
-            return failed(f"{self.path} is {type(actual).__name__}, which has no length")
-        return self._within(len(actual), "items" if not isinstance(actual, str) else "chars")
+    def _size(self, value: Any) -> tuple[int, str] | Verdict:
+        if isinstance(value, str):
+            return len(value), "chars"
+        if isinstance(value, list | dict):
+            return len(value), "items"
+        return failed(f"{self.path} is {type(value).__name__}, which has no length")
 
 
 class WordCount(_Bounds):
@@ -250,13 +286,10 @@ class WordCount(_Bounds):
 
     type: Literal["word_count"] = "word_count"
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if not isinstance(actual, str):
-            return failed(f"{self.path} is {type(actual).__name__}, expected text")
-        return self._within(len(actual.split()), "words")
+    def _size(self, value: Any) -> tuple[int, str] | Verdict:
+        if isinstance(value, str):
+            return len(value.split()), "words"
+        return failed(f"{self.path} is {type(value).__name__}, expected text")
 
 
 class JsonSchema(FieldCheck):

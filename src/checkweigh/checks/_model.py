@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..core import Case, FieldPath, PathSyntaxError, Verdict
+from ..core._paths import MISSING as _MISSING
 
-_MISSING = object()
+Runner = Callable[[Case], Verdict]
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -38,6 +40,37 @@ class BuiltinCheck(BaseModel):
         """Judge one case."""
         raise NotImplementedError
 
+    def runner(self) -> Runner:
+        """A function equivalent to :meth:`evaluate`; checks on the hot path return a closure
+        with their settings bound (see :class:`Compiled`)."""
+        return self.evaluate
+
+
+class Compiled(BuiltinCheck):
+    """A check that builds its logic once, as a closure, when it is validated.
+
+    Subclasses implement :meth:`compile`; :meth:`evaluate` and :meth:`runner` use its result,
+    built on first use (after every validator has run) and kept.
+    """
+
+    _run: Runner | None = None
+
+    def compile(self) -> Runner:
+        """Build the evaluation function."""
+        raise NotImplementedError
+
+    def evaluate(self, case: Case) -> Verdict:
+        """Judge one case."""
+        return self.runner()(case)
+
+    def runner(self) -> Runner:
+        """The compiled evaluation function."""
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        run: Runner | None = private["_run"]
+        if run is None:
+            run = private["_run"] = self.compile()
+        return run
+
 
 class FieldCheck(BuiltinCheck):
     """A check on the value at ``path``, optionally against another path of the case."""
@@ -45,22 +78,22 @@ class FieldCheck(BuiltinCheck):
     path: str
     """Where the value under test lives, e.g. ``final_state.booking.time``."""
 
-    _path: FieldPath
+    _path: FieldPath | None = None
 
     @field_validator("path")
     @classmethod
     def _valid_path(cls, value: str) -> str:
         return parse_path(value)
 
-    def model_post_init(self, context: Any, /) -> None:
-        self._path = FieldPath.parse(self.path)
-
     def actual(self, case: Case) -> Any:
         """The value under test, or the module's missing marker."""
         # read the private slot directly: pydantic's __getattr__ for private attributes is
         # slow, and this runs once per check per case
-        path: FieldPath = self.__pydantic_private__["_path"]  # type: ignore[index]
-        return path.get(case, _MISSING)
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        path: FieldPath | None = private["_path"]
+        if path is None:
+            path = private["_path"] = FieldPath.parse(self.path)
+        return path.getter(case)
 
 
 def is_missing(value: Any) -> bool:
@@ -96,6 +129,13 @@ class ExpectedMixin(BaseModel):
         if path is None:
             return self.value
         return path.get(case, _MISSING)
+
+    def expected_getter(self) -> Callable[[Case], Any]:
+        """A function returning the expected value (or the missing marker)."""
+        if self.expected_path is None:
+            value = self.value
+            return lambda _case: value
+        return FieldPath.parse(self.expected_path).getter
 
     def expected_label(self) -> str:
         """Where the expectation comes from, for reasons."""

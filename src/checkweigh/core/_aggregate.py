@@ -47,6 +47,7 @@ class _RubricAcc:
         "na",
         "names",
         "outcomes",
+        "pairs",
         "per_case",
         "rubric",
         "worst",
@@ -62,6 +63,7 @@ class _RubricAcc:
         # per check: passed, failed, not applicable, errored
         self.names = rubric.check_names
         self.counts = {name: [0, 0, 0, 0] for name in self.names}
+        self.pairs = tuple(self.counts.items())
         self.per_case: dict[str, list[tuple[float, str]]] | None = {} if keep_cases else None
         # max-heap by score (negated) of the lowest scores: (-score, -seq, WorstCase)
         self.errored_examples: list[str] = []
@@ -112,9 +114,8 @@ class _RubricAcc:
             self.errored_examples.append(text)
 
     def _count(self, details: Mapping[str, Verdict]) -> None:
-        counts = self.counts
-        for name in self.names:
-            counts[name][_SLOT[details[name].state]] += 1
+        for name, slots in self.pairs:
+            slots[_SLOT[details[name].state]] += 1
 
     def summary(self, total: float, total_sq: float) -> RubricSummary:
         weights = self.rubric.normalized_weights
@@ -214,12 +215,13 @@ class RunAggregator:
                     break
         for acc, sums in zip(self._accs, self._sums, strict=True):
             acc.add(result, sums)
-        if result.latency_ms is not None:
-            item = (result.latency_ms, result.case_id, result.repeat)
-            if len(self._slow) < self._slow_n:
-                heapq.heappush(self._slow, item)
-            elif item > self._slow[0]:
-                heapq.heapreplace(self._slow, item)
+        ms = result.latency_ms
+        if ms is not None:
+            slow = self._slow
+            if len(slow) < self._slow_n:
+                heapq.heappush(slow, (ms, result.case_id, result.repeat))
+            elif ms > slow[0][0]:
+                heapq.heapreplace(slow, (ms, result.case_id, result.repeat))
 
     def add_all(self, results: Iterable[CaseResult]) -> RunAggregator:
         """Add many results; returns self."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ._paths import MISSING as _MISSING
 from ._paths import FieldPath
-
-_MISSING = object()
 
 
 class ConditionOp(StrEnum):
@@ -32,13 +32,31 @@ class Condition:
     path: FieldPath
     op: ConditionOp = ConditionOp.EQUALS
     value: Any = None
+    _test: Callable[[Any], bool] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        test = self._slow_holds
+        if self.op is ConditionOp.EQUALS:  # the common guard gets a dedicated closure
+            get, value = self.path.getter, self.value
+
+            def test(root: Any) -> bool:
+                actual = get(root)
+                return actual is not _MISSING and bool(actual == value)
+
+        object.__setattr__(self, "_test", test)
+
+    @property
+    def test(self) -> Callable[[Any], bool]:
+        """The condition as a function of the root."""
+        return self._test
 
     def holds(self, root: Any) -> bool:
         """Whether the condition is true of ``root`` (usually a :class:`Case`)."""
-        actual = self.path.get(root, _MISSING)
+        return self._test(root)
+
+    def _slow_holds(self, root: Any) -> bool:
+        actual = self.path.getter(root)
         op = self.op
-        if op is _EQ:
-            return actual is not _MISSING and bool(actual == self.value)
         if op is ConditionOp.EXISTS:
             return (actual is not _MISSING) == bool(self.value if self.value is not None else True)
         if actual is _MISSING:
@@ -65,12 +83,9 @@ class Condition:
         return f"{self.path} is {self.op.value}"
 
 
-_EQ = ConditionOp.EQUALS
-
-
 def all_hold(conditions: tuple[Condition, ...], root: Any) -> bool:
     """Whether every condition holds (true for none)."""
     for c in conditions:  # noqa: SIM110 - a plain loop beats all() + generator here
-        if not c.holds(root):
+        if not c._test(root):
             return False
     return True

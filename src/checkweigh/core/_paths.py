@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 _MISSING = object()
+MISSING: Any = _MISSING
+"""What :attr:`FieldPath.getter` returns for a path that does not resolve."""
 
 
 class PathSyntaxError(ValueError):
@@ -20,6 +23,11 @@ class FieldPath:
 
     text: str
     parts: tuple[str | int, ...]
+    _getter: Callable[[Any], Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self._getter is None:
+            object.__setattr__(self, "_getter", _compile(self.parts))
 
     @classmethod
     def parse(cls, text: str) -> FieldPath:
@@ -43,22 +51,17 @@ class FieldPath:
 
     def get(self, root: Any, default: Any = _MISSING) -> Any:
         """The value at this path, or ``default``; raise KeyError when missing and no default."""
-        value = root
-        try:
-            for part in self.parts:
-                # dicts and lists dominate real paths: index them inline, the rest in _step
-                t = type(value)
-                if t is dict or (t is list and type(part) is int):
-                    value = value[part]
-                else:
-                    value = _step(value, part)
-                    if value is _MISSING:
-                        raise KeyError(part)
-        except (KeyError, IndexError):
+        value = self._getter(root)
+        if value is _MISSING:
             if default is _MISSING:
-                raise KeyError(self.text) from None
+                raise KeyError(self.text)
             return default
         return value
+
+    @property
+    def getter(self) -> Callable[[Any], Any]:
+        """The compiled lookup: returns :data:`MISSING` instead of raising."""
+        return self._getter
 
     def exists(self, root: Any) -> bool:
         """Whether the path resolves to a value (None counts as a value)."""
@@ -71,22 +74,62 @@ class FieldPath:
 _MISSING_SENTINEL = object()
 
 
-def _step(value: Any, part: str | int) -> Any:
-    if type(part) is int:
-        if isinstance(value, list | tuple) and -len(value) <= part < len(value):
-            return value[part]
-        return _MISSING
+_SCALARS = (str, int, float, bool, list, tuple)
+
+
+def _attr(value: Any, name: str) -> Any:
+    """``value.name`` for models and objects, ``value[name]`` for mappings; KeyError if absent."""
     if isinstance(value, dict):
-        return value.get(part, _MISSING)
+        return value[name]
     if value is None or isinstance(value, _SCALARS):
-        return _MISSING
+        raise KeyError(name)
     fields = getattr(type(value), "__pydantic_fields__", None)
-    if fields is not None and part in fields:  # a model's field: no method to guard against
-        return getattr(value, part)  # type: ignore[arg-type]
-    attr = getattr(value, part, _MISSING)  # type: ignore[arg-type]
-    if callable(attr):
-        return _MISSING
+    if fields is not None and name in fields:
+        return getattr(value, name)
+    attr = getattr(value, name, _MISSING)
+    if attr is _MISSING or callable(attr):  # methods are not data
+        raise KeyError(name)
     return attr
 
 
-_SCALARS = (str, int, float, bool, list, tuple)
+def _index(value: Any, i: int) -> Any:
+    """``value[i]`` for tuples (lists are handled inline); KeyError otherwise."""
+    if isinstance(value, list | tuple):
+        return value[i]
+    raise KeyError(i)
+
+
+def _compile(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
+    """A getter specialized to ``parts``: one straight-line function, no per-part loop.
+
+    Paths are resolved once per check per case, so this is the hot path of scoring. The
+    generated source holds only variable names (k0, k1, ...); the parts themselves are bound
+    as values, never spliced into code.
+    """
+    body = []
+    for i, part in enumerate(parts):
+        if isinstance(part, int):
+            body.append(f"        v = v[k{i}] if type(v) is list else _index(v, k{i})")
+        else:
+            # an object's own data lives in its __dict__ (pydantic fields too): read it directly
+            body.append(f"        if type(v) is dict: v = v[k{i}]")
+            body.append("        else:")
+            body.append("            d = getattr(v, '__dict__', None)")
+            body.append(
+                f"            v = d[k{i}] if d is not None and k{i} in d else _attr(v, k{i})"
+            )
+    source = "\n".join(
+        [
+            "def getter(v):",
+            "    try:",
+            *body,
+            "    except (KeyError, IndexError):",
+            "        return _MISSING",
+            "    return v",
+        ]
+    )
+    namespace: dict[str, Any] = {"_attr": _attr, "_index": _index, "_MISSING": _MISSING}
+    namespace.update({f"k{i}": part for i, part in enumerate(parts)})
+    exec(source, namespace)
+    getter: Callable[[Any], Any] = namespace["getter"]
+    return getter

@@ -32,21 +32,28 @@ class CaseResult(NamedTuple):
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-ready form, as stored and exported."""
+        verdicts: dict[str, Any] = {}
+        for name, v in self.verdicts.items():
+            # VerdictState is a str enum: it serializes as its value
+            entry = {"state": v.state, "reason": v.reason}
+            if v.error is not None:
+                entry["error"] = v.error
+            verdicts[name] = entry
         return {
             "case_id": self.case_id,
             "repeat": self.repeat,
             "position": self.position,
             "latency_ms": self.latency_ms,
             "agent_error": self.agent_error,
-            "verdicts": {name: v.to_dict() for name, v in self.verdicts.items()},
+            "verdicts": verdicts,
             "scores": {
                 name: {
-                    "status": r.status.value,
+                    "status": r.status,
                     "score": r.score,
-                    "outcome": r.outcome.value if r.outcome else None,
-                    "excluded": list(r.excluded),
-                    "required_failed": list(r.required_failed),
-                    "errored": list(r.errored),
+                    "outcome": r.outcome,
+                    "excluded": r.excluded,
+                    "required_failed": r.required_failed,
+                    "errored": r.errored,
                 }
                 for name, r in self.results.items()
             },

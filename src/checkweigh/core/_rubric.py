@@ -121,6 +121,14 @@ class Rubric:
         return {i.check: i.weight / total for i in self.items}
 
     @functools.cached_property
+    def plan(self) -> tuple[tuple[str, float, bool, bool], ...]:
+        """(check, weight, required, not-applicable counts as passed) per item, for scoring."""
+        return tuple(
+            (i.check, i.weight, i.required, i.not_applicable is NotApplicablePolicy.PASS)
+            for i in self.items
+        )
+
+    @functools.cached_property
     def check_names(self) -> tuple[str, ...]:
         """The checks this rubric scores, in order."""
         return tuple(i.check for i in self.items)

@@ -89,28 +89,24 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
         return EvaluationResult(rubric.name, ScoreStatus.NOT_APPLICABLE, None, None, details)
     earned = 0.0
     counted = 0.0
-    excluded: list[str] = []
-    errored: list[str] = []
-    required_failed: list[str] = []
-    for item in rubric.items:
-        state = details[item.check].state
-        if state is _PASSED:
-            earned += item.weight
-            counted += item.weight
+    excluded: list[str] | tuple[()] = ()
+    errored: list[str] | tuple[()] = ()
+    required_failed: list[str] | tuple[()] = ()
+    for check, weight, required, na_passes in rubric.plan:
+        state = details[check].state
+        if state is _PASSED or (state is _NA and na_passes):
+            earned += weight
+            counted += weight
         elif state is _NA:
-            if item.not_applicable is _PASS_POLICY:
-                earned += item.weight
-                counted += item.weight
-            else:
-                excluded.append(item.check)
+            excluded = [*excluded, check]
         elif state is _ERRORED:
-            errored.append(item.check)
-            if item.required:
-                required_failed.append(item.check)
+            errored = [*errored, check]
+            if required:
+                required_failed = [*required_failed, check]
         else:
-            counted += item.weight
-            if item.required:
-                required_failed.append(item.check)
+            counted += weight
+            if required:
+                required_failed = [*required_failed, check]
     if errored:
         return EvaluationResult(
             rubric.name,

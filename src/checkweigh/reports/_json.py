@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..core import CaseResult, RunSummary
 
 
@@ -29,7 +31,7 @@ def write_json_report(
         for r in results:
             if count:
                 fh.write(",\n")
-            json.dump(r.to_record(), fh)
+            fh.write(orjson.dumps(r.to_record()).decode())
             count += 1
         fh.write("]}\n")
     return count
