@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
+from ._model import BuiltinCheck
 
 CheckAnswer: TypeAlias = Verdict | bool | tuple[bool, str]
 """What a check may return: a verdict, a bool, or (bool, reason)."""
@@ -82,8 +83,8 @@ class NamedCheck:
     @classmethod
     def of(cls, name: str, check: CheckLike, when: tuple[Condition, ...] = ()) -> NamedCheck:
         """Wrap ``check``, reading its version and whether it is async."""
-        runner = getattr(check, "runner", None)
-        fn = runner() if callable(runner) else check.evaluate
+        # only our own check types promise a runner(); anything else is used via evaluate
+        fn = check.runner() if isinstance(check, BuiltinCheck | FunctionCheck) else check.evaluate
         guards = tuple((c.test, not_applicable(f"not {c.describe()}")) for c in when)
         return cls(name, check, when, _version_of(check), _is_async(check), fn, guards)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Literal
 
@@ -49,11 +48,24 @@ class Equals(Compiled, FieldCheck, ExpectedMixin):
             expected = expected_of(case)
             if expected is MISSING:
                 return no_expectation
-            if actual == expected or (folded and _fold_eq(actual, expected)):
+            if same(actual, expected) or (folded and _fold_eq(actual, expected)):
                 return ok
             return failed(f"{path} is {short(actual)}, expected {short(expected)}")
 
         return run
+
+
+def _canonical(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that does not take ``True`` for ``1`` (or ``False`` for ``0``)."""
+    return a == b and (type(a) is bool) == (type(b) is bool)
 
 
 def _fold_eq(a: Any, b: Any) -> bool:
@@ -75,7 +87,7 @@ class OneOf(Compiled, FieldCheck):
             actual = get(case)
             if actual is MISSING:
                 return missing
-            if actual in allowed:
+            if any(same(actual, x) for x in allowed):
                 return ok
             return failed(f"{path} is {short(actual)}, expected one of {short(allowed)}")
 
@@ -175,9 +187,11 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         def as_set(value: Any) -> frozenset[Any] | None:
             if not isinstance(value, list | tuple | set | frozenset):
                 return None
-            if folded:
-                return frozenset(x.casefold() if isinstance(x, str) else x for x in value)
-            return frozenset(value)
+            items = [x.casefold() if folded and isinstance(x, str) else x for x in value]
+            try:
+                return frozenset(items)
+            except TypeError:  # objects (dicts, lists) compare by their canonical JSON
+                return frozenset(_canonical(x) for x in items)
 
         def run(case: Case) -> Verdict:
             actual = get(case)
@@ -197,32 +211,42 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         return run
 
 
-class WithinTolerance(FieldCheck, ExpectedMixin):
-    """The number at ``path`` is within ``abs_tol`` or ``rel_tol`` of the expected number."""
+class WithinTolerance(Compiled, FieldCheck, ExpectedMixin):
+    """The number at ``path`` is within ``abs_tol``, or within ``rel_tol`` times the expected
+    number, of the expected number."""
 
     type: Literal["within_tolerance"] = "within_tolerance"
     abs_tol: float = Field(default=0.0, ge=0)
     """Absolute tolerance."""
     rel_tol: float = Field(default=0.0, ge=0)
-    """Relative tolerance (a fraction of the expected value)."""
+    """Relative tolerance, as a fraction of the expected value (0.05 = within 5%)."""
 
     @model_validator(mode="after")
     def _check_expected(self) -> WithinTolerance:
         self._init_expected()
         return self
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        expected = self.expected(case)
-        if is_missing(expected):
-            return _no_expectation(self.expected_label())
-        if not _is_number(actual) or not _is_number(expected):
-            return failed(f"{self.path} is {short(actual)}, expected a number")
-        if math.isclose(actual, expected, rel_tol=self.rel_tol, abs_tol=self.abs_tol):
-            return passed(f"{self.path} = {actual} ~ {expected}")
-        return failed(f"{self.path} = {actual}, expected {expected} within tolerance")
+    def compile(self) -> Runner:
+        get, path = FieldPath.parse(self.path).getter, self.path
+        expected_of = self.expected_getter()
+        abs_tol, rel_tol = self.abs_tol, self.rel_tol
+        missing, no_expectation = _missing(path), _no_expectation(self.expected_label())
+
+        def run(case: Case) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return missing
+            expected = expected_of(case)
+            if expected is MISSING:
+                return no_expectation
+            if not _is_number(actual) or not _is_number(expected):
+                return failed(f"{path} is {short(actual)}, expected a number")
+            allowed = max(abs_tol, rel_tol * abs(expected))
+            if abs(actual - expected) <= allowed:
+                return passed(f"{path} = {actual}, within {allowed:g} of {expected}")
+            return failed(f"{path} = {actual}, expected {expected} within {allowed:g}")
+
+        return run
 
 
 def _is_number(x: Any) -> bool:

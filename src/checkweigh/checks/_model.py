@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -35,6 +35,27 @@ class BuiltinCheck(BaseModel):
 
     version: ClassVar[str] = "1"
     """Bumped whenever a check's logic changes."""
+
+    _CACHES: ClassVar[tuple[str, ...]] = ("_run", "_path")
+
+    def __eq__(self, other: object) -> bool:
+        # settings decide equality; the private caches filled on first use do not
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(repr(v) for v in self.__dict__.values())))
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; caches built from the old settings are dropped so the copy judges by its own."""
+        copy = super().model_copy(update=update, deep=deep)
+        private = copy.__pydantic_private__
+        if private:
+            for name in self._CACHES:
+                if name in private:
+                    private[name] = None
+        return copy
 
     def evaluate(self, case: Case) -> Verdict:
         """Judge one case."""
@@ -109,8 +130,6 @@ class ExpectedMixin(BaseModel):
     expected_path: str | None = None
     """Where the expected value lives, e.g. ``ground_truth.time``."""
 
-    _expected_path: FieldPath | None = None
-
     @field_validator("expected_path")
     @classmethod
     def _valid_expected_path(cls, value: str | None) -> str | None:
@@ -120,15 +139,6 @@ class ExpectedMixin(BaseModel):
         given = {"value", "expected_path"} & self.model_fields_set
         if len(given) != 1:
             raise ValueError("give exactly one of 'value' or 'expected_path'")
-        if self.expected_path is not None:
-            self._expected_path = FieldPath.parse(self.expected_path)
-
-    def expected(self, case: Case) -> Any:
-        """The expected value, or the missing marker when its path is absent."""
-        path: FieldPath | None = self.__pydantic_private__["_expected_path"]  # type: ignore[index]
-        if path is None:
-            return self.value
-        return path.get(case, _MISSING)
 
     def expected_getter(self) -> Callable[[Case], Any]:
         """A function returning the expected value (or the missing marker)."""

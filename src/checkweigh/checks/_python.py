@@ -34,7 +34,7 @@ class PythonCheck(BuiltinCheck):
     @classmethod
     def _dotted(cls, value: str) -> str:
         module, _, attr = split_dotted(value)
-        if not module or not attr:
+        if not module or not attr or module.startswith("."):
             raise ValueError(f"expected 'module:function', got {value!r}")
         return value
 
@@ -68,11 +68,20 @@ def load_object(dotted: str, search: Sequence[Path] = ()) -> Any:
         ImportTargetError: the module cannot be imported or lacks the attribute.
     """
     module_name, _, attr = split_dotted(dotted)
+    if not module_name or not attr or module_name.startswith("."):
+        raise ImportTargetError(f"expected 'module:function', got {dotted!r}")
     with import_paths(search):
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise ImportTargetError(f"cannot import module {module_name!r}: {exc}") from None
+        except SyntaxError as exc:
+            where = f"{exc.filename}:{exc.lineno}" if exc.filename else module_name
+            raise ImportTargetError(f"syntax error in {where}: {exc.msg}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's module failed while importing
+            raise ImportTargetError(
+                f"importing module {module_name!r} raised {type(exc).__name__}: {exc}"
+            ) from None
     obj = module
     for part in attr.split("."):
         try:

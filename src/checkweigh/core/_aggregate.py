@@ -216,7 +216,7 @@ class RunAggregator:
         for acc, sums in zip(self._accs, self._sums, strict=True):
             acc.add(result, sums)
         ms = result.latency_ms
-        if ms is not None:
+        if ms is not None and self._slow_n > 0:
             slow = self._slow
             if len(slow) < self._slow_n:
                 heapq.heappush(slow, (ms, result.case_id, result.repeat))

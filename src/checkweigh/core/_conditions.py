@@ -11,6 +11,11 @@ from ._paths import MISSING as _MISSING
 from ._paths import FieldPath
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equality that does not take ``True`` for ``1`` (a success flag of 1 is not true)."""
+    return bool(a == b) and (type(a) is bool) == (type(b) is bool)
+
+
 class ConditionOp(StrEnum):
     """How a condition compares the value at its path."""
 
@@ -41,7 +46,7 @@ class Condition:
 
             def test(root: Any) -> bool:
                 actual = get(root)
-                return actual is not _MISSING and bool(actual == value)
+                return actual is not _MISSING and _same(actual, value)
 
         object.__setattr__(self, "_test", test)
 
@@ -62,9 +67,9 @@ class Condition:
         if actual is _MISSING:
             return op in (ConditionOp.FALSY, ConditionOp.NOT_EQUALS)
         if op is ConditionOp.EQUALS:
-            return bool(actual == self.value)
+            return _same(actual, self.value)
         if op is ConditionOp.NOT_EQUALS:
-            return bool(actual != self.value)
+            return not _same(actual, self.value)
         if op is ConditionOp.IN:
             return actual in self.value
         if op is ConditionOp.TRUTHY:

@@ -25,11 +25,38 @@ def wilson_interval(successes: int, n: int, z: float = _Z975) -> tuple[float, fl
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def t_cdf(t: float, df: int) -> float:
+    """P(T <= t) for Student's t with integer ``df``, by the exact finite trigonometric series."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    s = math.sin(theta)
+    if df % 2 == 1:
+        total, term = 0.0, 1.0
+        for k in range(1, (df - 1) // 2 + 1):
+            if k > 1:
+                term *= c2 * (2 * k - 2) / (2 * k - 1)
+            else:
+                term = 1.0
+            total += term
+        inner = math.cos(theta) * s * total if df > 1 else 0.0
+        a = (2.0 / math.pi) * (theta + inner)
+    else:
+        total, term = 1.0, 1.0
+        for k in range(1, (df - 2) // 2 + 1):
+            term *= c2 * (2 * k - 1) / (2 * k)
+            total += term
+        a = s * total
+    return 0.5 * (1.0 + a)
+
+
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom.
 
-    Exact for df 1 and 2; a Cornish-Fisher expansion of the normal quantile otherwise
-    (error below 1e-3 for df >= 3 at the usual confidence levels).
+    Exact for df 1 and 2; otherwise the exact CDF (:func:`t_cdf`) is inverted by bisection
+    (to 1e-12) for df up to 1000, and a Cornish-Fisher expansion is used beyond, where it
+    agrees with the exact value to better than 1e-6.
     """
     if df < 1:
         raise ValueError("df must be >= 1")
@@ -39,6 +66,19 @@ def t_quantile(p: float, df: int) -> float:
         return math.tan(math.pi * (p - 0.5))
     if df == 2:
         return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    if df <= 1000:
+        lo, hi = -1.0, 1.0
+        while t_cdf(lo, df) > p:
+            lo *= 2
+        while t_cdf(hi, df) < p:
+            hi *= 2
+        while hi - lo > 1e-12 * max(1.0, abs(hi)):
+            mid = 0.5 * (lo + hi)
+            if t_cdf(mid, df) < p:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
     z = NormalDist().inv_cdf(p)
     v = float(df)
     z3, z5, z7, z9 = z**3, z**5, z**7, z**9

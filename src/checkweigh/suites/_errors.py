@@ -35,7 +35,7 @@ def loc_text(loc: Iterable[str | int]) -> str:
     return out
 
 
-def _clean_loc(loc: tuple[str | int, ...]) -> Loc:
+def clean_loc(loc: tuple[str | int, ...]) -> Loc:
     # pydantic adds union-member tags (e.g. 'function-after[...]') that are not user fields
     return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or "-" in p)))
 
@@ -47,7 +47,7 @@ def _got(value: Any) -> str:
 
 def describe(err: ErrorDetails, known_keys: Iterable[str] = ()) -> tuple[Loc, str]:
     """The location and a one-line message for one pydantic error."""
-    loc = _clean_loc(tuple(err["loc"]))
+    loc = clean_loc(tuple(err["loc"]))
     kind = err["type"]
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else "?"
@@ -78,11 +78,18 @@ def describe(err: ErrorDetails, known_keys: Iterable[str] = ()) -> tuple[Loc, st
     return loc, msg
 
 
-def first_error(exc: ValidationError, known_keys: Iterable[str] = ()) -> tuple[Loc, str]:
-    """The most useful error of a validation failure (the first), described."""
+def pick(exc: ValidationError) -> ErrorDetails:
+    """The most useful error of a validation failure."""
     errors = exc.errors(include_url=False)
+    # a misspelled key is the root cause of the 'missing' error it also produces
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     # a union of shapes reports one error per shape; prefer the one that is not a type mismatch
     for err in errors:
         if err["type"] not in ("model_type", "dict_type", "float_type"):
-            return describe(err, known_keys)
-    return describe(errors[0], known_keys)
+            return err
+    return errors[0]
+
+
+def first_error(exc: ValidationError, known_keys: Iterable[str] = ()) -> tuple[Loc, str]:
+    """The most useful error of a validation failure, described."""
+    return describe(pick(exc), known_keys)

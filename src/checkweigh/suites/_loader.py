@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..checks import CheckSpec, ImportTargetError, NamedCheck, PythonCheck, _fields, _trajectory
+from ..checks import (
+    BuiltinCheck,
+    CheckSpec,
+    ImportTargetError,
+    NamedCheck,
+    PythonCheck,
+    _fields,
+    _trajectory,
+)
 from ..checks._python import load_object, resolve_python_check
 from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
 from ..errors import SuiteError
-from ._errors import first_error, loc_text
+from ._errors import clean_loc, describe, loc_text, pick
 from ._schema import (
     BandsSpec,
     ConditionSpec,
@@ -30,6 +39,45 @@ from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 _CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(CheckSpec)
 _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec])
 _CHECK_EXTRAS = ("when", "description")
+_CHECK_MODELS: dict[str, type[BaseModel]] = {
+    m.model_fields["type"].default: m
+    for m in (*get_args(get_args(CheckSpec)[0]),)
+    if isinstance(m, type) and issubclass(m, BaseModel)
+}
+
+
+def _unwrap(tp: Any) -> Any:
+    """The model, dict or list inside Optional / Annotated / union annotations."""
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin in (Union, UnionType):
+            args = [a for a in get_args(tp) if a is not type(None)]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            tp = models[0] if models else args[0]
+        else:
+            return tp
+
+
+def _keys_at(root: type[BaseModel], loc: Loc) -> set[str] | None:
+    """The keys allowed next to ``loc[-1]``, walking ``root``'s annotations; None if unknown."""
+    tp: Any = root
+    for part in loc[:-1]:
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = tp.model_fields.get(str(part))
+            if field is None:
+                return None
+            tp = field.annotation
+        elif get_origin(tp) in (dict, list):
+            tp = get_args(tp)[-1]
+        else:
+            return None
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return {f.alias or name for name, f in tp.model_fields.items()}
+    return None
 
 
 def _known_keys() -> set[str]:
@@ -67,10 +115,23 @@ class _Ctx:
             message, file=self.path, line=self.lines.line(loc), field=loc_text(loc) or None
         )
 
-    def from_validation(self, exc: ValidationError, prefix: Loc = ()) -> SuiteError:
+    def from_validation(
+        self,
+        exc: ValidationError,
+        prefix: Loc = (),
+        tag: object = None,
+        model: type[BaseModel] = SuiteSpec,
+    ) -> SuiteError:
         if self._keys is None:
             self._keys = _known_keys()
-        loc, message = first_error(exc, self._keys)
+        err = pick(exc)
+        raw_loc = clean_loc(tuple(err["loc"]))
+        if tag is not None and raw_loc[:1] == (tag,):
+            raw_loc = raw_loc[1:]
+        keys = _keys_at(model, raw_loc)
+        loc, message = describe(err, keys if keys is not None else self._keys)
+        if tag is not None and loc[:1] == (tag,):
+            loc = loc[1:]
         return self.error(prefix + loc, message)
 
 
@@ -121,7 +182,9 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     try:
         spec = _CHECK_ADAPTER.validate_python(body)
     except ValidationError as exc:
-        raise ctx.from_validation(exc, loc) from None
+        # the discriminated union puts the check's type first in each location: drop it
+        model = _CHECK_MODELS.get(str(body.get("type")), BuiltinCheck)
+        raise ctx.from_validation(exc, loc, tag=body.get("type"), model=model) from None
     when: tuple[Condition, ...] = ()
     if "when" in raw:
         try:

@@ -224,6 +224,15 @@ class TargetSpec(_Strict):
 
     agent: str
     """``module:function``; the suite's folder is importable."""
+
+    @field_validator("agent")
+    @classmethod
+    def _dotted(cls, value: str) -> str:
+        module, _, attr = value.partition(":")
+        if not module or not attr or module.startswith("."):
+            raise ValueError(f"expected 'module:function', got {value!r}")
+        return value
+
     concurrency: int = Field(default=8, ge=1, le=1024)
     """How many cases run at once."""
     timeout_s: float | None = Field(default=None, gt=0)
