@@ -5,6 +5,7 @@ Exit codes: 0 gates passed, 1 gates failed, 2 usage or input error, 130 interrup
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -40,8 +41,14 @@ app = typer.Typer(
 
 
 def _consoles() -> tuple[Console, Console]:
-    """Fresh stdout and stderr consoles, so the width follows the current terminal/$COLUMNS."""
-    return Console(), Console(stderr=True)
+    """Fresh stdout and stderr consoles, so the width follows the current terminal/$COLUMNS.
+
+    Output that is not a terminal (CI logs, files) gets 120 columns unless $COLUMNS says so.
+    """
+    width = None
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        width = 120
+    return Console(width=width), Console(stderr=True)
 
 
 DbOption = Annotated[

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -31,7 +33,8 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         band = r.band or ""
         head = Text.assemble(
             ("TCR ", "bold"),
-            (f"{r.tcr:.3f}", "bold"),
+            # truncated, not rounded: 0.8496 must not read as 0.850 next to a 0.85 band edge
+            (f"{math.floor(r.tcr * 1000) / 1000:.3f}", "bold"),
             f"  95% CI [{r.tcr_low:.3f}, {r.tcr_high:.3f}]  ",
             (band, _BAND_STYLE.get(band, "")),
             f"   scored {r.scored} of {r.executions}",
@@ -63,7 +66,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         ("n/a", "right"),
         ("errored", "right"),
     ):
-        checks.add_column(col, justify=justify)  # type: ignore[arg-type]
+        checks.add_column(col, justify=justify, no_wrap=col == "check")  # type: ignore[arg-type]
     for c in r.checks:
         checks.add_row(
             c.check,
