@@ -24,8 +24,9 @@ def test_run_prints_report_stores_run_and_exports_json(suite_path: Path, tmp_pat
     out_json = tmp_path / "out" / "results.json"
     code, out, _ = _run("run", str(suite_path), "--db", db, "--json", str(out_json), "-q")
     assert code == 0, out
-    # TCR 3.7/6 = 0.6167, shown truncated. ok-1, ok-2 score 1; wrong-time 0.7 (required correct_time failed: graceful);
-    # missing-bob 0.6 (graceful); crash 0 with stage failed (hard); terse 0.4 (partial)
+    # ok-1, ok-2 score 1; wrong-time 0.7 (required correct_time failed: graceful);
+    # missing-bob 0.6 (graceful); crash 0 with stage failed (hard); terse 0.4 (partial).
+    # TCR = 3.7 / 6 = 0.6167, shown truncated.
     assert "TCR 0.616" in out
     assert "successful completion       2" in out
     assert "graceful failure            2" in out
