@@ -27,6 +27,7 @@ from ._summary import (
 from ._verdict import Verdict, VerdictState
 
 _ERRORED = ScoreStatus.ERRORED
+_NOT_APPLICABLE = ScoreStatus.NOT_APPLICABLE
 _TOP_FAILING = 5
 _SLOT = {
     VerdictState.PASSED: 0,
@@ -50,6 +51,8 @@ class _RubricAcc:
         "pairs",
         "per_case",
         "rubric",
+        "total",
+        "total_sq",
         "worst",
     )
 
@@ -59,7 +62,9 @@ class _RubricAcc:
         self.na = 0
         self.errored = 0
         self.n = 0
-        self.outcomes: Counter[str] = Counter()
+        self.outcomes: dict[OutcomeClass, int] = dict.fromkeys(OutcomeClass, 0)
+        self.total = 0.0
+        self.total_sq = 0.0
         # per check: passed, failed, not applicable, errored
         self.names = rubric.check_names
         self.counts = {name: [0, 0, 0, 0] for name in self.names}
@@ -69,41 +74,43 @@ class _RubricAcc:
         self.errored_examples: list[str] = []
         self.worst: list[tuple[float, int, WorstCase]] = []
 
-    def add(self, result: CaseResult, sums: list[float]) -> None:
+    def add(self, result: CaseResult) -> None:
         if result.agent_error is not None:
             self.executions += 1
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {result.agent_error}")
             return
         r = result.results[self.rubric.name]
-        if r.status is ScoreStatus.NOT_APPLICABLE:
+        status = r.status
+        if status is _NOT_APPLICABLE:
             self.na += 1
             if r.excluded:  # every check was excluded: still worth counting as not applicable
                 self._count(r.details)
             return
         self.executions += 1
         self._count(r.details)
-        if r.status is ScoreStatus.ERRORED:
+        if status is _ERRORED:
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {r.explanation}")
             return
-        assert r.score is not None
-        assert r.outcome is not None
+        score, outcome = r.score, r.outcome
+        assert score is not None
+        assert outcome is not None
         self.n += 1
-        sums[0] += r.score
-        sums[1] += r.score * r.score
-        self.outcomes[r.outcome.value] += 1
+        self.total += score
+        self.total_sq += score * score
+        self.outcomes[outcome] += 1
         if self.per_case is not None:
-            self.per_case.setdefault(result.case_id, []).append((r.score, r.outcome.value))
-        if r.score < 1.0 and (len(self.worst) < _WORST or -r.score > self.worst[0][0]):
+            self.per_case.setdefault(result.case_id, []).append((score, outcome.value))
+        if score < 1.0 and (len(self.worst) < _WORST or -score > self.worst[0][0]):
             entry = WorstCase(
                 case_id=result.case_id,
                 repeat=result.repeat,
-                score=r.score,
-                outcome=r.outcome.value,
+                score=score,
+                outcome=outcome.value,
                 explanation=r.explanation,
             )
-            item = (-r.score, -self.n, entry)
+            item = (-score, -self.n, entry)
             if len(self.worst) < _WORST:
                 heapq.heappush(self.worst, item)
             else:
@@ -117,7 +124,7 @@ class _RubricAcc:
         for name, slots in self.pairs:
             slots[_SLOT[details[name].state]] += 1
 
-    def summary(self, total: float, total_sq: float) -> RubricSummary:
+    def summary(self) -> RubricSummary:
         weights = self.rubric.normalized_weights
         checks = []
         for name in self.rubric.check_names:
@@ -142,7 +149,7 @@ class _RubricAcc:
         lo_tcr: float | None = None
         hi_tcr: float | None = None
         if self.n:
-            tcr, lo_tcr, hi_tcr = mean_interval(self.n, total, total_sq)
+            tcr, lo_tcr, hi_tcr = mean_interval(self.n, self.total, self.total_sq)
         return RubricSummary(
             rubric=self.rubric.name,
             executions=self.executions,
@@ -153,7 +160,7 @@ class _RubricAcc:
             tcr_low=lo_tcr,
             tcr_high=hi_tcr,
             band=self.rubric.bands.label(tcr) if tcr is not None else None,
-            outcomes={o.value: self.outcomes.get(o.value, 0) for o in OutcomeClass},
+            outcomes={o.value: n for o, n in self.outcomes.items()},
             checks=checks,
             top_failing=[c.check for c in failing[:_TOP_FAILING]],
             errored_examples=list(self.errored_examples),
@@ -193,7 +200,6 @@ class RunAggregator:
         self, rubrics: Sequence[Rubric], *, keep_case_scores: bool = False, slowest: int = 5
     ):
         self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
-        self._sums = [[0.0, 0.0] for _ in rubrics]
         self._executions = 0
         self._cases: set[str] = set()
         self._errored = 0
@@ -213,8 +219,8 @@ class RunAggregator:
                 if r.status is _ERRORED:
                     self._errored += 1
                     break
-        for acc, sums in zip(self._accs, self._sums, strict=True):
-            acc.add(result, sums)
+        for acc in self._accs:
+            acc.add(result)
         ms = result.latency_ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow
@@ -236,7 +242,7 @@ class RunAggregator:
             cases=len(self._cases),
             errored_executions=self._errored,
             agent_errors=self._agent_errors,
-            rubrics=[a.summary(s[0], s[1]) for a, s in zip(self._accs, self._sums, strict=True)],
+            rubrics=[a.summary() for a in self._accs],
             slowest=[
                 SlowCase(case_id=c, repeat=r, latency_ms=ms)
                 for ms, c, r in sorted(self._slow, reverse=True)

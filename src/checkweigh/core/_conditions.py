@@ -43,10 +43,15 @@ class Condition:
         test = self._slow_holds
         if self.op is ConditionOp.EQUALS:  # the common guard gets a dedicated closure
             get, value = self.path.getter, self.value
+            value_is_bool = type(value) is bool
 
             def test(root: Any) -> bool:
                 actual = get(root)
-                return actual is not _MISSING and _same(actual, value)
+                return (
+                    actual is not _MISSING
+                    and actual == value
+                    and (type(actual) is bool) is value_is_bool
+                )
 
         object.__setattr__(self, "_test", test)
 

@@ -7,9 +7,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from ._conditions import Condition
-from ._outcome import OutcomeRule, default_outcome_rules
+from ._outcome import OutcomeClass, OutcomeRule, default_outcome_rules
 
 
 class RubricError(ValueError):
@@ -126,6 +127,20 @@ class Rubric:
         return tuple(
             (i.check, i.weight, i.required, i.not_applicable is NotApplicablePolicy.PASS)
             for i in self.items
+        )
+
+    @functools.cached_property
+    def rule_plan(self) -> tuple[tuple[Any, float, float, tuple[Any, ...], bool], ...]:
+        """(outcome, min score, max score, state tests, is success) per outcome rule."""
+        return tuple(
+            (
+                r.outcome,
+                -math.inf if r.min_score is None else r.min_score,
+                math.inf if r.max_score is None else r.max_score,
+                tuple(c.test for c in r.state),
+                r.outcome is OutcomeClass.SUCCESSFUL_COMPLETION,
+            )
+            for r in self.outcome_rules
         )
 
     @functools.cached_property

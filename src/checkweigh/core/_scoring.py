@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from ._conditions import all_hold
-from ._outcome import OutcomeClass, classify
+from ._outcome import OutcomeClass
 from ._rubric import NotApplicablePolicy, Rubric
 from ._verdict import Verdict, VerdictState
 
@@ -124,7 +124,17 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
         )
     # Rounding keeps sums like 0.25 + 0.25 + 0.25 from landing just under a 0.75 threshold.
     score = round(earned / counted, 9)
-    outcome = classify(rubric.outcome_rules, score, case, bool(required_failed))
+    # the first matching rule (see classify); inlined with precompiled tests for speed
+    outcome = OutcomeClass.PARTIAL_FAILURE
+    for rule_outcome, low, high, tests, is_success in rubric.rule_plan:
+        if (is_success and required_failed) or score < low or score > high:
+            continue
+        for test in tests:
+            if not test(case):
+                break
+        else:
+            outcome = rule_outcome
+            break
     return EvaluationResult(
         rubric.name,
         ScoreStatus.SCORED,
