@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from checkweigh.core import (
     CaseResult,
@@ -85,13 +86,24 @@ def test_latest_previous_and_bad_references(tmp_path: Path) -> None:
 def test_writer_batches_by_size_and_flushes_the_rest(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'c.db'}")
     run_id = store.create_run("sched", "s.yaml", _config(), 1)
-    writer = ResultWriter(store, run_id, batch_size=4, max_delay_s=3600)
-    for i in range(10):
-        writer.add(_result(f"c{i}", i, True))
-    assert writer.written == 8
-    assert len(list(store.iter_results(run_id))) == 8
-    writer.flush()
+    with ResultWriter(store, run_id, batch_size=4, max_delay_s=3600) as writer:
+        for i in range(10):
+            writer.add(_result(f"c{i}", i, True))
+        assert writer.written == 8
+        assert len(list(store.iter_results(run_id))) == 8
+    # leaving the block flushes the rest
+    assert writer.written == 10
     assert len(list(store.iter_results(run_id))) == 10
+
+
+def test_a_batch_that_cannot_be_written_raises_a_store_error(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'f.db'}")
+    # a run id that does not exist violates the foreign key: the batch write fails
+    writer = ResultWriter(store, "no-such-run", batch_size=2, max_delay_s=3600)
+    writer.add(_result("c0", 0, True))
+    with pytest.raises(IntegrityError):
+        writer.add(_result("c1", 1, True))
+    assert writer.written == 0
 
 
 def test_two_runs_writing_at_once_lose_nothing(tmp_path: Path) -> None:
@@ -100,10 +112,9 @@ def test_two_runs_writing_at_once_lose_nothing(tmp_path: Path) -> None:
 
     def write(name: str, ids: list[str]) -> None:
         store = Store(url)
-        writer = ResultWriter(store, ids[0], batch_size=7, max_delay_s=3600)
-        for i in range(200):
-            writer.add(_result(f"{name}-{i}", i, i % 2 == 0))
-        writer.flush()
+        with ResultWriter(store, ids[0], batch_size=7, max_delay_s=3600) as writer:
+            for i in range(200):
+                writer.add(_result(f"{name}-{i}", i, i % 2 == 0))
 
     store = Store(url)
     runs = [store.create_run(n, "s.yaml", _config(), 1) for n in ("a", "b")]
@@ -128,3 +139,18 @@ def test_database_url_from_environment(tmp_path: Path, monkeypatch: pytest.Monke
 def test_default_database_lives_in_dot_checkweigh(tmp_path: Path) -> None:
     Store()
     assert (tmp_path / ".checkweigh" / "checkweigh.db").exists()
+
+
+@pytest.mark.parametrize("path", ["sqlite", "generic"])
+def test_large_batches_are_stored_whole_and_in_order(tmp_path: Path, path: str) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'g.db'}")
+    run_id = store.create_run("sched", "s.yaml", _config(), 1)
+    results = [_result(f"case-{i:03d}", i, i % 3 != 0) for i in range(257)]
+    write = store._add_results_sqlite if path == "sqlite" else store._add_results_generic
+    write(run_id, results)  # three full 100-row statements would be 300: 257 ends mid-chunk
+    back = list(store.iter_results(run_id))
+    assert [r.case_id for r in back] == [r.case_id for r in results]
+    assert [r.results["completion"].score for r in back] == [
+        r.results["completion"].score for r in results
+    ]
+    assert back[3].verdicts["correct_time"].reason == "booked 11:00, expected 10:00"

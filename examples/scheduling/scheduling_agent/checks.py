@@ -42,6 +42,14 @@ _CONFLICT_WORDS = ("busy", "conflict", "not available", "unavailable", "taken")
 _PROBLEM_WORDS = ("couldn't", "can't", "cannot", "not ", "outside", "too ", "exceed", "only ")
 
 
+def _has_any(text: str, words: tuple[str, ...]) -> bool:
+    """Whether any of ``words`` occurs in ``text`` (a plain loop: cheaper than any() + genexpr)."""
+    for word in words:  # noqa: SIM110
+        if word in text:
+            return True
+    return False
+
+
 def _context(case: Case) -> dict[str, Any]:
     ctx = case.final_state.get("scheduling_context")
     return ctx if isinstance(ctx, dict) else {}
@@ -71,7 +79,7 @@ def clear_explanation(case: Case, min_chars: int = 20) -> Verdict:
         return failed(f"reply has only {len(reply)} chars: {reply!r}")
     ctx = _context(case)
     low = reply.lower()
-    claims_booking = any(w in low for w in _BOOKED_WORDS)
+    claims_booking = _has_any(low, _BOOKED_WORDS)
     if ctx.get("booking_confirmed"):
         event = ctx.get("booked_event") or {}
         if not claims_booking:
@@ -82,10 +90,10 @@ def clear_explanation(case: Case, min_chars: int = 20) -> Verdict:
     if claims_booking and "not booked" not in low:
         return failed("reply claims a booking, but none was confirmed")
     if ctx.get("conflicts"):
-        if any(w in low for w in _CONFLICT_WORDS):
+        if _has_any(low, _CONFLICT_WORDS):
             return passed("reply explains the conflict")
         return failed("there was a conflict but the reply does not mention it")
-    if "?" in reply or any(w in low for w in _PROBLEM_WORDS):
+    if "?" in reply or _has_any(low, _PROBLEM_WORDS):
         return passed("reply says what stopped the booking")
     return failed("reply does not say why nothing was booked")
 
@@ -231,17 +239,23 @@ def correct_slot(case: Case) -> Verdict:
     truth = _truth(case)
     ctx = _context(case)
     event = ctx.get("booked_event") if ctx.get("booking_confirmed") else None
-    booked = f"{event.get('date')} {event.get('time')}" if isinstance(event, dict) else None
+    if not isinstance(event, dict):
+        event = None
     if not truth.get("expect_booking"):
-        if booked is not None:
+        if event is not None:
+            booked = f"{event.get('date')} {event.get('time')}"
             return failed(f"booked {booked} although no booking was expected")
-        return not_applicable("no booking expected and none made")
-    expected = f"{truth.get('date')} {truth.get('time')}"
-    if booked is None:
-        return failed(f"nothing booked; expected {expected}")
-    if booked != expected:
-        return failed(f"booked {booked}, expected {expected}")
-    return passed(f"booked {booked}")
+        return _NOTHING_TO_BOOK
+    if event is None:
+        return failed(f"nothing booked; expected {truth.get('date')} {truth.get('time')}")
+    date, time = event.get("date"), event.get("time")
+    if date != truth.get("date") or time != truth.get("time"):
+        expected = f"{truth.get('date')} {truth.get('time')}"
+        return failed(f"booked {date} {time}, expected {expected}")
+    return passed(f"booked {date} {time}")
+
+
+_NOTHING_TO_BOOK = not_applicable("no booking expected and none made")
 
 
 def _mid_sentence_names(reply: str) -> list[str]:

@@ -96,19 +96,45 @@ class NamedCheck:
 
     def run(self, case: Case) -> Verdict:
         """Evaluate a synchronous check."""
-        for test, verdict in self.guards:
-            if not test(case):
-                return verdict
-        try:
-            answer = (self.fn or self.check.evaluate)(case)
-        except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
-            return errored(_error_text(exc))
-        if type(answer) is Verdict:  # the common case, kept cheap
-            return answer
-        if inspect.isawaitable(answer):
-            _close(answer)
-            return errored("async check called synchronously; use arun()")
-        return to_verdict(answer)
+        return self.runner()(case)
+
+    def runner(self) -> Callable[[Case], Verdict]:
+        """:meth:`run` as one closure with everything bound: the engine calls it per case."""
+        fn = self.fn or self.check.evaluate
+
+        def judge(case: Case) -> Verdict:
+            try:
+                answer = fn(case)
+            except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
+                return errored(_error_text(exc))
+            if type(answer) is Verdict:  # the common case, kept cheap
+                return answer
+            return judge_answer(answer)
+
+        if not self.guards:
+            return judge
+        if len(self.guards) == 1:  # the usual single guard: one closure, no loop
+            ((test, skipped),) = self.guards
+
+            def guarded_once(case: Case) -> Verdict:
+                if not test(case):
+                    return skipped
+                try:
+                    answer = fn(case)
+                except Exception as exc:  # noqa: BLE001 - as in judge()
+                    return errored(_error_text(exc))
+                return answer if type(answer) is Verdict else judge_answer(answer)
+
+            return guarded_once
+        guards = self.guards
+
+        def guarded(case: Case) -> Verdict:
+            for test, verdict in guards:
+                if not test(case):
+                    return verdict
+            return judge(case)
+
+        return guarded
 
     async def arun(self, case: Case) -> Verdict:
         """Evaluate a check, awaiting it when it is async."""
@@ -122,6 +148,14 @@ class NamedCheck:
         except Exception as exc:  # noqa: BLE001 - see run()
             return errored(_error_text(exc))
         return to_verdict(answer)
+
+
+def judge_answer(answer: object) -> Verdict:
+    """A non-Verdict answer of a synchronous check, as a verdict."""
+    if inspect.isawaitable(answer):
+        _close(answer)
+        return errored("async check called synchronously; use arun()")
+    return to_verdict(answer)
 
 
 def _close(awaitable: object) -> None:

@@ -48,11 +48,16 @@ class Equals(Compiled, FieldCheck, ExpectedMixin):
             expected = expected_of(case)
             if expected is MISSING:
                 return no_expectation
-            if same(actual, expected) or (folded and _fold_eq(actual, expected)):
+            if (actual == expected and (type(actual) is bool) is (type(expected) is bool)) or (
+                folded and _fold_eq(actual, expected)
+            ):
                 return ok
             return failed(f"{path} is {short(actual)}, expected {short(expected)}")
 
         return run
+
+
+_COLLECTIONS = (list, tuple, set, frozenset)
 
 
 def _canonical(value: Any) -> Any:
@@ -185,9 +190,9 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         not_lists = failed(f"{path} or {label} is not a list")
 
         def as_set(value: Any) -> frozenset[Any] | None:
-            if not isinstance(value, list | tuple | set | frozenset):
+            if not isinstance(value, _COLLECTIONS):
                 return None
-            items = [x.casefold() if folded and isinstance(x, str) else x for x in value]
+            items = [x.casefold() if isinstance(x, str) else x for x in value] if folded else value
             try:
                 return frozenset(items)
             except TypeError:  # objects (dicts, lists) compare by their canonical JSON

@@ -88,7 +88,9 @@ class _RubricAcc:
                 self._count(r.details)
             return
         self.executions += 1
-        self._count(r.details)
+        details = r.details
+        for name, slots in self.pairs:  # inlined _count: this runs per case
+            slots[_SLOT[details[name].state]] += 1
         if status is _ERRORED:
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {r.explanation}")
@@ -102,7 +104,8 @@ class _RubricAcc:
         self.outcomes[outcome] += 1
         if self.per_case is not None:
             self.per_case.setdefault(result.case_id, []).append((score, outcome.value))
-        if score < 1.0 and (len(self.worst) < _WORST or -score > self.worst[0][0]):
+        worst = self.worst
+        if score < 1.0 and (len(worst) < _WORST or -score > worst[0][0]):
             entry = WorstCase(
                 case_id=result.case_id,
                 repeat=result.repeat,
@@ -111,10 +114,10 @@ class _RubricAcc:
                 explanation=r.explanation,
             )
             item = (-score, -self.n, entry)
-            if len(self.worst) < _WORST:
-                heapq.heappush(self.worst, item)
+            if len(worst) < _WORST:
+                heapq.heappush(worst, item)
             else:
-                heapq.heapreplace(self.worst, item)
+                heapq.heapreplace(worst, item)
 
     def _example(self, text: str) -> None:
         if len(self.errored_examples) < _WORST:
@@ -214,11 +217,8 @@ class RunAggregator:
         if result.agent_error is not None:
             self._agent_errors += 1
             self._errored += 1
-        else:
-            for r in result.results.values():
-                if r.status is _ERRORED:
-                    self._errored += 1
-                    break
+        elif _ERRORED in [r.status for r in result.results.values()]:
+            self._errored += 1
         for acc in self._accs:
             acc.add(result)
         ms = result.latency_ms

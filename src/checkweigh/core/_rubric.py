@@ -130,6 +130,11 @@ class Rubric:
         )
 
     @functools.cached_property
+    def tally_memo(self) -> dict[tuple[Any, ...], Any]:
+        """Tallies already computed, by verdict-state combination (see ``score_rubric``)."""
+        return {}
+
+    @functools.cached_property
     def rule_plan(self) -> tuple[tuple[Any, float, float, tuple[Any, ...], bool], ...]:
         """(outcome, min score, max score, state tests, is success) per outcome rule."""
         return tuple(

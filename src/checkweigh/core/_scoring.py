@@ -5,6 +5,7 @@ This is the one place that turns verdicts into a score and an outcome class.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -18,6 +19,7 @@ _PASSED = VerdictState.PASSED
 _NA = VerdictState.NOT_APPLICABLE
 _ERRORED = VerdictState.ERRORED
 _PASS_POLICY = NotApplicablePolicy.PASS
+_new = tuple.__new__
 
 
 class ScoreStatus(StrEnum):
@@ -28,6 +30,9 @@ class ScoreStatus(StrEnum):
     """A check errored, so no honest score exists (an error is never read as 'no')."""
     NOT_APPLICABLE = "not_applicable"
     """The rubric's ``when`` guard was false, or every check was excluded as not applicable."""
+
+
+_SCORED = ScoreStatus.SCORED
 
 
 class EvaluationResult(NamedTuple):
@@ -73,13 +78,56 @@ class EvaluationResult(NamedTuple):
         return ". ".join(parts)
 
 
-def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> EvaluationResult:
-    """Score ``case`` on ``rubric`` from the verdicts of its checks.
+class Tally(NamedTuple):
+    """What the verdict states alone decide: status, score and the checks that shaped it."""
 
-    The score is the sum of the weights of the passed checks divided by the sum of the weights
-    that count: a not-applicable check counts as passed under the ``pass`` policy and is dropped
-    under ``exclude``. Any errored check leaves the case unscored for this rubric.
+    status: ScoreStatus
+    score: float | None
+    excluded: tuple[str, ...]
+    required_failed: tuple[str, ...]
+    errored: tuple[str, ...]
+
+
+def tally(rubric: Rubric, states: tuple[VerdictState, ...]) -> Tally:
+    """The scoring formula, over the states of the rubric's checks (in rubric order).
+
+    score = sum of the weights of the passed checks / sum of the weights that count. A
+    not-applicable check counts as passed under the ``pass`` policy and is dropped under
+    ``exclude``; any errored check leaves the case unscored.
     """
+    earned = counted = 0.0
+    excluded: list[str] = []
+    errored: list[str] = []
+    required_failed: list[str] = []
+    for (check, weight, required, na_passes), state in zip(rubric.plan, states, strict=True):
+        if state is _PASSED or (state is _NA and na_passes):
+            earned += weight
+            counted += weight
+        elif state is _NA:
+            excluded.append(check)
+        else:
+            if state is _ERRORED:
+                errored.append(check)
+            else:
+                counted += weight
+            if required:
+                required_failed.append(check)
+    lists = (tuple(excluded), tuple(required_failed), tuple(errored))
+    if errored:
+        return Tally(ScoreStatus.ERRORED, None, *lists)
+    if counted <= 0.0:
+        return Tally(ScoreStatus.NOT_APPLICABLE, None, *lists)
+    # Rounding keeps sums like 0.25 + 0.25 + 0.25 from landing just under a 0.75 threshold.
+    return Tally(ScoreStatus.SCORED, round(earned / counted, 9), *lists)
+
+
+_MEMO_LIMIT = 4096
+_state_of = operator.attrgetter("state")
+
+
+def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> EvaluationResult:
+    """Score ``case`` on ``rubric`` from the verdicts of its checks (see :func:`tally`), then
+    classify the outcome by the rubric's ordered rules."""
     names = rubric.check_names
     if len(names) == len(verdicts):  # the rubric covers every verdict: share the mapping
         details: Mapping[str, Verdict] = verdicts
@@ -87,43 +135,22 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
         details = {name: verdicts[name] for name in names}
     if rubric.when and not all_hold(rubric.when, case):
         return EvaluationResult(rubric.name, ScoreStatus.NOT_APPLICABLE, None, None, details)
-    earned = 0.0
-    counted = 0.0
-    excluded: list[str] | tuple[()] = ()
-    errored: list[str] | tuple[()] = ()
-    required_failed: list[str] | tuple[()] = ()
-    for check, weight, required, na_passes in rubric.plan:
-        state = details[check].state
-        if state is _PASSED or (state is _NA and na_passes):
-            earned += weight
-            counted += weight
-        elif state is _NA:
-            excluded = [*excluded, check]
-        elif state is _ERRORED:
-            errored = [*errored, check]
-            if required:
-                required_failed = [*required_failed, check]
-        else:
-            counted += weight
-            if required:
-                required_failed = [*required_failed, check]
-    if errored:
-        return EvaluationResult(
-            rubric.name,
-            ScoreStatus.ERRORED,
-            None,
-            None,
-            details,
-            tuple(excluded),
-            tuple(required_failed),
-            tuple(errored),
+    states = tuple(map(_state_of, map(details.__getitem__, names)))
+    # the tally depends on the states alone: a rubric sees few distinct combinations, so it is
+    # remembered per rubric (bounded), which takes the weight loop off the per-case path
+    memo = rubric.tally_memo
+    t = memo.get(states)
+    if t is None:
+        t = tally(rubric, states)
+        if len(memo) < _MEMO_LIMIT:
+            memo[states] = t
+    status, score, excluded, required_failed, errored = t
+    if status is not _SCORED:
+        return _new(
+            EvaluationResult,
+            (rubric.name, status, None, None, details, excluded, required_failed, errored),
         )
-    if counted <= 0.0:
-        return EvaluationResult(
-            rubric.name, ScoreStatus.NOT_APPLICABLE, None, None, details, tuple(excluded)
-        )
-    # Rounding keeps sums like 0.25 + 0.25 + 0.25 from landing just under a 0.75 threshold.
-    score = round(earned / counted, 9)
+    assert score is not None
     # the first matching rule (see classify); inlined with precompiled tests for speed
     outcome = OutcomeClass.PARTIAL_FAILURE
     for rule_outcome, low, high, tests, is_success in rubric.rule_plan:
@@ -135,12 +162,8 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
         else:
             outcome = rule_outcome
             break
-    return EvaluationResult(
-        rubric.name,
-        ScoreStatus.SCORED,
-        score,
-        outcome,
-        details,
-        tuple(excluded),
-        tuple(required_failed),
+    # built with tuple.__new__ directly: this runs once per rubric per case
+    return _new(
+        EvaluationResult,
+        (rubric.name, _SCORED, score, outcome, details, excluded, required_failed, ()),
     )

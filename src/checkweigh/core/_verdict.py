@@ -40,19 +40,27 @@ class Verdict(NamedTuple):
         return cls(VerdictState(data["state"]), data.get("reason", ""), data.get("error"))
 
 
+# Verdicts are made once per check per case: build the tuple directly (C level) instead of
+# through the generated Python __new__ of the NamedTuple.
+_new = tuple.__new__
+_PASSED = VerdictState.PASSED
+_FAILED = VerdictState.FAILED
+_NA = VerdictState.NOT_APPLICABLE
+
+
 def passed(reason: str = "") -> Verdict:
     """A passed verdict."""
-    return Verdict(VerdictState.PASSED, reason)
+    return _new(Verdict, (_PASSED, reason, None))
 
 
 def failed(reason: str) -> Verdict:
     """A failed verdict; the reason says what was wrong."""
-    return Verdict(VerdictState.FAILED, reason)
+    return _new(Verdict, (_FAILED, reason, None))
 
 
 def not_applicable(reason: str) -> Verdict:
     """The check does not apply to this case."""
-    return Verdict(VerdictState.NOT_APPLICABLE, reason)
+    return _new(Verdict, (_NA, reason, None))
 
 
 def errored(error: str, reason: str = "check raised an error") -> Verdict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
@@ -16,6 +16,7 @@ from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
 OnResult = Callable[[CaseResult], None]
+_new = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,13 @@ class Evaluator:
 
     checks: tuple[NamedCheck, ...]
     rubrics: tuple[Rubric, ...]
+    _runs: tuple[tuple[str, Callable[[Case], Verdict]], ...] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        # bound methods made once, not once per check per case
+        object.__setattr__(self, "_runs", tuple((c.name, c.runner()) for c in self.checks))
 
     @classmethod
     def for_rubrics(cls, checks: Mapping[str, NamedCheck], rubrics: Sequence[Rubric]) -> Evaluator:
@@ -51,9 +59,15 @@ class Evaluator:
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
     ) -> CaseResult:
         """Score one case with synchronous checks."""
-        verdicts = {c.name: c.run(case) for c in self.checks}
-        ms = latency_ms if latency_ms is not None else case.total_latency_ms()
-        return self._result(case, verdicts, repeat, index, ms)
+        verdicts = {name: run(case) for name, run in self._runs}
+        ms = latency_ms
+        if ms is None:  # a recorded latency is read directly; else derive it from the trace
+            ms = case.__dict__["latency_ms"]
+            if ms is None:
+                ms = case.total_latency_ms()
+        results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
+        # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
+        return _new(CaseResult, (case.id, repeat, verdicts, results, ms, None, index))
 
     async def aevaluate(
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None

@@ -54,30 +54,30 @@ def execute(
     evaluator = Evaluator.from_suite(suite)
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
     run_id = store.create_run(suite.name, str(suite.path), suite.snapshot(), repeat)
-    writer = ResultWriter(store, run_id)
-
-    def handle(result: CaseResult) -> None:
-        writer.add(result)
-        aggregator.add(result)
-        if on_result is not None:
-            on_result(result)
-
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
-    try:
-        run_cases(
-            evaluator,
-            iter_cases(suite.cases_path),
-            handle,
-            target=target,
-            repeat=repeat,
-            concurrency=limit,
-        )
-    except BaseException as exc:
+    with ResultWriter(store, run_id) as writer:
+
+        def handle(result: CaseResult) -> None:
+            writer.add(result)
+            aggregator.add(result)
+            if on_result is not None:
+                on_result(result)
+
+        try:
+            run_cases(
+                evaluator,
+                iter_cases(suite.cases_path),
+                handle,
+                target=target,
+                repeat=repeat,
+                concurrency=limit,
+            )
+        except BaseException as exc:
+            writer.flush()
+            summary = apply_gates(aggregator.summary(), suite.gates)
+            store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
+            raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
         writer.flush()
-        summary = apply_gates(aggregator.summary(), suite.gates)
-        store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
-        raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
-    writer.flush()
     summary = apply_gates(aggregator.summary(), suite.gates)
     store.finish_run(run_id, RunStatus.COMPLETE, summary)
     return RunOutcome(run_id, RunStatus.COMPLETE, summary)
