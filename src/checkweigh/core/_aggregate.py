@@ -46,6 +46,7 @@ class _RubricAcc:
         "executions",
         "n",
         "na",
+        "name",
         "names",
         "outcomes",
         "pairs",
@@ -58,6 +59,7 @@ class _RubricAcc:
 
     def __init__(self, rubric: Rubric, keep_cases: bool) -> None:
         self.rubric = rubric
+        self.name = rubric.name
         self.executions = 0
         self.na = 0
         self.errored = 0
@@ -74,19 +76,20 @@ class _RubricAcc:
         self.errored_examples: list[str] = []
         self.worst: list[tuple[float, int, WorstCase]] = []
 
-    def add(self, result: CaseResult) -> None:
+    def add(self, result: CaseResult) -> bool:
+        """Account for one execution; True when this rubric could not score it."""
         if result.agent_error is not None:
             self.executions += 1
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {result.agent_error}")
-            return
-        r = result.results[self.rubric.name]
+            return True
+        r = result.results[self.name]
         status = r.status
         if status is _NOT_APPLICABLE:
             self.na += 1
             if r.excluded:  # every check was excluded: still worth counting as not applicable
                 self._count(r.details)
-            return
+            return False
         self.executions += 1
         details = r.details
         for name, slots in self.pairs:  # inlined _count: this runs per case
@@ -94,7 +97,7 @@ class _RubricAcc:
         if status is _ERRORED:
             self.errored += 1
             self._example(f"{result.case_id}#{result.repeat}: {r.explanation}")
-            return
+            return True
         score, outcome = r.score, r.outcome
         assert score is not None
         assert outcome is not None
@@ -118,6 +121,7 @@ class _RubricAcc:
                 heapq.heappush(worst, item)
             else:
                 heapq.heapreplace(worst, item)
+        return False
 
     def _example(self, text: str) -> None:
         if len(self.errored_examples) < _WORST:
@@ -204,7 +208,7 @@ class RunAggregator:
     ):
         self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
         self._executions = 0
-        self._cases: set[str] = set()
+        self._case_ids: set[str] = set()
         self._errored = 0
         self._agent_errors = 0
         self._slow: list[tuple[float, str, int]] = []
@@ -213,14 +217,14 @@ class RunAggregator:
     def add(self, result: CaseResult) -> None:
         """Account for one finished execution."""
         self._executions += 1
-        self._cases.add(result.case_id)
-        if result.agent_error is not None:
+        self._case_ids.add(result.case_id)
+        errored = result.agent_error is not None
+        if errored:
             self._agent_errors += 1
-            self._errored += 1
-        elif _ERRORED in [r.status for r in result.results.values()]:
-            self._errored += 1
         for acc in self._accs:
-            acc.add(result)
+            errored = acc.add(result) or errored
+        if errored:
+            self._errored += 1
         ms = result.latency_ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow
@@ -239,7 +243,7 @@ class RunAggregator:
         """The aggregates of everything added so far."""
         return RunSummary(
             executions=self._executions,
-            cases=len(self._cases),
+            cases=len(self._case_ids),
             errored_executions=self._errored,
             agent_errors=self._agent_errors,
             rubrics=[a.summary() for a in self._accs],
