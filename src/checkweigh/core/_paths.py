@@ -99,37 +99,70 @@ def _index(value: Any, i: int) -> Any:
     raise KeyError(i)
 
 
+def _walk(root: Any, parts: tuple[str | int, ...]) -> Any:
+    """The general lookup: any mix of mappings, sequences, models and objects."""
+    value = root
+    try:
+        for part in parts:
+            value = _index(value, part) if type(part) is int else _attr(value, part)
+    except (KeyError, IndexError):
+        return _MISSING
+    return value
+
+
 def _compile(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
     """A getter specialized to ``parts``: one straight-line function, no per-part loop.
 
-    Paths are resolved once per check per case, so this is the hot path of scoring. The
-    generated source holds only variable names (k0, k1, ...); the parts themselves are bound
-    as values, never spliced into code.
+    Paths are resolved once per check per case, so this is the hot path of scoring, and
+    CPython's cost is close to a fixed price per bytecode. So the generated code bets on the
+    usual shape: the root is a model (or a dict) and the parts after it are dict keys and list
+    indexes, each read with a bare subscript. When the bet fails (a model inside a list, a
+    string where a dict was expected) the subscript raises TypeError and :func:`_walk` answers
+    instead, so the result is the same either way. The generated source holds only variable
+    names (k0, k1, ...); the parts themselves are bound as values, never spliced into code.
     """
     body = []
     for i, part in enumerate(parts):
-        if isinstance(part, int):
+        if i == 0:
+            # an object's own data lives in its __dict__ (pydantic fields too); properties
+            # such as Case.output are not there and go through _attr
+            body += [
+                "        if type(v) is dict:",
+                "            v = v[k0]",
+                "        else:",
+                "            try:",
+                "                v = v.__dict__[k0]",
+                "            except (AttributeError, KeyError):",
+                "                v = _attr(v, k0)",
+            ]
+        elif isinstance(part, int):
             body.append(f"        v = v[k{i}] if type(v) is list else _index(v, k{i})")
+        elif isinstance(parts[i - 1], int):
+            # a list's items may be models (trace[-1].content): check before subscripting
+            body.append(f"        v = v[k{i}] if type(v) is dict else _attr(v, k{i})")
         else:
-            # an object's own data lives in its __dict__ (pydantic fields too): read it directly
-            body.append(f"        if type(v) is dict: v = v[k{i}]")
-            body.append("        else:")
-            body.append("            d = getattr(v, '__dict__', None)")
-            body.append(
-                f"            v = d[k{i}] if d is not None and k{i} in d else _attr(v, k{i})"
-            )
+            body.append(f"        v = v[k{i}]")
     source = "\n".join(
         [
             "def getter(v):",
+            "    root = v",
             "    try:",
             *body,
             "    except (KeyError, IndexError):",
             "        return _MISSING",
+            "    except TypeError:",
+            "        return _walk(root, parts)",
             "    return v",
         ]
     )
-    namespace: dict[str, Any] = {"_attr": _attr, "_index": _index, "_MISSING": _MISSING}
+    namespace: dict[str, Any] = {
+        "_attr": _attr,
+        "_index": _index,
+        "_walk": _walk,
+        "_MISSING": _MISSING,
+        "parts": parts,
+    }
     namespace.update({f"k{i}": part for i, part in enumerate(parts)})
-    exec(source, namespace)
+    exec(source, namespace)  # generated from a fixed template, see the docstring
     getter: Callable[[Any], Any] = namespace["getter"]
     return getter
