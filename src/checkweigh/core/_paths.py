@@ -104,7 +104,7 @@ def _walk(root: Any, parts: tuple[str | int, ...]) -> Any:
     value = root
     try:
         for part in parts:
-            value = _index(value, part) if type(part) is int else _attr(value, part)
+            value = _index(value, part) if isinstance(part, int) else _attr(value, part)
     except (KeyError, IndexError):
         return _MISSING
     return value
