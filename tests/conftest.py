@@ -1,10 +1,14 @@
-"""Test-wide guard: any connection to a non-loopback address fails the test."""
+"""Test-wide fixtures: a network guard (any non-loopback connection fails the test), an
+isolated working folder, and clean-up of modules imported from a test's folder."""
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import socket
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +67,14 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """No test reads the developer's database or cache settings."""
     monkeypatch.delenv("CHECKWEIGH_DB", raising=False)
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def fresh_modules(tmp_path: Path) -> Iterator[None]:
+    """Forget the modules a test imported from its tmp_path, so names never leak."""
+    importlib.invalidate_caches()
+    yield
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin and Path(origin).is_relative_to(tmp_path):
+            del sys.modules[name]

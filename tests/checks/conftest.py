@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import importlib
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -96,14 +93,3 @@ def case_with(run_data: dict[str, Any]) -> Callable[..., Case]:
         return Case.model_validate({**run_data, **fields})
 
     return build
-
-
-@pytest.fixture
-def fresh_modules(tmp_path: Path) -> Iterator[None]:
-    """Forget the modules a test imported from its tmp_path, so names never leak."""
-    importlib.invalidate_caches()
-    yield
-    for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__file__", None)
-        if origin and Path(origin).is_relative_to(tmp_path):
-            del sys.modules[name]

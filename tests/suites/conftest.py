@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,17 +162,6 @@ def scheduling_case(case_id: str, *, conflict: bool = True, time: str = "14:00")
 def write_cases(path: Path, cases: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def fresh_modules(tmp_path: Path) -> Iterator[None]:
-    """Forget the modules a test imported from its tmp_path, so names never leak."""
-    importlib.invalidate_caches()
-    yield
-    for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__file__", None)
-        if origin and Path(origin).is_relative_to(tmp_path):
-            del sys.modules[name]
 
 
 @pytest.fixture

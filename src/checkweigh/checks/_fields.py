@@ -9,17 +9,13 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field, model_validator
 
-from ..core import Case, FieldPath, Verdict, failed, not_applicable, passed
+from ..core import Case, FieldPath, Verdict, failed, passed, strict_equal
 from ..core._paths import MISSING
 from ._model import Compiled, ExpectedMixin, FieldCheck, Runner, is_missing, short
 
 
 def _missing(path: str) -> Verdict:
     return failed(f"{path} is missing")
-
-
-def _no_expectation(label: str) -> Verdict:
-    return not_applicable(f"no expectation at {label}")
 
 
 class Equals(Compiled, FieldCheck, ExpectedMixin):
@@ -35,11 +31,9 @@ class Equals(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
-        get, path = FieldPath.parse(self.path).getter, self.path
-        expected_of = self.expected_getter()
-        folded = self.case_insensitive
+        path, folded = self.path, self.case_insensitive
+        get, expected_of, missing, no_expectation = self.lookups()
         ok = passed(f"{path} == {self.expected_path or short(self.value)}")
-        missing, no_expectation = _missing(path), _no_expectation(self.expected_label())
 
         def run(case: Case) -> Verdict:
             actual = get(case)
@@ -48,6 +42,7 @@ class Equals(Compiled, FieldCheck, ExpectedMixin):
             expected = expected_of(case)
             if expected is MISSING:
                 return no_expectation
+            # strict_equal, inlined: this comparison runs for most checks of most cases
             if (actual == expected and (type(actual) is bool) is (type(expected) is bool)) or (
                 folded and _fold_eq(actual, expected)
             ):
@@ -66,11 +61,6 @@ def _canonical(value: Any) -> Any:
     except TypeError:
         return json.dumps(value, sort_keys=True, default=str)
     return value
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality that does not take ``True`` for ``1`` (or ``False`` for ``0``)."""
-    return a == b and (type(a) is bool) == (type(b) is bool)
 
 
 def _fold_eq(a: Any, b: Any) -> bool:
@@ -92,7 +82,7 @@ class OneOf(Compiled, FieldCheck):
             actual = get(case)
             if actual is MISSING:
                 return missing
-            if any(same(actual, x) for x in allowed):
+            if any(strict_equal(actual, x) for x in allowed):
                 return ok
             return failed(f"{path} is {short(actual)}, expected one of {short(allowed)}")
 
@@ -182,11 +172,9 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
-        get, path = FieldPath.parse(self.path).getter, self.path
-        expected_of = self.expected_getter()
-        label, folded = self.expected_label(), self.case_insensitive
+        path, label, folded = self.path, self.expected_label(), self.case_insensitive
+        get, expected_of, missing, no_expectation = self.lookups()
         ok = passed(f"{path} has the items of {label}")
-        missing, no_expectation = _missing(path), _no_expectation(label)
         not_lists = failed(f"{path} or {label} is not a list")
 
         def as_set(value: Any) -> frozenset[Any] | None:
@@ -232,10 +220,8 @@ class WithinTolerance(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
-        get, path = FieldPath.parse(self.path).getter, self.path
-        expected_of = self.expected_getter()
-        abs_tol, rel_tol = self.abs_tol, self.rel_tol
-        missing, no_expectation = _missing(path), _no_expectation(self.expected_label())
+        path, abs_tol, rel_tol = self.path, self.abs_tol, self.rel_tol
+        get, expected_of, missing, no_expectation = self.lookups()
 
         def run(case: Case) -> Verdict:
             actual = get(case)

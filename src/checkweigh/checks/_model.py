@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ..core import Case, FieldPath, PathSyntaxError, Verdict
+from ..core import Case, FieldPath, PathSyntaxError, Verdict, failed, not_applicable
 from ..core._paths import MISSING as _MISSING
 
 Runner = Callable[[Case], Verdict]
@@ -146,6 +146,17 @@ class ExpectedMixin(BaseModel):
             value = self.value
             return lambda _case: value
         return FieldPath.parse(self.expected_path).getter
+
+    def lookups(self) -> tuple[Callable[[Case], Any], Callable[[Case], Any], Verdict, Verdict]:
+        """What a compiled comparison needs: the actual and expected getters, and the verdicts
+        for a missing value (failed) and a missing expectation (not applicable)."""
+        path: str = getattr(self, "path")  # noqa: B009 - the mixin is combined with FieldCheck
+        return (
+            FieldPath.parse(path).getter,
+            self.expected_getter(),
+            failed(f"{path} is missing"),
+            not_applicable(f"no expectation at {self.expected_label()}"),
+        )
 
     def expected_label(self) -> str:
         """Where the expectation comes from, for reasons."""

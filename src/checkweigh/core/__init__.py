@@ -5,7 +5,7 @@ Nothing here does I/O; everything that touches files, agents or databases calls 
 
 from ._aggregate import RunAggregator
 from ._case import Case, Step, StepKind
-from ._conditions import Condition, ConditionOp
+from ._conditions import Condition, ConditionOp, strict_equal
 from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
 from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
 from ._paths import FieldPath, PathSyntaxError
@@ -73,6 +73,7 @@ __all__ = [
     "not_applicable",
     "passed",
     "score_rubric",
+    "strict_equal",
     "t_quantile",
     "wilson_interval",
 ]

@@ -11,7 +11,7 @@ from ._paths import MISSING as _MISSING
 from ._paths import FieldPath
 
 
-def _same(a: Any, b: Any) -> bool:
+def strict_equal(a: Any, b: Any) -> bool:
     """Equality that does not take ``True`` for ``1`` (a success flag of 1 is not true)."""
     return bool(a == b) and (type(a) is bool) == (type(b) is bool)
 
@@ -72,9 +72,9 @@ class Condition:
         if actual is _MISSING:
             return op in (ConditionOp.FALSY, ConditionOp.NOT_EQUALS)
         if op is ConditionOp.EQUALS:
-            return _same(actual, self.value)
+            return strict_equal(actual, self.value)
         if op is ConditionOp.NOT_EQUALS:
-            return not _same(actual, self.value)
+            return not strict_equal(actual, self.value)
         if op is ConditionOp.IN:
             return actual in self.value
         if op is ConditionOp.TRUTHY:
