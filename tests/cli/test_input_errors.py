@@ -90,3 +90,26 @@ def test_unknown_run(tmp_path: Path) -> None:
     proc = _cli("show", "nope", "--db", f"sqlite:///{tmp_path / 'r.db'}", cwd=tmp_path)
     assert proc.returncode == 2
     assert "RUN: no run 'nope'" in proc.stderr
+
+
+def test_empty_cases_file(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "s", [])
+    proc = _cli("run", str(suite), "--db", f"sqlite:///{tmp_path / 'r.db'}", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip()
+        == f"error: {suite.parent / 'cases.jsonl'}: the cases file holds no cases"
+    )
+
+
+def test_unwritable_json_file_is_one_line_and_keeps_the_run(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "s", standard_cases())
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder is expected")
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    proc = _cli("run", str(suite), "--db", db, "--json", str(blocker / "out.json"), cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: --json: cannot write {blocker / 'out.json'}")
+    assert "Traceback" not in proc.stderr

@@ -90,6 +90,10 @@ def run(
     try:
         loaded = load_suite(suite)
         total = count_cases(loaded.cases_path) * repeat
+        if total == 0:
+            raise InputError("the cases file holds no cases", file=loaded.cases_path)
+        if json_out is not None:
+            _check_writable(json_out)
         store = Store(db)
     except InputError as exc:
         _fail_input(err, exc)
@@ -122,7 +126,10 @@ def run(
             outcome = exc.outcome
     _report(out, outcome, loaded.name, store)
     if json_out is not None:
-        _export(out, store, outcome, json_out)
+        try:
+            _export(out, store, outcome, json_out)
+        except InputError as exc:
+            _fail_input(err, exc)
     if stopped is not None:
         cause = stopped.cause
         kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
@@ -139,6 +146,15 @@ def run(
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
 
 
+def _check_writable(path: Path) -> None:
+    """Fail before the run, not after it, when the --json file cannot be written."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
+        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field="--json")
+
+
 def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
@@ -148,12 +164,18 @@ def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None
 
 def _export(out: Console, store: Store, outcome: RunOutcome, path: Path) -> None:
     info = store.get_run(outcome.run_id)
-    n = write_json_report(
-        path,
-        run=info.model_dump(mode="json", exclude={"summary"}),
-        summary=outcome.summary,
-        results=store.iter_results(outcome.run_id),
-    )
+    try:
+        n = write_json_report(
+            path,
+            run=info.model_dump(mode="json", exclude={"summary"}),
+            summary=outcome.summary,
+            results=store.iter_results(outcome.run_id),
+        )
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror or exc}; the run is stored as {outcome.run_id}",
+            field="--json",
+        ) from None
     out.print(f"wrote {n} result(s) to {path}")
 
 
@@ -215,7 +237,10 @@ def show(
     outcome = RunOutcome(info.id, info.status, info.summary)
     _report(out, outcome, info.suite, store)
     if json_out is not None:
-        _export(out, store, outcome, json_out)
+        try:
+            _export(out, store, outcome, json_out)
+        except InputError as exc:
+            _fail_input(err, exc)
     raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
 
 
