@@ -113,3 +113,12 @@ def test_unwritable_json_file_is_one_line_and_keeps_the_run(tmp_path: Path) -> N
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"error: --json: cannot write {blocker / 'out.json'}")
     assert "Traceback" not in proc.stderr
+
+
+def test_database_driver_not_installed_hides_the_password(tmp_path: Path) -> None:
+    proc = _cli("runs", "--db", "mssql+pymssql://ann:s3cret@127.0.0.1:1/evals", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: --db: the database driver for")
+    assert "s3cret" not in proc.stderr

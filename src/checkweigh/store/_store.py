@@ -106,7 +106,15 @@ class Store:
                 self.url, json_serializer=_dumps, json_deserializer=orjson.loads
             )
         except (ArgumentError, NoSuchModuleError) as exc:
-            raise InputError(f"cannot use database URL {self.url!r}: {exc}", field="--db") from None
+            raise InputError(
+                f"cannot use database URL {self.safe_url!r}: {exc}", field="--db"
+            ) from None
+        except ImportError as exc:
+            raise InputError(
+                f"the database driver for {self.safe_url!r} is not installed ({exc.name}); "
+                "install it, e.g. pip install 'psycopg[binary]' for PostgreSQL",
+                field="--db",
+            ) from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
