@@ -15,6 +15,7 @@ PACKAGES = [
     "checkweigh.store",
     "checkweigh.reports",
     "checkweigh.cli",
+    "checkweigh.judges",
 ]
 
 

@@ -1,0 +1,30 @@
+"""LLM judges: the judge interface, strict yes/no answers, and trace formatting.
+
+Judges are explicit: a judge check is built with the judge it asks. Provider clients
+(OpenAI-compatible, Anthropic, Ollama), caching and the suite integration build on this.
+"""
+
+from ._answers import AnswerError, BinaryAnswer, parse_answer
+from ._binary import SYSTEM, Example, JudgeCheck
+from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
+from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
+from ._scripted import ScriptedJudge, ScriptItem
+
+__all__ = [
+    "DEFAULT_FORMATTER",
+    "SYSTEM",
+    "AnswerError",
+    "BinaryAnswer",
+    "Example",
+    "JudgeCheck",
+    "JudgeError",
+    "JudgeModel",
+    "JudgeReply",
+    "JudgeRequest",
+    "Message",
+    "ScriptItem",
+    "ScriptedJudge",
+    "TraceFormatter",
+    "block",
+    "parse_answer",
+]

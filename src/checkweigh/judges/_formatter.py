@@ -1,0 +1,77 @@
+"""Turning a case into the text a judge reads. The formatter is part of the metric: its name
+and version are recorded with every judge verdict, so runs stay comparable.
+
+Everything the agent produced is untrusted: it is placed between tags, and any tag-like text
+inside it is neutralized so it cannot close the block and speak to the judge directly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import Case, Step
+
+_TAG = re.compile(r"</?\s*(agent_[a-z_]+|task_input|reference)\s*>", re.IGNORECASE)
+
+
+def _neutralize(text: str) -> str:
+    """Break any tag of ours inside untrusted text: ``</agent_trace>`` -> ``&lt;/agent_trace>``."""
+    return _TAG.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+
+
+def _dump(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def block(tag: str, body: str) -> str:
+    """``<tag>`` … ``</tag>`` around neutralized ``body``."""
+    return f"<{tag}>\n{_neutralize(body)}\n</{tag}>"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFormatter:
+    """The default formatter: input, numbered steps, final state and the final answer.
+
+    ``name`` and ``version`` identify the rendering; bump the version when it changes.
+    """
+
+    name: str = "plain"
+    version: str = "1"
+    max_chars_per_step: int = 2000
+
+    @property
+    def ident(self) -> str:
+        """``name@version``, as recorded with verdicts."""
+        return f"{self.name}@{self.version}"
+
+    def step(self, index: int, step: Step) -> str:
+        """One line (or a few) for one step."""
+        if step.kind == "tool_call":
+            text = f"[{index}] tool_call {step.name}({_dump(step.arguments or {})})"
+            if step.result is not None:
+                text += f" -> {_dump(step.result)}"
+            if step.error:
+                text += f" !! error: {step.error}"
+        elif step.kind == "event":
+            text = f"[{index}] event {step.name}" + (f": {step.content}" if step.content else "")
+        else:
+            text = f"[{index}] {step.kind}: {step.content or ''}"
+        limit = self.max_chars_per_step
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def format(self, case: Case) -> str:
+        """The whole case as judge-readable text, untrusted parts delimited."""
+        parts = [block("task_input", _dump(case.input))]
+        steps = "\n".join(self.step(i, s) for i, s in enumerate(case.trace, start=1))
+        parts.append(block("agent_trace", steps or "(no steps)"))
+        if case.final_state:
+            parts.append(block("agent_final_state", _dump(case.final_state)))
+        parts.append(block("agent_final_answer", case.output or "(no answer)"))
+        return "\n\n".join(parts)
+
+
+DEFAULT_FORMATTER = TraceFormatter()
+"""The formatter judge checks use unless told otherwise."""

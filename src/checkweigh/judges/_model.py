@@ -1,0 +1,79 @@
+"""What a judge is: a model that takes chat messages and returns text, named and explicit.
+
+Checks receive their judge as an argument; there is no default or global judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import CheckweighError
+
+
+class Message(BaseModel):
+    """One chat message sent to a judge."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant"]
+    """Who speaks."""
+    content: str
+    """What is said."""
+
+
+class JudgeRequest(BaseModel):
+    """One call to a judge: the messages and, where the provider supports it, an output schema."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: tuple[Message, ...]
+    """The conversation, system message first."""
+    schema_name: str = "answer"
+    """A name for the expected output shape (providers with structured output use it)."""
+    json_schema: dict[str, Any] | None = None
+    """The JSON schema the answer must satisfy, for providers with structured output."""
+    max_tokens: int = Field(default=512, ge=1)
+    """Upper bound on the answer's length."""
+    temperature: float = Field(default=0.0, ge=0.0)
+    """Sampling temperature; 0 for the steadiest verdicts."""
+
+
+class JudgeReply(BaseModel):
+    """A judge's raw answer with its accounting."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    """The answer text (parsed by the caller, never trusted blindly)."""
+    model: str
+    """The model that answered."""
+    input_tokens: int = 0
+    """Tokens read."""
+    output_tokens: int = 0
+    """Tokens written."""
+    latency_ms: float = 0.0
+    """Time the call took."""
+
+
+class JudgeError(CheckweighError):
+    """A judge call that failed for good (after any retries): the verdict becomes errored."""
+
+
+@runtime_checkable
+class JudgeModel(Protocol):
+    """A model that can be asked a question. ``name`` is ``provider:model``."""
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, e.g. ``openai:gpt-4o-mini``."""
+        ...
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Answer ``request``.
+
+        Raises:
+            JudgeError: the call failed for good.
+        """
+        ...
