@@ -8,10 +8,13 @@ from ._answers import AnswerError, BinaryAnswer, parse_answer
 from ._binary import SYSTEM, Example, JudgeCheck
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
+from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._retry import RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
 
 __all__ = [
     "DEFAULT_FORMATTER",
+    "OLLAMA_BASE_URL",
     "SYSTEM",
     "AnswerError",
     "BinaryAnswer",
@@ -22,9 +25,12 @@ __all__ = [
     "JudgeReply",
     "JudgeRequest",
     "Message",
+    "OpenAIJudge",
+    "RetryPolicy",
     "ScriptItem",
     "ScriptedJudge",
     "TraceFormatter",
     "block",
+    "call_with_retries",
     "parse_answer",
 ]

@@ -1,0 +1,125 @@
+"""Judges behind the OpenAI chat-completions API: OpenAI, Azure, vLLM, llama.cpp, LM Studio,
+Ollama. Uses the official ``openai`` SDK (install ``checkweigh[openai]``).
+
+The key and base URL come from the SDK's own environment variables (``OPENAI_API_KEY``,
+``OPENAI_BASE_URL``) or are passed in; they are never written anywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ._model import JudgeError, JudgeReply, JudgeRequest
+from ._retry import RetryPolicy, call_with_retries
+
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+
+
+class OpenAIJudge:
+    """A judge served over the chat-completions wire format.
+
+    ``structured`` asks for ``response_format: json_schema`` when the request carries a
+    schema; turn it off for servers that do not support it (the answer is still parsed
+    strictly). The SDK's own retries are off: :class:`RetryPolicy` governs them, so 429s
+    and 5xx wait for ``Retry-After`` or back off with jitter.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        provider: str = "openai",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        structured: bool = True,
+    ) -> None:
+        try:
+            import openai
+        except ImportError as exc:  # an optional extra
+            raise JudgeError(
+                "the openai package is not installed: pip install 'checkweigh[openai]'"
+            ) from exc
+        self._openai = openai
+        try:
+            self._client = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            )
+        except openai.OpenAIError as exc:  # e.g. no key in the environment
+            raise JudgeError(f"{provider}:{model}: {exc}") from None
+        self._model = model
+        self._provider = provider
+        self._retry = retry or RetryPolicy()
+        self._structured = structured
+
+    @property
+    def name(self) -> str:
+        """``provider:model``."""
+        return f"{self._provider}:{self._model}"
+
+    def _params(self, request: JudgeRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if self._structured and request.json_schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": request.json_schema,
+                    "strict": True,
+                },
+            }
+        return params
+
+    def _retriable(self, exc: BaseException) -> bool:
+        o = self._openai
+        if isinstance(exc, o.APIStatusError):
+            status: int = exc.status_code
+            return status == 429 or status >= 500
+        return isinstance(exc, o.APITimeoutError | o.APIConnectionError)
+
+    def _retry_after(self, exc: BaseException) -> float | None:
+        response = getattr(exc, "response", None)
+        value = response.headers.get("retry-after") if response is not None else None
+        try:
+            return float(value) if value is not None else None
+        except ValueError:
+            return None
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """One answer, with retries; :class:`JudgeError` when it cannot be had."""
+        params = self._params(request)
+        start = time.perf_counter()
+        try:
+            response = await call_with_retries(
+                lambda: self._client.chat.completions.create(**params),
+                self._retry,
+                retriable=self._retriable,
+                retry_after=self._retry_after,
+            )
+        except self._openai.APIStatusError as exc:
+            raise JudgeError(f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
+        except self._openai.APITimeoutError:
+            raise JudgeError(f"{self.name}: timed out") from None
+        except self._openai.OpenAIError as exc:
+            raise JudgeError(f"{self.name}: {type(exc).__name__}: {exc}") from None
+        except ValueError as exc:  # a body that is not JSON (a proxy's error page, say)
+            raise JudgeError(f"{self.name}: malformed response: {exc}") from None
+        elapsed = (time.perf_counter() - start) * 1000.0
+        choices = getattr(response, "choices", None)
+        if not choices or choices[0].message is None:
+            raise JudgeError(f"{self.name}: the response holds no answer")
+        usage = response.usage
+        return JudgeReply(
+            text=choices[0].message.content or "",
+            model=response.model or self._model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_ms=elapsed,
+        )
