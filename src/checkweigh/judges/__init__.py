@@ -6,6 +6,15 @@ Judges are explicit: a judge check is built with the judge it asks. Provider cli
 
 from ._answers import AnswerError, BinaryAnswer, parse_answer
 from ._binary import SYSTEM, Example, JudgeCheck
+from ._cache import (
+    CACHE_ENV,
+    CachedJudge,
+    CacheMode,
+    JudgeCache,
+    ReplayMiss,
+    cache_dir,
+    cache_key,
+)
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
@@ -13,6 +22,13 @@ from ._retry import RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
 
 __all__ = [
+    "CACHE_ENV",
+    "CacheMode",
+    "CachedJudge",
+    "JudgeCache",
+    "ReplayMiss",
+    "cache_dir",
+    "cache_key",
     "DEFAULT_FORMATTER",
     "OLLAMA_BASE_URL",
     "SYSTEM",

@@ -75,6 +75,7 @@ class JudgeCheck:
             schema_name="binary_verdict",
             json_schema=_BINARY_SCHEMA,
             max_tokens=self.max_tokens,
+            tags={"check": "judge-binary/1", "formatter": self.formatter.ident},
         )
 
     async def evaluate(self, case: Case) -> Verdict:

@@ -38,6 +38,9 @@ class JudgeRequest(BaseModel):
     """Upper bound on the answer's length."""
     temperature: float = Field(default=0.0, ge=0.0)
     """Sampling temperature; 0 for the steadiest verdicts."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """What produced the prompt (e.g. the formatter's ``name@version``): part of the cache
+    key, never sent to the provider."""
 
 
 class JudgeReply(BaseModel):

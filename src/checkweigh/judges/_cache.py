@@ -1,0 +1,113 @@
+"""An on-disk cache of judge answers, so an unchanged suite re-runs with zero LLM calls.
+
+The key is a hash of the judge's ``provider:model``, the call's parameters, the full prompt
+and the request's tags (the formatter's version among them). Entries hold the answer and
+its accounting, never a key or a header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
+
+CACHE_ENV = "CHECKWEIGH_CACHE_DIR"
+DEFAULT_CACHE_DIR = Path(".checkweigh") / "cache"
+_KEY_VERSION = "1"
+
+
+class CacheMode(StrEnum):
+    """How a cached judge uses its cache."""
+
+    USE = "use"
+    """Answer from the cache when possible; store new answers."""
+    BYPASS = "bypass"
+    """Neither read nor write the cache (``--no-cache``)."""
+    REPLAY = "replay"
+    """Answer only from the cache; a miss is an error (``--replay``, for CI)."""
+
+
+class ReplayMiss(JudgeError):
+    """A call that replay mode could not answer from the cache."""
+
+
+def cache_dir(explicit: str | Path | None = None) -> Path:
+    """The cache folder: the argument, else $CHECKWEIGH_CACHE_DIR, else .checkweigh/cache."""
+    return Path(explicit or os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR)
+
+
+def cache_key(judge: str, request: JudgeRequest) -> str:
+    """The hex digest that identifies one call."""
+    payload = {"v": _KEY_VERSION, "judge": judge, "request": request.model_dump(mode="json")}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class JudgeCache:
+    """Answers stored as one small JSON file each, under ``directory``."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> JudgeReply | None:
+        """The stored answer, or None (an unreadable entry counts as absent)."""
+        try:
+            return JudgeReply.model_validate_json(self._path(key).read_bytes())
+        except (FileNotFoundError, ValidationError, OSError):
+            return None
+
+    def put(self, key: str, reply: JudgeReply) -> None:
+        """Store an answer atomically (a reader never sees half a file)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(reply.model_dump_json().encode())
+        os.replace(tmp, path)
+
+
+class CachedJudge:
+    """A judge in front of a cache. Counts hits, misses and calls for reports."""
+
+    def __init__(self, judge: JudgeModel, cache: JudgeCache, mode: CacheMode = CacheMode.USE):
+        self.judge = judge
+        self.cache = cache
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        """The wrapped judge's name."""
+        return self.judge.name
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """From the cache when allowed and present; else from the judge."""
+        if self.mode is CacheMode.BYPASS:
+            self.calls += 1
+            return await self.judge.complete(request)
+        key = cache_key(self.judge.name, request)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        if self.mode is CacheMode.REPLAY:
+            raise ReplayMiss(
+                f"{self.name}: no cached answer for this call ({key[:12]}) in replay mode"
+            )
+        self.calls += 1
+        reply = await self.judge.complete(request)
+        self.cache.put(key, reply)
+        return reply
