@@ -33,7 +33,7 @@ from ._trajectory import (
     WithinFirst,
 )
 
-CheckSpec = Annotated[
+BuiltinCheckType = (
     Equals
     | OneOf
     | Contains
@@ -49,14 +49,17 @@ CheckSpec = Annotated[
     | NeverAfter
     | Count
     | TrajectoryMatch
-    | PythonCheck,
-    Field(discriminator="type"),
-]
-"""Any check a suite file can declare, told apart by its ``type``."""
+    | PythonCheck
+)
+"""The union of the built-in check models."""
+
+CheckSpec = Annotated[BuiltinCheckType, Field(discriminator="type")]
+"""Any built-in check a suite file can declare, told apart by its ``type``."""
 
 __all__ = [
     "Before",
     "BuiltinCheck",
+    "BuiltinCheckType",
     "CheckAnswer",
     "CheckLike",
     "CheckSpec",

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from ..core import CaseResult
 from ..errors import CheckweighError, InputError
+from ..judges import CachedJudge, CacheMode, JudgeCache, cache_dir, make_judge
 from ..reports import render_summary, write_json_report
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
@@ -84,10 +85,19 @@ def run(
         int | None, typer.Option("--concurrency", min=1, help="Cases at once (agent targets).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    judge_spec: Annotated[
+        str | None,
+        typer.Option("--judge", help="PROVIDER:MODEL for judge checks, e.g. ollama:llama3.1."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the judge cache.")] = False,
+    replay: Annotated[
+        bool, typer.Option("--replay", help="Judge answers from the cache only; a miss errors.")
+    ] = False,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = _consoles()
     try:
+        judge = _judge(judge_spec, no_cache=no_cache, replay=replay)
         loaded = load_suite(suite)
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
@@ -120,11 +130,18 @@ def run(
     stopped: RunStopped | None = None
     with progress:
         try:
-            outcome = execute(loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick)
+            outcome = execute(
+                loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick, judge=judge
+            )
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
     _report(out, outcome, loaded.name, store)
+    if judge is not None:
+        out.print(
+            f"judge {judge.name}: {judge.calls} call(s), {judge.hits} cache hit(s)"
+            + (f", {judge.misses} replay miss(es)" if judge.mode is CacheMode.REPLAY else "")
+        )
     if json_out is not None:
         try:
             _export(out, store, outcome, json_out)
@@ -144,6 +161,18 @@ def run(
             raise typer.Exit(EXIT_INPUT)
         raise cause
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _judge(spec: str | None, *, no_cache: bool, replay: bool) -> CachedJudge | None:
+    """The run's judge behind its cache, from the --judge, --no-cache and --replay flags."""
+    if spec is None:
+        if replay or no_cache:
+            raise InputError("--replay and --no-cache apply to a judge: give --judge too")
+        return None
+    if replay and no_cache:
+        raise InputError("--replay reads only the cache and --no-cache bypasses it: pick one")
+    mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
+    return CachedJudge(make_judge(spec, offline=replay), JudgeCache(cache_dir()), mode)
 
 
 def _check_writable(path: Path) -> None:

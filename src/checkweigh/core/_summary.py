@@ -138,6 +138,8 @@ class RunSummary(BaseModel):
     """The slowest executions, slowest first."""
     gates: list[GateResult] = Field(default_factory=list)
     """Gate results; empty until gates are evaluated."""
+    notes: list[str] = Field(default_factory=list)
+    """What a reader must know about how the run was scored (e.g. skipped judge checks)."""
 
     @property
     def gates_passed(self) -> bool:

@@ -20,8 +20,22 @@ from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._retry import RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
+from ._spec import (
+    NO_JUDGE_HINT,
+    PROVIDERS,
+    ExampleSpec,
+    JudgeSpec,
+    make_judge,
+    parse_judge,
+)
 
 __all__ = [
+    "NO_JUDGE_HINT",
+    "PROVIDERS",
+    "ExampleSpec",
+    "JudgeSpec",
+    "make_judge",
+    "parse_judge",
     "CACHE_ENV",
     "CacheMode",
     "CachedJudge",

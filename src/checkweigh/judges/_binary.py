@@ -27,6 +27,11 @@ SYSTEM = (
 _BINARY_SCHEMA = schema_of(BinaryAnswer)
 
 
+def binary_version(formatter: TraceFormatter = DEFAULT_FORMATTER) -> str:
+    """The version string of a yes/no judge check that uses ``formatter``."""
+    return f"judge-binary/1+{formatter.ident}"
+
+
 @dataclass(frozen=True, slots=True)
 class Example:
     """A worked example shown to the judge: a situation and the expected answer."""
@@ -55,7 +60,7 @@ class JudgeCheck:
     @property
     def version(self) -> str:
         """The check's logic and the formatter it uses: ``judge-binary/1+plain@1``."""
-        return f"judge-binary/1+{self.formatter.ident}"
+        return binary_version(self.formatter)
 
     def request(self, case: Case) -> JudgeRequest:
         """The request for ``case`` (deterministic: the same case gives the same request)."""

@@ -123,6 +123,9 @@ def render_summary(
         f"{summary.errored_executions} errored"
         + (f" ({summary.agent_errors} agent error(s))" if summary.agent_errors else "")
     )
+    for note in summary.notes:
+        if not any(note == r.normalization_note for r in summary.rubrics):
+            console.print(Text(f"note: {note}", style="italic"))
     for r in summary.rubrics:
         console.print(_rubric_panel(r))
     if summary.slowest:

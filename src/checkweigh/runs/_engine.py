@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
+from ..judges import JudgeModel, JudgeSpec
 from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
@@ -40,9 +41,9 @@ class Evaluator:
         return cls(tuple(c for n, c in checks.items() if n in used), tuple(rubrics))
 
     @classmethod
-    def from_suite(cls, suite: Suite) -> Evaluator:
-        """The evaluator of a loaded suite."""
-        return cls.for_rubrics(suite.checks, suite.rubrics)
+    def from_suite(cls, suite: Suite, judge: JudgeModel | None = None) -> Evaluator:
+        """The evaluator of a loaded suite; its judge checks ask ``judge`` (skipped without)."""
+        return cls.for_rubrics(bind_judge(suite.checks, judge), suite.rubrics)
 
     @property
     def needs_async(self) -> bool:
@@ -77,6 +78,23 @@ class Evaluator:
         verdicts = {c.name: v for c, v in zip(self.checks, answers, strict=True)}
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms)
+
+
+def bind_judge(checks: Mapping[str, NamedCheck], judge: JudgeModel | None) -> dict[str, NamedCheck]:
+    """The checks with every judge check bound to ``judge`` (unchanged when it is None)."""
+    if judge is None:
+        return dict(checks)
+    return {
+        name: NamedCheck.of(name, c.check.bind(judge), c.when)
+        if isinstance(c.check, JudgeSpec)
+        else c
+        for name, c in checks.items()
+    }
+
+
+def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:
+    """The names of the checks that need a judge."""
+    return [name for name, c in checks.items() if isinstance(c.check, JudgeSpec)]
 
 
 def _jobs(cases: Iterable[Case], repeat: int) -> Iterator[tuple[int, int, Case]]:

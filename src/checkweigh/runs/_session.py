@@ -10,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core import CaseResult, RunAggregator, RunSummary, apply_gates
+from ..judges import NO_JUDGE_HINT, JudgeModel
 from ..store import ResultWriter, RunStatus, Store
 from ..suites import Suite, iter_cases
-from ._engine import Evaluator, run_cases
+from ._engine import Evaluator, judge_checks, run_cases
 from ._target import AgentTarget
 
 
@@ -41,6 +42,7 @@ def execute(
     repeat: int = 1,
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    judge: JudgeModel | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
@@ -51,9 +53,16 @@ def execute(
     target = None
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
-    evaluator = Evaluator.from_suite(suite)
+    evaluator = Evaluator.from_suite(suite, judge)
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
-    run_id = store.create_run(suite.name, str(suite.path), suite.snapshot(), repeat)
+    notes = _notes(suite, judge)
+    config = {**suite.snapshot(), "judge": judge.name if judge is not None else None}
+    run_id = store.create_run(suite.name, str(suite.path), config, repeat)
+
+    def summarize() -> RunSummary:
+        summary = apply_gates(aggregator.summary(), suite.gates)
+        return summary.model_copy(update={"notes": notes})
+
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
     with ResultWriter(store, run_id) as writer:
 
@@ -74,10 +83,21 @@ def execute(
             )
         except BaseException as exc:
             writer.flush()
-            summary = apply_gates(aggregator.summary(), suite.gates)
+            summary = summarize()
             store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
             raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
         writer.flush()
-    summary = apply_gates(aggregator.summary(), suite.gates)
+    summary = summarize()
     store.finish_run(run_id, RunStatus.COMPLETE, summary)
     return RunOutcome(run_id, RunStatus.COMPLETE, summary)
+
+
+def _notes(suite: Suite, judge: JudgeModel | None) -> list[str]:
+    skipped = judge_checks(suite.checks) if judge is None else []
+    notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    if skipped:
+        notes.append(
+            f"judge checks {', '.join(skipped)} were skipped ({NO_JUDGE_HINT}); "
+            "rubrics that use them are renormalized over the checks that ran"
+        )
+    return notes

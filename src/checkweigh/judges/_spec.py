@@ -1,0 +1,132 @@
+"""Judges named by a model string, and judge checks declared in suite files.
+
+``openai:MODEL`` uses the OpenAI-compatible API (the SDK reads ``OPENAI_API_KEY`` and
+``OPENAI_BASE_URL``: OpenAI, Azure, vLLM, llama.cpp, LM Studio); ``ollama:MODEL`` uses
+Ollama's OpenAI-compatible endpoint (``OLLAMA_BASE_URL``, default localhost:11434).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core import Case, Verdict, not_applicable
+from ..errors import InputError
+from ._binary import Example, JudgeCheck, binary_version
+from ._model import JudgeError, JudgeModel
+from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._retry import RetryPolicy
+
+PROVIDERS = ("openai", "ollama")
+NO_JUDGE_HINT = (
+    "no judge configured: pass --judge PROVIDER:MODEL (e.g. --judge ollama:llama3.1, or "
+    "--judge openai:gpt-4o-mini with OPENAI_API_KEY set)"
+)
+
+
+def parse_judge(spec: str) -> tuple[str, str]:
+    """``provider:model`` split in two.
+
+    Raises:
+        InputError: not of that form, or an unknown provider.
+    """
+    provider, sep, model = spec.partition(":")
+    if not sep or not model or provider not in PROVIDERS:
+        raise InputError(
+            f"expected PROVIDER:MODEL with PROVIDER one of {', '.join(PROVIDERS)}, got {spec!r}",
+            field="--judge",
+        )
+    return provider, model
+
+
+def make_judge(
+    spec: str,
+    *,
+    timeout_s: float = 60.0,
+    retry: RetryPolicy | None = None,
+    offline: bool = False,
+) -> JudgeModel:
+    """The judge a model string names, configured from the environment.
+
+    ``offline`` (replay from the cache) builds the client without requiring an API key, since
+    no call will be made.
+
+    Raises:
+        InputError: a malformed string, an unknown provider, or a client that cannot be
+            built (no API key, SDK not installed).
+    """
+    provider, model = parse_judge(spec)
+    try:
+        if provider == "ollama":
+            base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
+            return OpenAIJudge(
+                model,
+                provider="ollama",
+                base_url=base,
+                api_key="ollama",  # Ollama ignores it; the SDK wants one
+                timeout_s=timeout_s,
+                retry=retry,
+            )
+        key = None
+        if offline and not os.environ.get("OPENAI_API_KEY"):
+            key = "replay-without-key"  # never sent: replay answers from the cache only
+        return OpenAIJudge(model, api_key=key, timeout_s=timeout_s, retry=retry)
+    except JudgeError as exc:
+        raise InputError(str(exc), field="--judge") from None
+
+
+class ExampleSpec(BaseModel):
+    """A few-shot example in a suite file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    situation: str
+    """What the agent did."""
+    verdict: Literal["yes", "no"]
+    """The right answer."""
+    reason: str
+    """Why."""
+
+
+class JudgeSpec(BaseModel):
+    """A yes/no question for the run's judge, declared in a suite (``type: judge``).
+
+    On its own it answers "skipped" (not applicable) with a hint on configuring a judge;
+    :meth:`bind` makes it a :class:`JudgeCheck` that asks the given judge.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["judge"] = "judge"
+    question: str = Field(min_length=1)
+    """The yes/no question about the case."""
+    rubric: str | None = None
+    """Guidance for the judge."""
+    examples: list[ExampleSpec] = Field(default_factory=list)
+    """Few-shot examples."""
+    max_tokens: int = Field(default=300, ge=16)
+    """Upper bound on the answer's length."""
+
+    @property
+    def version(self) -> str:
+        """The version of the check it becomes."""
+        return binary_version()
+
+    def evaluate(self, case: Case) -> Verdict:
+        """No judge: skipped."""
+        return _SKIPPED
+
+    def bind(self, judge: JudgeModel) -> JudgeCheck:
+        """The check that asks ``judge``."""
+        return JudgeCheck(
+            question=self.question,
+            judge=judge,
+            rubric=self.rubric,
+            examples=tuple(Example(e.situation, e.verdict, e.reason) for e in self.examples),
+            max_tokens=self.max_tokens,
+        )
+
+
+_SKIPPED = not_applicable(f"skipped: {NO_JUDGE_HINT}")
