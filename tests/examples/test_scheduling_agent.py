@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from checkweigh.core import Case, VerdictState
-from checkweigh.runs import Evaluator
+from checkweigh.core import Case, CaseResult, VerdictState
+from checkweigh.judges import ScriptedJudge
+from checkweigh.runs import Evaluator, run_cases
 from checkweigh.suites import iter_cases, load_suite
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scheduling"
@@ -385,16 +386,6 @@ def test_no_hallucination(checks: ModuleType) -> None:
     assert verdict(checks, "no_hallucination", make_case(""))[0] == "not_applicable"
 
 
-def test_appropriate_tone(checks: ModuleType) -> None:
-    assert verdict(checks, "appropriate_tone", make_case(BOOKED, event=EVENT))[0] == "passed"
-    assert verdict(checks, "appropriate_tone", make_case("ERROR: duration too long.")) == (
-        "failed",
-        "reply shouts 'ERROR'",
-    )
-    blame = make_case("You forgot to say which day.")
-    assert verdict(checks, "appropriate_tone", blame)[0] == "failed"
-
-
 def test_detected_error(checks: ModuleType) -> None:
     good = make_case("Who?", stage="needs_input", error=UNKNOWN, truth=ERROR_TRUTH)
     assert verdict(checks, "detected_error", good) == ("passed", "recorded 'unknown_person'")
@@ -504,3 +495,30 @@ def test_suite_shows_every_outcome_class(agent: ModuleType) -> None:
     assert suite.notes() == [
         "weights of rubric 'error_recovery' sum to 0.95, not 1.0; they were normalized"
     ]
+
+
+def test_tone_is_judged_when_a_judge_is_given(agent: ModuleType) -> None:
+    suite = load_suite(EXAMPLE / "suite.yaml")
+    case = next(c for c in iter_cases(suite.cases_path) if c.id == "s36-ten-hours")
+    ran = Case.model_validate({**case.model_dump(), **agent.run(case.input)})
+
+    unjudged = Evaluator.from_suite(suite).evaluate(ran)
+    skipped = unjudged.verdicts["appropriate_tone"]
+    assert skipped.state is VerdictState.NOT_APPLICABLE
+    assert skipped.reason.startswith("skipped: no judge configured: pass --judge")
+
+    judge = ScriptedJudge(['{"verdict": "no", "reason": "it shouts an error code"}'])
+    evaluator = Evaluator.from_suite(suite, judge)
+    results: list[CaseResult] = []
+    run_cases(evaluator, [ran], results.append)
+    (judged,) = results
+    assert judged.verdicts["appropriate_tone"] == (
+        VerdictState.FAILED,
+        "it shouts an error code",
+        None,
+    )
+    prompt = judge.requests[0].messages[1].content
+    assert "ERROR: duration 600 min exceeds maximum" in prompt
+    assert "Guidance: Answer no if the reply shouts" in prompt
+    # the skipped check was excluded (renormalized); the judged one counts
+    assert judged.results["clarity"].score != unjudged.results["clarity"].score

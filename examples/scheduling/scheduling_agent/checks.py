@@ -31,9 +31,6 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _DURATION = re.compile(r"\b(\d+)[\s-]*min(?:ute)?s?\b", re.I)
 _WITH_LIST = re.compile(r"\bwith\s+(.*?)(?=\s+(?:on|at|for|next)\b|[.?!;]|$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
-_SHOUTING = re.compile(r"\b[A-Z]{3,}\b")
-_ACRONYMS = frozenset(("UTC", "CET", "PST", "EST", "ICS"))
-_BLAME = ("your fault", "you forgot", "you failed", "you didn't", "obviously", "as i said")
 _NEXT_STEP = re.compile(
     r"\?|\b(please|let me know|reply with|you can|could you|pick|choose|try)\b", re.I
 )
@@ -156,23 +153,6 @@ def no_hallucination(case: Case) -> Verdict:
         if day not in known_dates:
             return failed(f"reply mentions {day}, which appears nowhere in the context")
     return passed("every name, date and time in the reply is grounded")
-
-
-@check
-def appropriate_tone(case: Case) -> Verdict:
-    """Professional and friendly: no shouting, no blaming the user."""
-    reply = case.output
-    if not reply.strip():
-        return not_applicable("empty reply: no tone to judge")
-    shouted = [w for w in _SHOUTING.findall(reply) if w not in _ACRONYMS]
-    if shouted:
-        return failed(f"reply shouts {shouted[0]!r}")
-    if "!!" in reply:
-        return failed("reply uses '!!'")
-    blame = [p for p in _BLAME if p in reply.lower()]
-    if blame:
-        return failed(f"reply blames the user ({blame[0]!r})")
-    return passed("no shouting or blame")
 
 
 @check
