@@ -49,10 +49,19 @@ def test_judge_checks_run_cache_and_replay(judge_suite: Path, tmp_path: Path) ->
             "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
             "COLUMNS": "200",
         }
-        code, out = _run(judge_suite, db, "--judge", "openai:gpt-test", env=env)
+        code, out = _run(
+            judge_suite, db, "--judge", "openai:gpt-test", "--judge-prices", "0.15,0.6", env=env
+        )
         assert code == 0, out
-        assert "judge openai:gpt-test: 6 call(s), 0 cache hit(s)" in out
+        # six calls of 120 tokens in and 18 out; (720 x 0.15 + 108 x 0.6) / 1e6 = $0.0002
+        assert "judge openai:gpt-test: 6 call(s), 0 cache hit(s), 0 error(s), 720 tokens in" in out
+        assert "/ 108 out" in out
+        assert "$0.0002" in out
         assert len(server.requests) == 6
+        stats = Store(db).get_run("latest").summary.judge  # type: ignore[union-attr]
+        assert stats is not None
+        assert (stats.calls, stats.input_tokens, stats.output_tokens) == (6, 720, 108)
+        assert stats.cost_usd == pytest.approx(0.0001728)
 
         code, out = _run(judge_suite, db, "--judge", "openai:gpt-test", env=env)
         assert code == 0, out
@@ -74,7 +83,7 @@ def test_replay_with_a_cold_cache_errors_cleanly(judge_suite: Path, tmp_path: Pa
     code, out = _run(judge_suite, db, "--judge", "openai:gpt-test", "--replay", env=env)
     assert code == 1  # the default gate: no errored executions
     assert "6 errored" in out
-    assert "judge openai:gpt-test: 0 call(s), 0 cache hit(s), 6 replay miss(es)" in out
+    assert "judge openai:gpt-test: 0 call(s), 0 cache hit(s), 0 error(s), 6 replay miss(es)" in out
     assert "no cached answer for this call" in out
     assert "Traceback" not in out
 

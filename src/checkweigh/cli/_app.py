@@ -26,7 +26,16 @@ from rich.table import Table
 
 from ..core import CaseResult
 from ..errors import CheckweighError, InputError
-from ..judges import CachedJudge, CacheMode, JudgeCache, cache_dir, make_judge
+from ..judges import (
+    DEFAULT_CONCURRENCY,
+    CachedJudge,
+    CacheMode,
+    JudgeCache,
+    MeteredJudge,
+    Prices,
+    cache_dir,
+    make_judge,
+)
 from ..reports import render_summary, write_json_report
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
@@ -93,11 +102,26 @@ def run(
     replay: Annotated[
         bool, typer.Option("--replay", help="Judge answers from the cache only; a miss errors.")
     ] = False,
+    judge_concurrency: Annotated[
+        int, typer.Option("--judge-concurrency", min=1, help="Judge calls at once.")
+    ] = DEFAULT_CONCURRENCY,
+    judge_prices: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-prices", help="USD per million tokens, INPUT,OUTPUT (e.g. 0.15,0.6)."
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = _consoles()
     try:
-        judge = _judge(judge_spec, no_cache=no_cache, replay=replay)
+        judge = _judge(
+            judge_spec,
+            no_cache=no_cache,
+            replay=replay,
+            concurrency=judge_concurrency,
+            prices=_prices(judge_prices),
+        )
         loaded = load_suite(suite)
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
@@ -113,19 +137,21 @@ def run(
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[errored]} errored"),
+        TextColumn("{task.fields[judge]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err,
         disable=quiet,
         transient=True,
     )
-    task = progress.add_task(loaded.name, total=total, errored=0)
+    task = progress.add_task(loaded.name, total=total, errored=0, judge="")
     errored = 0
 
     def tick(result: CaseResult) -> None:
         nonlocal errored
         errored += result.errored
-        progress.update(task, advance=1, errored=errored)
+        calls = f"judge {judge.hits} cached / {judge.calls} calls" if judge is not None else ""
+        progress.update(task, advance=1, errored=errored, judge=calls)
 
     stopped: RunStopped | None = None
     with progress:
@@ -137,11 +163,6 @@ def run(
             stopped = exc
             outcome = exc.outcome
     _report(out, outcome, loaded.name, store)
-    if judge is not None:
-        out.print(
-            f"judge {judge.name}: {judge.calls} call(s), {judge.hits} cache hit(s)"
-            + (f", {judge.misses} replay miss(es)" if judge.mode is CacheMode.REPLAY else "")
-        )
     if json_out is not None:
         try:
             _export(out, store, outcome, json_out)
@@ -163,7 +184,29 @@ def run(
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
 
 
-def _judge(spec: str | None, *, no_cache: bool, replay: bool) -> CachedJudge | None:
+def _prices(text: str | None) -> Prices | None:
+    if text is None:
+        return None
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(
+            f"expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got {text!r}",
+            field="--judge-prices",
+        ) from None
+    if low < 0 or high < 0:
+        raise InputError(f"prices must be >= 0, got {text!r}", field="--judge-prices")
+    return Prices(low, high)
+
+
+def _judge(
+    spec: str | None,
+    *,
+    no_cache: bool,
+    replay: bool,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    prices: Prices | None = None,
+) -> CachedJudge | None:
     """The run's judge behind its cache, from the --judge, --no-cache and --replay flags."""
     if spec is None:
         if replay or no_cache:
@@ -172,7 +215,8 @@ def _judge(spec: str | None, *, no_cache: bool, replay: bool) -> CachedJudge | N
     if replay and no_cache:
         raise InputError("--replay reads only the cache and --no-cache bypasses it: pick one")
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
-    return CachedJudge(make_judge(spec, offline=replay), JudgeCache(cache_dir()), mode)
+    metered = MeteredJudge(make_judge(spec, offline=replay), concurrency=concurrency, prices=prices)
+    return CachedJudge(metered, JudgeCache(cache_dir()), mode)
 
 
 def _check_writable(path: Path) -> None:

@@ -121,6 +121,29 @@ class GateResult(BaseModel):
     """The measured value (None when it could not be measured, which fails the gate)."""
 
 
+class JudgeStats(BaseModel):
+    """What a run's judge did."""
+
+    judge: str
+    """``provider:model``."""
+    calls: int = 0
+    """Calls made to the provider."""
+    cache_hits: int = 0
+    """Calls answered from the cache."""
+    errors: int = 0
+    """Calls that failed for good."""
+    replay_misses: int = 0
+    """Calls that replay mode could not answer from the cache."""
+    input_tokens: int = 0
+    """Tokens sent."""
+    output_tokens: int = 0
+    """Tokens received."""
+    mean_latency_ms: float | None = None
+    """Mean time per call."""
+    cost_usd: float | None = None
+    """Cost at the configured prices (None when no prices are set)."""
+
+
 class RunSummary(BaseModel):
     """Everything a report needs about a run."""
 
@@ -140,6 +163,8 @@ class RunSummary(BaseModel):
     """Gate results; empty until gates are evaluated."""
     notes: list[str] = Field(default_factory=list)
     """What a reader must know about how the run was scored (e.g. skipped judge checks)."""
+    judge: JudgeStats | None = None
+    """The judge's calls, cache hits, tokens and cost, when the run had a judge."""
 
     @property
     def gates_passed(self) -> bool:

@@ -16,6 +16,7 @@ from ._cache import (
     cache_key,
 )
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
+from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._retry import RetryPolicy, call_with_retries
@@ -30,6 +31,9 @@ from ._spec import (
 )
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "MeteredJudge",
+    "Prices",
     "NO_JUDGE_HINT",
     "PROVIDERS",
     "ExampleSpec",

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..core import JudgeStats
+from ._metered import MeteredJudge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
 CACHE_ENV = "CHECKWEIGH_CACHE_DIR"
@@ -91,6 +93,14 @@ class CachedJudge:
     def name(self) -> str:
         """The wrapped judge's name."""
         return self.judge.name
+
+    def stats(self) -> JudgeStats:
+        """Calls, hits and misses (and the wrapped judge's tokens and cost when it counts them)."""
+        replay_misses = self.misses if self.mode is CacheMode.REPLAY else 0
+        inner = self.judge.stats() if isinstance(self.judge, MeteredJudge) else None
+        if inner is None:
+            inner = JudgeStats(judge=self.name, calls=self.calls)
+        return inner.model_copy(update={"cache_hits": self.hits, "replay_misses": replay_misses})
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """From the cache when allowed and present; else from the judge."""

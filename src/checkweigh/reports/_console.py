@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..core import OutcomeClass, RubricSummary, RunSummary
+from ..core import JudgeStats, OutcomeClass, RubricSummary, RunSummary
 
 _OUTCOME_STYLE = {
     OutcomeClass.SUCCESSFUL_COMPLETION.value: "green",
@@ -103,6 +103,23 @@ def _rubric_panel(r: RubricSummary) -> Panel:
     return Panel(Group(*parts), title=f"[bold]{escape(r.rubric)}[/bold]", title_align="left")
 
 
+def judge_line(stats: JudgeStats) -> str:
+    """One line on what the judge did."""
+    parts = [
+        f"judge {stats.judge}: {stats.calls} call(s), {stats.cache_hits} cache hit(s)",
+        f"{stats.errors} error(s)",
+    ]
+    if stats.replay_misses:
+        parts.append(f"{stats.replay_misses} replay miss(es)")
+    if stats.calls:
+        parts.append(f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out")
+    if stats.mean_latency_ms is not None:
+        parts.append(f"mean {stats.mean_latency_ms:,.0f} ms/call")
+    if stats.cost_usd is not None:
+        parts.append(f"${stats.cost_usd:.4f}")
+    return ", ".join(parts)
+
+
 def render_summary(
     console: Console,
     summary: RunSummary,
@@ -135,6 +152,8 @@ def render_summary(
         for s in summary.slowest:
             slow.add_row(f"{s.case_id}#{s.repeat}", f"{s.latency_ms:,.0f} ms")
         console.print(slow)
+    if summary.judge is not None:
+        console.print(judge_line(summary.judge))
     if summary.gates:
         for g in summary.gates:
             mark = Text("PASS", style="bold green") if g.passed else Text("FAIL", style="bold red")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core import CaseResult, RunAggregator, RunSummary, apply_gates
-from ..judges import NO_JUDGE_HINT, JudgeModel
+from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
 from ..store import ResultWriter, RunStatus, Store
 from ..suites import Suite, iter_cases
 from ._engine import Evaluator, judge_checks, run_cases
@@ -61,7 +61,8 @@ def execute(
 
     def summarize() -> RunSummary:
         summary = apply_gates(aggregator.summary(), suite.gates)
-        return summary.model_copy(update={"notes": notes})
+        stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
+        return summary.model_copy(update={"notes": notes, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
     with ResultWriter(store, run_id) as writer:

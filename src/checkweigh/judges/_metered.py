@@ -1,0 +1,86 @@
+"""Judge calls under a concurrency limit, with their tokens, time, errors and cost counted."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from ..core import JudgeStats
+from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
+
+DEFAULT_CONCURRENCY = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """US dollars per million tokens."""
+
+    input_per_m: float
+    output_per_m: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """The price of a call."""
+        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
+
+
+@dataclass
+class MeteredJudge:
+    """At most ``concurrency`` calls to ``judge`` at once; every call counted."""
+
+    judge: JudgeModel
+    concurrency: int = DEFAULT_CONCURRENCY
+    prices: Prices | None = None
+    calls: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    _gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = field(
+        default=None, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+
+    @property
+    def name(self) -> str:
+        """The wrapped judge's name."""
+        return self.judge.name
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # a semaphore belongs to one event loop; each run has its own loop
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:
+            self._gate = (loop, asyncio.Semaphore(self.concurrency))
+        return self._gate[1]
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """One call, waiting for a free slot first."""
+        async with self._semaphore():
+            self.calls += 1
+            try:
+                reply = await self.judge.complete(request)
+            except JudgeError:
+                self.errors += 1
+                raise
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        self.latency_ms += reply.latency_ms
+        return reply
+
+    def stats(self, cache_hits: int = 0) -> JudgeStats:
+        """The counts so far, as stored with the run."""
+        cost = None
+        if self.prices is not None:
+            cost = self.prices.cost(self.input_tokens, self.output_tokens)
+        return JudgeStats(
+            judge=self.name,
+            calls=self.calls,
+            cache_hits=cache_hits,
+            errors=self.errors,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            mean_latency_ms=self.latency_ms / self.calls if self.calls else None,
+            cost_usd=cost,
+        )
