@@ -1,5 +1,6 @@
-"""A chat-completions server on 127.0.0.1 that answers from a script, for driving the real
-``openai`` SDK end to end: answers, latency, 429 with Retry-After, 5xx, malformed bodies."""
+"""LLM servers on 127.0.0.1 that answer from a script, for driving the real ``openai`` and
+``anthropic`` SDKs end to end: answers, latency, 429 with Retry-After, 5xx, malformed bodies.
+``wire`` picks the format: OpenAI chat completions or Anthropic messages."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ class Reply:
     """A raw body sent as is (for malformed responses)."""
     delay_s: float = 0.0
     """Sleep before answering (latency, timeouts)."""
+    tool_input: dict[str, Any] | None = None
+    """Anthropic: answer with a tool_use block carrying this input instead of text."""
 
 
 @dataclass
@@ -50,7 +53,51 @@ class FakeOpenAI:
             return self.script.pop(0)
 
 
-def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+def _openai_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 18, "total_tokens": 138},
+    }
+
+
+def _anthropic_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    if reply.tool_input is not None:
+        name = (body.get("tool_choice") or {}).get("name", "answer")
+        content: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": reply.tool_input}
+        ]
+    else:
+        content = [{"type": "text", "text": reply.content or ""}]
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "test-model"),
+        "content": content,
+        "stop_reason": "tool_use" if reply.tool_input is not None else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 150, "output_tokens": 25},
+    }
+
+
+def _error_body(wire: str, status: int) -> dict[str, Any]:
+    if wire == "anthropic":
+        kind = "rate_limit_error" if status == 429 else "api_error"
+        return {"type": "error", "error": {"type": kind, "message": f"scripted {status}"}}
+    return {"error": {"message": f"scripted {status}", "type": "test"}}
+
+
+def _handler(state: FakeOpenAI, wire: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             return
@@ -64,30 +111,10 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if reply.raw is not None:
                 payload = reply.raw
             elif reply.status == 200:
-                payload = json.dumps(
-                    {
-                        "id": f"chatcmpl-{len(state.requests)}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", "test-model"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": reply.content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": 120,
-                            "completion_tokens": 18,
-                            "total_tokens": 138,
-                        },
-                    }
-                )
+                render = _anthropic_body if wire == "anthropic" else _openai_body
+                payload = json.dumps(render(body, reply, len(state.requests)))
             else:
-                payload = json.dumps(
-                    {"error": {"message": f"scripted {reply.status}", "type": "test"}}
-                )
+                payload = json.dumps(_error_body(wire, reply.status))
             data = payload.encode()
             try:
                 self.send_response(reply.status)
@@ -104,12 +131,16 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def fake_openai_server(script: list[Reply]) -> Iterator[FakeOpenAI]:
-    """Serve ``script`` on a free port of 127.0.0.1 until the block ends."""
+def fake_openai_server(script: list[Reply], wire: str = "openai") -> Iterator[FakeOpenAI]:
+    """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
+
+    ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
+    """
     state = FakeOpenAI(script=list(script))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, wire))
     server.daemon_threads = True
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    host = f"http://127.0.0.1:{server.server_address[1]}"
+    state.base_url = host if wire == "anthropic" else f"{host}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

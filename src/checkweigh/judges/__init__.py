@@ -5,6 +5,7 @@ Judges are explicit: a judge check is built with the judge it asks. Provider cli
 """
 
 from ._answers import AnswerError, BinaryAnswer, parse_answer
+from ._anthropic import AnthropicJudge
 from ._binary import SYSTEM, Example, JudgeCheck
 from ._cache import (
     CACHE_ENV,
@@ -31,6 +32,7 @@ from ._spec import (
 )
 
 __all__ = [
+    "AnthropicJudge",
     "DEFAULT_CONCURRENCY",
     "MeteredJudge",
     "Prices",

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from ._model import JudgeError, JudgeReply, JudgeRequest
-from ._retry import RetryPolicy, call_with_retries
+from ._retry import RetryPolicy
+from ._sdk import sdk_call
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 
@@ -77,40 +78,16 @@ class OpenAIJudge:
             }
         return params
 
-    def _retriable(self, exc: BaseException) -> bool:
-        o = self._openai
-        if isinstance(exc, o.APIStatusError):
-            status: int = exc.status_code
-            return status == 429 or status >= 500
-        return isinstance(exc, o.APITimeoutError | o.APIConnectionError)
-
-    def _retry_after(self, exc: BaseException) -> float | None:
-        response = getattr(exc, "response", None)
-        value = response.headers.get("retry-after") if response is not None else None
-        try:
-            return float(value) if value is not None else None
-        except ValueError:
-            return None
-
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
         params = self._params(request)
         start = time.perf_counter()
-        try:
-            response = await call_with_retries(
-                lambda: self._client.chat.completions.create(**params),
-                self._retry,
-                retriable=self._retriable,
-                retry_after=self._retry_after,
-            )
-        except self._openai.APIStatusError as exc:
-            raise JudgeError(f"{self.name}: HTTP {exc.status_code}: {exc.message}") from None
-        except self._openai.APITimeoutError:
-            raise JudgeError(f"{self.name}: timed out") from None
-        except self._openai.OpenAIError as exc:
-            raise JudgeError(f"{self.name}: {type(exc).__name__}: {exc}") from None
-        except ValueError as exc:  # a body that is not JSON (a proxy's error page, say)
-            raise JudgeError(f"{self.name}: malformed response: {exc}") from None
+        response = await sdk_call(
+            self.name,
+            self._openai,
+            lambda: self._client.chat.completions.create(**params),
+            self._retry,
+        )
         elapsed = (time.perf_counter() - start) * 1000.0
         choices = getattr(response, "choices", None)
         if not choices or choices[0].message is None:

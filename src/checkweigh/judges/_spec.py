@@ -1,5 +1,6 @@
 """Judges named by a model string, and judge checks declared in suite files.
 
+``anthropic:MODEL`` uses Anthropic's Messages API (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``);
 ``openai:MODEL`` uses the OpenAI-compatible API (the SDK reads ``OPENAI_API_KEY`` and
 ``OPENAI_BASE_URL``: OpenAI, Azure, vLLM, llama.cpp, LM Studio); ``ollama:MODEL`` uses
 Ollama's OpenAI-compatible endpoint (``OLLAMA_BASE_URL``, default localhost:11434).
@@ -14,12 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import Case, Verdict, not_applicable
 from ..errors import InputError
+from ._anthropic import AnthropicJudge
 from ._binary import Example, JudgeCheck, binary_version
 from ._model import JudgeError, JudgeModel
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._retry import RetryPolicy
 
-PROVIDERS = ("openai", "ollama")
+PROVIDERS = ("openai", "anthropic", "ollama")
 NO_JUDGE_HINT = (
     "no judge configured: pass --judge PROVIDER:MODEL (e.g. --judge ollama:llama3.1, or "
     "--judge openai:gpt-4o-mini with OPENAI_API_KEY set)"
@@ -69,6 +71,11 @@ def make_judge(
                 timeout_s=timeout_s,
                 retry=retry,
             )
+        if provider == "anthropic":
+            anthropic_key = None
+            if offline and not os.environ.get("ANTHROPIC_API_KEY"):
+                anthropic_key = "replay-without-key"  # never sent, as for openai below
+            return AnthropicJudge(model, api_key=anthropic_key, timeout_s=timeout_s, retry=retry)
         key = None
         if offline and not os.environ.get("OPENAI_API_KEY"):
             key = "replay-without-key"  # never sent: replay answers from the cache only

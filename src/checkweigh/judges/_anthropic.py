@@ -1,0 +1,110 @@
+"""Judges behind Anthropic's Messages API, with the official ``anthropic`` SDK (install
+``checkweigh[anthropic]``). The key comes from ``ANTHROPIC_API_KEY`` (or is passed in) and is
+never written anywhere.
+
+Structured output: when the request carries a schema, the answer is asked for as a forced
+call of a tool whose input schema is that schema; the tool input is the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ._model import JudgeError, JudgeReply, JudgeRequest
+from ._retry import RetryPolicy
+from ._sdk import sdk_call
+
+
+class AnthropicJudge:
+    """A judge served by the Messages API. SDK retries are off; :class:`RetryPolicy` rules."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        structured: bool = True,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError as exc:  # an optional extra
+            raise JudgeError(
+                "the anthropic package is not installed: pip install 'checkweigh[anthropic]'"
+            ) from exc
+        self._anthropic = anthropic
+        try:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            )
+        except anthropic.AnthropicError as exc:
+            raise JudgeError(f"anthropic:{model}: {exc}") from None
+        self._model = model
+        self._retry = retry or RetryPolicy()
+        self._structured = structured
+
+    @property
+    def name(self) -> str:
+        """``anthropic:model``."""
+        return f"anthropic:{self._model}"
+
+    def _params(self, request: JudgeRequest) -> dict[str, Any]:
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        params: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "messages": [
+                {"role": m.role, "content": m.content}
+                for m in request.messages
+                if m.role != "system"
+            ],
+        }
+        if system:
+            params["system"] = system
+        if self._structured and request.json_schema is not None:
+            params["tools"] = [
+                {
+                    "name": request.schema_name,
+                    "description": "Record the answer.",
+                    "input_schema": request.json_schema,
+                }
+            ]
+            params["tool_choice"] = {"type": "tool", "name": request.schema_name}
+        return params
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """One answer, with retries; :class:`JudgeError` when it cannot be had."""
+        params = self._params(request)
+        start = time.perf_counter()
+        message = await sdk_call(
+            self.name, self._anthropic, lambda: self._client.messages.create(**params), self._retry
+        )
+        elapsed = (time.perf_counter() - start) * 1000.0
+        text = _answer_text(message.content)
+        if text is None:
+            raise JudgeError(f"{self.name}: the response holds no answer")
+        usage = message.usage
+        return JudgeReply(
+            text=text,
+            model=message.model or self._model,
+            input_tokens=usage.input_tokens if usage else 0,
+            output_tokens=usage.output_tokens if usage else 0,
+            latency_ms=elapsed,
+        )
+
+
+def _answer_text(blocks: Any) -> str | None:
+    """The tool input (as JSON) if the model called the answer tool, else the text blocks."""
+    texts: list[str] = []
+    for block in blocks or ():
+        kind = getattr(block, "type", None)
+        if kind == "tool_use":
+            return json.dumps(getattr(block, "input", None))
+        if kind == "text":
+            texts.append(getattr(block, "text", ""))
+    return "".join(texts) if texts else None

@@ -1,0 +1,49 @@
+"""What the official provider SDKs have in common: their error classes (``APIStatusError``,
+``APITimeoutError``, ``APIConnectionError``) and how a call is retried and reported."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import TypeVar
+
+from ._model import JudgeError
+from ._retry import RetryPolicy, call_with_retries
+
+T = TypeVar("T")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+async def sdk_call(
+    name: str, sdk: ModuleType, call: Callable[[], Awaitable[T]], policy: RetryPolicy
+) -> T:
+    """Run an SDK call with retries on 429, 5xx, timeouts and dropped connections.
+
+    Raises:
+        JudgeError: naming the judge and what went wrong, once retries are spent.
+    """
+
+    def retriable(exc: BaseException) -> bool:
+        if isinstance(exc, sdk.APIStatusError):
+            status: int = exc.status_code
+            return status == 429 or status >= 500
+        return isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError)
+
+    try:
+        return await call_with_retries(call, policy, retriable=retriable, retry_after=_retry_after)
+    except sdk.APIStatusError as exc:
+        raise JudgeError(f"{name}: HTTP {exc.status_code}: {exc.message}") from None
+    except sdk.APITimeoutError:
+        raise JudgeError(f"{name}: timed out") from None
+    except sdk.APIError as exc:
+        raise JudgeError(f"{name}: {type(exc).__name__}: {exc}") from None
+    except ValueError as exc:  # a body that is not JSON (a proxy's error page, say)
+        raise JudgeError(f"{name}: malformed response: {exc}") from None
