@@ -8,6 +8,7 @@ call of a tool whose input schema is that schema; the tool input is the answer.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from typing import Any
@@ -46,6 +47,9 @@ class AnthropicJudge:
         self._model = model
         self._retry = retry or RetryPolicy()
         self._structured = structured
+        # newer SDKs dropped ``temperature`` from messages.create; send it where it exists
+        parameters = inspect.signature(self._client.messages.create).parameters
+        self._takes_temperature = "temperature" in parameters
 
     @property
     def name(self) -> str:
@@ -57,7 +61,6 @@ class AnthropicJudge:
         params: dict[str, Any] = {
             "model": self._model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": [
                 {"role": m.role, "content": m.content}
                 for m in request.messages
@@ -66,6 +69,8 @@ class AnthropicJudge:
         }
         if system:
             params["system"] = system
+        if self._takes_temperature:
+            params["temperature"] = request.temperature
         if self._structured and request.json_schema is not None:
             params["tools"] = [
                 {
