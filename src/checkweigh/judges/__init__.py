@@ -20,18 +20,24 @@ from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._outcomes import ExpectedOutcomesCheck
 from ._retry import RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
 from ._spec import (
     NO_JUDGE_HINT,
     PROVIDERS,
     ExampleSpec,
+    ExpectedOutcomesSpec,
     JudgeSpec,
+    NeedsJudge,
     make_judge,
     parse_judge,
 )
 
 __all__ = [
+    "ExpectedOutcomesCheck",
+    "ExpectedOutcomesSpec",
+    "NeedsJudge",
     "AnthropicJudge",
     "DEFAULT_CONCURRENCY",
     "MeteredJudge",

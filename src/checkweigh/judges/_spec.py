@@ -11,14 +11,18 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..checks import CheckLike
+from ..checks._model import parse_path
 from ..core import Case, Verdict, not_applicable
 from ..errors import InputError
 from ._anthropic import AnthropicJudge
 from ._binary import Example, JudgeCheck, binary_version
+from ._formatter import DEFAULT_FORMATTER
 from ._model import JudgeError, JudgeModel
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._outcomes import ExpectedOutcomesCheck
 from ._retry import RetryPolicy
 
 PROVIDERS = ("openai", "anthropic", "ollama")
@@ -97,14 +101,26 @@ class ExampleSpec(BaseModel):
     """Why."""
 
 
-class JudgeSpec(BaseModel):
-    """A yes/no question for the run's judge, declared in a suite (``type: judge``).
+class NeedsJudge(BaseModel):
+    """A suite check that asks the run's judge.
 
     On its own it answers "skipped" (not applicable) with a hint on configuring a judge;
-    :meth:`bind` makes it a :class:`JudgeCheck` that asks the given judge.
+    :meth:`bind` makes the check that asks the given judge.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def evaluate(self, case: Case) -> Verdict:
+        """No judge: skipped."""
+        return _SKIPPED
+
+    def bind(self, judge: JudgeModel) -> CheckLike:
+        """The check that asks ``judge``."""
+        raise NotImplementedError
+
+
+class JudgeSpec(NeedsJudge):
+    """A yes/no question for the run's judge, declared in a suite (``type: judge``)."""
 
     type: Literal["judge"] = "judge"
     question: str = Field(min_length=1)
@@ -121,10 +137,6 @@ class JudgeSpec(BaseModel):
         """The version of the check it becomes."""
         return binary_version()
 
-    def evaluate(self, case: Case) -> Verdict:
-        """No judge: skipped."""
-        return _SKIPPED
-
     def bind(self, judge: JudgeModel) -> JudgeCheck:
         """The check that asks ``judge``."""
         return JudgeCheck(
@@ -134,6 +146,29 @@ class JudgeSpec(BaseModel):
             examples=tuple(Example(e.situation, e.verdict, e.reason) for e in self.examples),
             max_tokens=self.max_tokens,
         )
+
+
+class ExpectedOutcomesSpec(NeedsJudge):
+    """``type: expected_outcomes``: the case's checklist of outcome statements, each judged on
+    its own; the check passes only when all of them hold."""
+
+    type: Literal["expected_outcomes"] = "expected_outcomes"
+    path: str = "ground_truth.expected_outcomes"
+    """Where each case keeps its list of statements."""
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return parse_path(value)
+
+    @property
+    def version(self) -> str:
+        """The version of the check it becomes."""
+        return f"expected-outcomes/1+{DEFAULT_FORMATTER.ident}"
+
+    def bind(self, judge: JudgeModel) -> ExpectedOutcomesCheck:
+        """The checklist check that asks ``judge``."""
+        return ExpectedOutcomesCheck(judge=judge, path=self.path)
 
 
 _SKIPPED = not_applicable(f"skipped: {NO_JUDGE_HINT}")

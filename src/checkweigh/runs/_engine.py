@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
-from ..judges import JudgeModel, JudgeSpec
+from ..judges import JudgeModel, NeedsJudge
 from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
@@ -86,7 +86,7 @@ def bind_judge(checks: Mapping[str, NamedCheck], judge: JudgeModel | None) -> di
         return dict(checks)
     return {
         name: NamedCheck.of(name, c.check.bind(judge), c.when)
-        if isinstance(c.check, JudgeSpec)
+        if isinstance(c.check, NeedsJudge)
         else c
         for name, c in checks.items()
     }
@@ -94,7 +94,7 @@ def bind_judge(checks: Mapping[str, NamedCheck], judge: JudgeModel | None) -> di
 
 def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:
     """The names of the checks that need a judge."""
-    return [name for name, c in checks.items() if isinstance(c.check, JudgeSpec)]
+    return [name for name, c in checks.items() if isinstance(c.check, NeedsJudge)]
 
 
 def _jobs(cases: Iterable[Case], repeat: int) -> Iterator[tuple[int, int, Case]]:

@@ -20,7 +20,7 @@ from ..checks import (
 from ..checks._python import load_object, resolve_python_check
 from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
 from ..errors import SuiteError
-from ..judges import JudgeSpec
+from ..judges import ExpectedOutcomesSpec, JudgeSpec
 from ._errors import clean_loc, describe, loc_text, pick
 from ._schema import (
     BandsSpec,
@@ -37,14 +37,16 @@ from ._schema import (
 from ._suite import Suite
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
-SuiteCheck = Annotated[BuiltinCheckType | JudgeSpec, Field(discriminator="type")]
+SuiteCheck = Annotated[
+    BuiltinCheckType | JudgeSpec | ExpectedOutcomesSpec, Field(discriminator="type")
+]
 """Any check a suite file can declare (built-in or judge), told apart by its ``type``."""
 _CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(SuiteCheck)
 _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec])
 _CHECK_EXTRAS = ("when", "description")
 _CHECK_MODELS: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (*get_args(BuiltinCheckType), JudgeSpec)
+    for m in (*get_args(BuiltinCheckType), JudgeSpec, ExpectedOutcomesSpec)
     if isinstance(m, type) and issubclass(m, BaseModel)
 }
 
