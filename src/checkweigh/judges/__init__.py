@@ -18,6 +18,15 @@ from ._cache import (
 )
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices
+from ._metrics import (
+    FaithfulnessCheck,
+    GoalAccuracyCheck,
+    Statement,
+    Statements,
+    StatementVerdict,
+    StatementVerdicts,
+    Workflow,
+)
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._outcomes import ExpectedOutcomesCheck
@@ -28,6 +37,8 @@ from ._spec import (
     PROVIDERS,
     ExampleSpec,
     ExpectedOutcomesSpec,
+    FaithfulnessSpec,
+    GoalAccuracySpec,
     JudgeSpec,
     NeedsJudge,
     make_judge,
@@ -35,6 +46,15 @@ from ._spec import (
 )
 
 __all__ = [
+    "FaithfulnessSpec",
+    "GoalAccuracySpec",
+    "FaithfulnessCheck",
+    "GoalAccuracyCheck",
+    "Statement",
+    "StatementVerdict",
+    "StatementVerdicts",
+    "Statements",
+    "Workflow",
     "ExpectedOutcomesCheck",
     "ExpectedOutcomesSpec",
     "NeedsJudge",

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core import Case, Verdict, errored, failed, passed
-from ._answers import AnswerError, BinaryAnswer, parse_answer, schema_of
-from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
+from ._answers import AnswerError, BinaryAnswer, schema_of
+from ._ask import ask
+from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
 
 SYSTEM = (
@@ -85,40 +86,12 @@ class JudgeCheck:
 
     async def evaluate(self, case: Case) -> Verdict:
         """Ask, parse strictly, repair once; errored when no valid answer comes."""
-        request = self.request(case)
         try:
-            reply = await self.judge.complete(request)
+            answer = await ask(self.judge, self.request(case), BinaryAnswer)
         except JudgeError as exc:
             return errored(str(exc), reason="judge call failed")
-        try:
-            answer = parse_answer(reply.text, BinaryAnswer)
-        except AnswerError as first:
-            repair = request.model_copy(
-                update={
-                    "messages": (
-                        *request.messages,
-                        Message(role="assistant", content=reply.text),
-                        Message(
-                            role="user",
-                            content=(
-                                f"That answer is not valid ({first}). Reply again with only "
-                                '{"verdict": "yes" or "no", "reason": "<one sentence>"}.'
-                            ),
-                        ),
-                    )
-                }
-            )
-            try:
-                reply = await self.judge.complete(repair)
-                answer = parse_answer(reply.text, BinaryAnswer)
-            except JudgeError as exc:
-                return errored(str(exc), reason="judge call failed during repair")
-            except AnswerError as second:
-                return errored(
-                    f"invalid judge answer after one repair: {second}; answer was "
-                    f"{block('judge_answer', reply.text[:200])!r}",
-                    reason="judge answer invalid",
-                )
+        except AnswerError as exc:
+            return errored(str(exc), reason="judge answer invalid")
         if answer.verdict == "yes":
             return passed(answer.reason)
         return failed(answer.reason)

@@ -72,6 +72,21 @@ class TraceFormatter:
         parts.append(block("agent_final_answer", case.output or "(no answer)"))
         return "\n\n".join(parts)
 
+    def format_context(self, case: Case) -> str:
+        """What the agent had to go on: the input, the trace without the final answer, and the
+        final state. Claims of the final answer are checked against this."""
+        answer = case.output
+        steps = [
+            self.step(i, s)
+            for i, s in enumerate(case.trace, start=1)
+            if not (s.kind == "assistant" and s.content == answer)
+        ]
+        parts = [block("task_input", _dump(case.input))]
+        parts.append(block("agent_trace", "\n".join(steps) or "(no steps)"))
+        if case.final_state:
+            parts.append(block("agent_final_state", _dump(case.final_state)))
+        return "\n\n".join(parts)
+
 
 DEFAULT_FORMATTER = TraceFormatter()
 """The formatter judge checks use unless told otherwise."""

@@ -20,6 +20,7 @@ from ..errors import InputError
 from ._anthropic import AnthropicJudge
 from ._binary import Example, JudgeCheck, binary_version
 from ._formatter import DEFAULT_FORMATTER
+from ._metrics import FaithfulnessCheck, GoalAccuracyCheck, goal_accuracy_version
 from ._model import JudgeError, JudgeModel
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._outcomes import ExpectedOutcomesCheck
@@ -169,6 +170,54 @@ class ExpectedOutcomesSpec(NeedsJudge):
     def bind(self, judge: JudgeModel) -> ExpectedOutcomesCheck:
         """The checklist check that asks ``judge``."""
         return ExpectedOutcomesCheck(judge=judge, path=self.path)
+
+
+class FaithfulnessSpec(NeedsJudge):
+    """``type: faithfulness``: the final answer's statements must follow from the trace."""
+
+    type: Literal["faithfulness"] = "faithfulness"
+    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    """The score at which the check passes."""
+    weighted: bool = False
+    """Weight statements by importance (padding counts ``padding_weight``)."""
+    padding_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    """The weight of a padding statement when ``weighted``."""
+
+    @property
+    def version(self) -> str:
+        """The version of the check it becomes."""
+        return f"faithfulness/1+{DEFAULT_FORMATTER.ident}"
+
+    def bind(self, judge: JudgeModel) -> FaithfulnessCheck:
+        """The metric, asking ``judge``."""
+        return FaithfulnessCheck(
+            judge=judge,
+            threshold=self.threshold,
+            weighted=self.weighted,
+            padding_weight=self.padding_weight,
+        )
+
+
+class GoalAccuracySpec(NeedsJudge):
+    """``type: goal_accuracy``: did the run achieve the user's goal (inferred, or a reference)?"""
+
+    type: Literal["goal_accuracy"] = "goal_accuracy"
+    reference_path: str | None = None
+    """Where the case keeps a reference goal; without it the goal is inferred from the trace."""
+
+    @field_validator("reference_path")
+    @classmethod
+    def _valid_reference(cls, value: str | None) -> str | None:
+        return None if value is None else parse_path(value)
+
+    @property
+    def version(self) -> str:
+        """The version of the check it becomes."""
+        return goal_accuracy_version(self.reference_path is not None)
+
+    def bind(self, judge: JudgeModel) -> GoalAccuracyCheck:
+        """The metric, asking ``judge``."""
+        return GoalAccuracyCheck(judge=judge, reference_path=self.reference_path)
 
 
 _SKIPPED = not_applicable(f"skipped: {NO_JUDGE_HINT}")

@@ -20,7 +20,7 @@ from ..checks import (
 from ..checks._python import load_object, resolve_python_check
 from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
 from ..errors import SuiteError
-from ..judges import ExpectedOutcomesSpec, JudgeSpec
+from ..judges import ExpectedOutcomesSpec, FaithfulnessSpec, GoalAccuracySpec, JudgeSpec
 from ._errors import clean_loc, describe, loc_text, pick
 from ._schema import (
     BandsSpec,
@@ -38,7 +38,8 @@ from ._suite import Suite
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
 SuiteCheck = Annotated[
-    BuiltinCheckType | JudgeSpec | ExpectedOutcomesSpec, Field(discriminator="type")
+    BuiltinCheckType | JudgeSpec | ExpectedOutcomesSpec | FaithfulnessSpec | GoalAccuracySpec,
+    Field(discriminator="type"),
 ]
 """Any check a suite file can declare (built-in or judge), told apart by its ``type``."""
 _CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(SuiteCheck)
@@ -46,7 +47,7 @@ _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec
 _CHECK_EXTRAS = ("when", "description")
 _CHECK_MODELS: dict[str, type[BaseModel]] = {
     m.model_fields["type"].default: m
-    for m in (*get_args(BuiltinCheckType), JudgeSpec, ExpectedOutcomesSpec)
+    for m in (*get_args(SuiteCheck)[0].__args__,)
     if isinstance(m, type) and issubclass(m, BaseModel)
 }
 
