@@ -32,6 +32,7 @@ pytest: $(STAMP) ## The test suite
 
 bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python benchmarks/bench_judges.py
 
 clean: ## Remove the virtualenv and local run data
 	rm -rf $(VENV) .checkweigh .pytest_cache .mypy_cache .ruff_cache

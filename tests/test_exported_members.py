@@ -16,6 +16,7 @@ PACKAGES = [
     "checkweigh.reports",
     "checkweigh.cli",
     "checkweigh.judges",
+    "checkweigh.testing",
 ]
 
 

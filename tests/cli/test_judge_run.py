@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.store import Store
-from support.fake_openai import Reply, fake_openai_server
+from checkweigh.testing import Reply, fake_llm_server
 from support.recorded_suite import standard_cases, write_suite
 
 KEY = "sk-test-key-that-must-never-be-stored-9f8e7d"
@@ -42,7 +42,7 @@ def test_judge_checks_run_cache_and_replay(judge_suite: Path, tmp_path: Path) ->
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     answers = [Reply(json.dumps({"verdict": "yes", "reason": "every claim is in the trace"}))]
     answers *= len(standard_cases())
-    with fake_openai_server(answers) as server:
+    with fake_llm_server(answers) as server:
         env = {
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": KEY,

@@ -17,7 +17,7 @@ from checkweigh.judges import (
     Message,
     RetryPolicy,
 )
-from support.fake_openai import Reply, fake_openai_server
+from checkweigh.testing import Reply, fake_llm_server
 
 KEY = "sk-ant-test-not-real-5678"
 FAST = RetryPolicy(attempts=3, initial_s=0.01, max_wait_s=2.0)
@@ -39,7 +39,7 @@ def judge_for(base_url: str, **kwargs: object) -> AnthropicJudge:
 
 def test_the_answer_comes_as_a_forced_tool_call() -> None:
     answer = {"verdict": "yes", "reason": "room 4B matches the request"}
-    with fake_openai_server([Reply(tool_input=answer)], wire="anthropic") as server:
+    with fake_llm_server([Reply(tool_input=answer)], wire="anthropic") as server:
         reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
     assert BinaryAnswer.model_validate_json(reply.text) == BinaryAnswer(**answer)
     assert (reply.model, reply.input_tokens, reply.output_tokens) == ("claude-test", 150, 25)
@@ -54,7 +54,7 @@ def test_the_answer_comes_as_a_forced_tool_call() -> None:
 
 def test_plain_text_answers_are_used_when_structure_is_off() -> None:
     text = '{"verdict": "no", "reason": "wrong floor"}'
-    with fake_openai_server([Reply(text)], wire="anthropic") as server:
+    with fake_llm_server([Reply(text)], wire="anthropic") as server:
         reply = asyncio.run(judge_for(server.base_url, structured=False).complete(REQUEST))
     assert reply.text == text
     assert "tools" not in server.requests[0]
@@ -66,7 +66,7 @@ def test_rate_limits_and_overload_are_retried() -> None:
         Reply(status=529),
         Reply(tool_input={"verdict": "no", "reason": "double booked"}),
     ]
-    with fake_openai_server(script, wire="anthropic") as server:
+    with fake_llm_server(script, wire="anthropic") as server:
         reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
     assert '"double booked"' in reply.text
     assert len(server.requests) == 3
@@ -76,7 +76,7 @@ def test_rate_limits_and_overload_are_retried() -> None:
 def test_exhausted_retries_are_a_judge_error() -> None:
     script = [Reply(status=500), Reply(status=500), Reply(status=500)]
     with (
-        fake_openai_server(script, wire="anthropic") as server,
+        fake_llm_server(script, wire="anthropic") as server,
         pytest.raises(JudgeError, match="anthropic:claude-test: HTTP 500"),
     ):
         asyncio.run(judge_for(server.base_url).complete(REQUEST))
@@ -89,7 +89,7 @@ def test_a_judge_check_through_anthropic() -> None:
         trace=[{"kind": "assistant", "content": "Room 4B is booked for 10:00."}],
     )
     script = [Reply(tool_input={"verdict": "yes", "reason": "4B was booked as asked"})]
-    with fake_openai_server(script, wire="anthropic") as server:
+    with fake_llm_server(script, wire="anthropic") as server:
         check = JudgeCheck(
             question="Did the agent do what was asked?", judge=judge_for(server.base_url)
         )

@@ -18,7 +18,7 @@ from checkweigh.judges import (
     OpenAIJudge,
     RetryPolicy,
 )
-from support.fake_openai import Reply, fake_openai_server
+from checkweigh.testing import Reply, fake_llm_server
 
 FAST = RetryPolicy(attempts=3, initial_s=0.01, max_wait_s=2.0)
 KEY = "sk-test-not-a-real-key-1234"
@@ -36,7 +36,7 @@ def judge_for(base_url: str, **kwargs: object) -> OpenAIJudge:
 
 
 def test_a_structured_request_and_its_answer() -> None:
-    with fake_openai_server([Reply('{"verdict": "yes", "reason": "grounded"}')]) as server:
+    with fake_llm_server([Reply('{"verdict": "yes", "reason": "grounded"}')]) as server:
         reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
     assert reply.text == '{"verdict": "yes", "reason": "grounded"}'
     assert (reply.model, reply.input_tokens, reply.output_tokens) == ("gpt-test", 120, 18)
@@ -59,7 +59,7 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
         Reply(status=429, retry_after="0.4"),
         Reply('{"verdict": "no", "reason": "wrong time"}'),
     ]
-    with fake_openai_server(script) as server:
+    with fake_llm_server(script) as server:
         reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
     assert reply.text == '{"verdict": "no", "reason": "wrong time"}'
     assert len(server.requests) == 2
@@ -68,14 +68,14 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
 
 def test_5xx_is_retried_and_gives_up_as_a_judge_error() -> None:
     script = [Reply(status=500), Reply(status=502), Reply(status=503)]
-    with fake_openai_server(script) as server, pytest.raises(JudgeError, match="HTTP 503"):
+    with fake_llm_server(script) as server, pytest.raises(JudgeError, match="HTTP 503"):
         asyncio.run(judge_for(server.base_url).complete(REQUEST))
     assert len(server.requests) == 3
 
 
 def test_client_errors_are_not_retried() -> None:
     with (
-        fake_openai_server([Reply(status=400)]) as server,
+        fake_llm_server([Reply(status=400)]) as server,
         pytest.raises(JudgeError, match="openai:gpt-test: HTTP 400"),
     ):
         asyncio.run(judge_for(server.base_url).complete(REQUEST))
@@ -84,7 +84,7 @@ def test_client_errors_are_not_retried() -> None:
 
 def test_a_malformed_body_is_a_judge_error() -> None:
     with (
-        fake_openai_server([Reply(raw="this is not json")]) as server,
+        fake_llm_server([Reply(raw="this is not json")]) as server,
         pytest.raises(JudgeError, match="openai:gpt-test"),
     ):
         asyncio.run(judge_for(server.base_url).complete(REQUEST))
@@ -92,7 +92,7 @@ def test_a_malformed_body_is_a_judge_error() -> None:
 
 def test_a_timeout_is_retried_then_reported() -> None:
     script = [Reply("late", delay_s=1.0), Reply("late", delay_s=1.0)]
-    with fake_openai_server(script) as server:
+    with fake_llm_server(script) as server:
         judge = judge_for(server.base_url, timeout_s=0.2, retry=RetryPolicy(2, 0.01, 1.0))
         with pytest.raises(JudgeError, match="timed out"):
             asyncio.run(judge.complete(REQUEST))
@@ -106,7 +106,7 @@ def test_a_judge_check_end_to_end_with_a_repair() -> None:
         trace=[{"kind": "assistant", "content": "Booked Alice at 10:00."}],
     )
     script = [Reply("Sure, yes."), Reply('{"verdict": "yes", "reason": "matches the request"}')]
-    with fake_openai_server(script) as server:
+    with fake_llm_server(script) as server:
         check = JudgeCheck(
             question="Did the agent do what was asked?", judge=judge_for(server.base_url)
         )

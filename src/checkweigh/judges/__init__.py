@@ -17,7 +17,7 @@ from ._cache import (
     cache_key,
 )
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
-from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices
+from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices, close_judge
 from ._metrics import (
     FaithfulnessCheck,
     GoalAccuracyCheck,
@@ -94,5 +94,6 @@ __all__ = [
     "TraceFormatter",
     "block",
     "call_with_retries",
+    "close_judge",
     "parse_answer",
 ]

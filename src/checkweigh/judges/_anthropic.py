@@ -82,6 +82,10 @@ class AnthropicJudge:
             params["tool_choice"] = {"type": "tool", "name": request.schema_name}
         return params
 
+    async def aclose(self) -> None:
+        """Close the HTTP client (its connections belong to the running event loop)."""
+        await self._client.close()
+
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
         params = self._params(request)

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core import JudgeStats
-from ._metered import MeteredJudge
+from ._metered import MeteredJudge, close_judge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
 CACHE_ENV = "CHECKWEIGH_CACHE_DIR"
@@ -101,6 +101,10 @@ class CachedJudge:
         if inner is None:
             inner = JudgeStats(judge=self.name, calls=self.calls)
         return inner.model_copy(update={"cache_hits": self.hits, "replay_misses": replay_misses})
+
+    async def aclose(self) -> None:
+        """Close the wrapped judge's client, if it has one."""
+        await close_judge(self.judge)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """From the cache when allowed and present; else from the judge."""

@@ -11,6 +11,13 @@ from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 DEFAULT_CONCURRENCY = 16
 
 
+async def close_judge(judge: object) -> None:
+    """Call ``judge.aclose()`` when the judge has one (provider clients do)."""
+    close = getattr(judge, "aclose", None)
+    if close is not None:
+        await close()
+
+
 @dataclass(frozen=True, slots=True)
 class Prices:
     """US dollars per million tokens."""
@@ -54,6 +61,10 @@ class MeteredJudge:
         if self._gate is None or self._gate[0] is not loop:
             self._gate = (loop, asyncio.Semaphore(self.concurrency))
         return self._gate[1]
+
+    async def aclose(self) -> None:
+        """Close the wrapped judge's client, if it has one."""
+        await close_judge(self.judge)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One call, waiting for a free slot first."""

@@ -78,6 +78,10 @@ class OpenAIJudge:
             }
         return params
 
+    async def aclose(self) -> None:
+        """Close the HTTP client (its connections belong to the running event loop)."""
+        await self._client.close()
+
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
         params = self._params(request)

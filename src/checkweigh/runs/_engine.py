@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
-from ..judges import JudgeModel, NeedsJudge
+from ..judges import JudgeModel, NeedsJudge, close_judge
 from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
@@ -111,16 +111,20 @@ def run_cases(
     target: AgentTarget | None = None,
     repeat: int = 1,
     concurrency: int = 8,
+    judge: JudgeModel | None = None,
 ) -> None:
     """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
-    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end."""
+    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end.
+
+    ``judge``, when given, is closed at the end, inside the event loop its connections use.
+    """
     if repeat < 1:
         raise ValueError("repeat must be >= 1")
     if target is None and not evaluator.needs_async:
         for index, r, case in _jobs(cases, repeat):
             on_result(evaluator.evaluate(case, repeat=r, index=index))
         return
-    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency))
+    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency, judge))
 
 
 async def _run_async(
@@ -130,6 +134,7 @@ async def _run_async(
     target: AgentTarget | None,
     repeat: int,
     concurrency: int,
+    judge: JudgeModel | None = None,
 ) -> None:
     jobs = _jobs(cases, repeat)
     failure: list[BaseException] = []
@@ -145,7 +150,10 @@ async def _run_async(
                 return
             on_result(await _one(evaluator, target, case, r, index))
 
-    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    finally:
+        await close_judge(judge)
     if failure:
         raise failure[0]
 

@@ -81,6 +81,7 @@ def execute(
                 target=target,
                 repeat=repeat,
                 concurrency=limit,
+                judge=judge,
             )
         except BaseException as exc:
             writer.flush()

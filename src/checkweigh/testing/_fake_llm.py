@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -33,10 +34,12 @@ class Reply:
 
 
 @dataclass
-class FakeOpenAI:
+class FakeLLM:
     """The server's script and what it received."""
 
     script: list[Reply] = field(default_factory=list)
+    default: Reply | None = None
+    """Answers every request once the script is used up (None: answer 500)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
@@ -48,9 +51,11 @@ class FakeOpenAI:
             self.requests.append(body)
             self.headers.append(headers)
             self.times.append(time.monotonic())
-            if not self.script:
-                return Reply(status=500, raw='{"error": {"message": "script exhausted"}}')
-            return self.script.pop(0)
+            if self.script:
+                return self.script.pop(0)
+            if self.default is not None:
+                return self.default
+            return Reply(status=500, raw='{"error": {"message": "script exhausted"}}')
 
 
 def _openai_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
@@ -97,8 +102,18 @@ def _error_body(wire: str, status: int) -> dict[str, Any]:
     return {"error": {"message": f"scripted {status}", "type": "test"}}
 
 
-def _handler(state: FakeOpenAI, wire: str) -> type[BaseHTTPRequestHandler]:
+def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.1 keeps connections open, as real providers do; 1.0 closes each one, which
+        # keeps clients that outlive their event loop from holding sockets in tests
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+        def setup(self) -> None:
+            super().setup()
+            # headers and body go out as separate writes: without this, Nagle's algorithm
+            # and delayed ACKs stall every keep-alive response by ~40 ms
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             return
 
@@ -130,15 +145,24 @@ def _handler(state: FakeOpenAI, wire: str) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # the listen backlog: many clients connect at once in benchmarks
+
+
 @contextmanager
-def fake_openai_server(script: list[Reply], wire: str = "openai") -> Iterator[FakeOpenAI]:
+def fake_llm_server(
+    script: list[Reply],
+    wire: str = "openai",
+    default: Reply | None = None,
+    keep_alive: bool = False,
+) -> Iterator[FakeLLM]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
 
     ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
     """
-    state = FakeOpenAI(script=list(script))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, wire))
-    server.daemon_threads = True
+    state = FakeLLM(script=list(script), default=default)
+    server = _Server(("127.0.0.1", 0), _handler(state, wire, keep_alive))
     host = f"http://127.0.0.1:{server.server_address[1]}"
     state.base_url = host if wire == "anthropic" else f"{host}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
