@@ -15,7 +15,7 @@ from typing import Any
 
 from ._model import JudgeError, JudgeReply, JudgeRequest
 from ._retry import RetryPolicy
-from ._sdk import sdk_call
+from ._sdk import load_sdk, make_client, sdk_call
 
 
 class AnthropicJudge:
@@ -31,19 +31,15 @@ class AnthropicJudge:
         retry: RetryPolicy | None = None,
         structured: bool = True,
     ) -> None:
-        try:
-            import anthropic
-        except ImportError as exc:  # an optional extra
-            raise JudgeError(
-                "the anthropic package is not installed: pip install 'checkweigh[anthropic]'"
-            ) from exc
-        self._anthropic = anthropic
-        try:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
-            )
-        except anthropic.AnthropicError as exc:
-            raise JudgeError(f"anthropic:{model}: {exc}") from None
+        self._anthropic = load_sdk("anthropic")
+        self._client = make_client(
+            f"anthropic:{model}",
+            self._anthropic.AsyncAnthropic,
+            self._anthropic.AnthropicError,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+        )
         self._model = model
         self._retry = retry or RetryPolicy()
         self._structured = structured

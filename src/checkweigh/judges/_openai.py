@@ -12,7 +12,7 @@ from typing import Any
 
 from ._model import JudgeError, JudgeReply, JudgeRequest
 from ._retry import RetryPolicy
-from ._sdk import sdk_call
+from ._sdk import load_sdk, make_client, sdk_call
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 
@@ -37,19 +37,15 @@ class OpenAIJudge:
         retry: RetryPolicy | None = None,
         structured: bool = True,
     ) -> None:
-        try:
-            import openai
-        except ImportError as exc:  # an optional extra
-            raise JudgeError(
-                "the openai package is not installed: pip install 'checkweigh[openai]'"
-            ) from exc
-        self._openai = openai
-        try:
-            self._client = openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
-            )
-        except openai.OpenAIError as exc:  # e.g. no key in the environment
-            raise JudgeError(f"{provider}:{model}: {exc}") from None
+        self._openai = load_sdk("openai")
+        self._client = make_client(
+            f"{provider}:{model}",
+            self._openai.AsyncOpenAI,
+            self._openai.OpenAIError,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+        )
         self._model = model
         self._provider = provider
         self._retry = retry or RetryPolicy()

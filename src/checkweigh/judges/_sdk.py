@@ -3,14 +3,35 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._model import JudgeError
 from ._retry import RetryPolicy, call_with_retries
 
 T = TypeVar("T")
+
+
+def load_sdk(package: str) -> ModuleType:
+    """Import an optional provider SDK, or say how to install it."""
+    try:
+        return importlib.import_module(package)
+    except ImportError as exc:
+        raise JudgeError(
+            f"the {package} package is not installed: pip install 'checkweigh[{package}]'"
+        ) from exc
+
+
+def make_client(
+    name: str, factory: Callable[..., T], base_error: type[Exception], **options: Any
+) -> T:
+    """An async SDK client with the SDK's own retries off (ours apply)."""
+    try:
+        return factory(max_retries=0, **options)
+    except base_error as exc:  # e.g. no key in the environment
+        raise JudgeError(f"{name}: {exc}") from None
 
 
 def _retry_after(exc: BaseException) -> float | None:
