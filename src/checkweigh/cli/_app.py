@@ -105,6 +105,9 @@ def run(
     judge_concurrency: Annotated[
         int, typer.Option("--judge-concurrency", min=1, help="Judge calls at once.")
     ] = DEFAULT_CONCURRENCY,
+    judge_batch: Annotated[
+        bool, typer.Option("--judge-batch", help="One checklist call per case for yes/no checks.")
+    ] = False,
     judge_prices: Annotated[
         str | None,
         typer.Option(
@@ -157,7 +160,13 @@ def run(
     with progress:
         try:
             outcome = execute(
-                loaded, store, repeat=repeat, concurrency=concurrency, on_result=tick, judge=judge
+                loaded,
+                store,
+                repeat=repeat,
+                concurrency=concurrency,
+                on_result=tick,
+                judge=judge,
+                judge_batch=judge_batch,
             )
         except RunStopped as exc:
             stopped = exc

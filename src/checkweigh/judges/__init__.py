@@ -6,6 +6,7 @@ Judges are explicit: a judge check is built with the judge it asks. Provider cli
 
 from ._answers import AnswerError, BinaryAnswer, parse_answer
 from ._anthropic import AnthropicJudge
+from ._batch import BatchedQuestion, Checklist, ChecklistBatch, ChecklistItem, batch_checks
 from ._binary import SYSTEM, Example, JudgeCheck
 from ._cache import (
     CACHE_ENV,
@@ -46,6 +47,11 @@ from ._spec import (
 )
 
 __all__ = [
+    "BatchedQuestion",
+    "Checklist",
+    "ChecklistBatch",
+    "ChecklistItem",
+    "batch_checks",
     "FaithfulnessSpec",
     "GoalAccuracySpec",
     "FaithfulnessCheck",

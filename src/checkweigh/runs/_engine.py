@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
-from ..judges import JudgeModel, NeedsJudge, close_judge
+from ..judges import JudgeModel, JudgeSpec, NeedsJudge, batch_checks, close_judge
 from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
@@ -41,9 +42,12 @@ class Evaluator:
         return cls(tuple(c for n, c in checks.items() if n in used), tuple(rubrics))
 
     @classmethod
-    def from_suite(cls, suite: Suite, judge: JudgeModel | None = None) -> Evaluator:
-        """The evaluator of a loaded suite; its judge checks ask ``judge`` (skipped without)."""
-        return cls.for_rubrics(bind_judge(suite.checks, judge), suite.rubrics)
+    def from_suite(
+        cls, suite: Suite, judge: JudgeModel | None = None, *, batch: bool = False
+    ) -> Evaluator:
+        """The evaluator of a loaded suite; its judge checks ask ``judge`` (skipped without),
+        in one checklist call per case when ``batch``."""
+        return cls.for_rubrics(bind_judge(suite.checks, judge, batch=batch), suite.rubrics)
 
     @property
     def needs_async(self) -> bool:
@@ -80,16 +84,32 @@ class Evaluator:
         return self._result(case, verdicts, repeat, index, ms)
 
 
-def bind_judge(checks: Mapping[str, NamedCheck], judge: JudgeModel | None) -> dict[str, NamedCheck]:
-    """The checks with every judge check bound to ``judge`` (unchanged when it is None)."""
+def bind_judge(
+    checks: Mapping[str, NamedCheck], judge: JudgeModel | None, *, batch: bool = False
+) -> dict[str, NamedCheck]:
+    """The checks with every judge check bound to ``judge`` (unchanged when it is None).
+
+    With ``batch`` the yes/no questions (``type: judge``) share one checklist call per case.
+    """
     if judge is None:
         return dict(checks)
-    return {
+    bound = {
         name: NamedCheck.of(name, c.check.bind(judge), c.when)
         if isinstance(c.check, NeedsJudge)
         else c
         for name, c in checks.items()
     }
+    questions = [n for n, c in checks.items() if isinstance(c.check, JudgeSpec)]
+    if batch and questions:
+        specs = [checks[n] for n in questions]
+        batched = batch_checks(
+            judge,
+            [cast(JudgeSpec, c.check).bind(judge) for c in specs],
+            [c.when for c in specs],
+        )
+        for name, named, question in zip(questions, specs, batched, strict=True):
+            bound[name] = NamedCheck.of(name, question, named.when)
+    return bound
 
 
 def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:

@@ -43,6 +43,7 @@ def execute(
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     judge: JudgeModel | None = None,
+    judge_batch: bool = False,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
@@ -53,10 +54,14 @@ def execute(
     target = None
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
-    evaluator = Evaluator.from_suite(suite, judge)
+    evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch)
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
-    notes = _notes(suite, judge)
-    config = {**suite.snapshot(), "judge": judge.name if judge is not None else None}
+    notes = _notes(suite, judge, judge_batch)
+    config = {
+        **suite.snapshot(),
+        "judge": judge.name if judge is not None else None,
+        "judge_mode": "batch" if judge_batch else "single",
+    }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
 
     def summarize() -> RunSummary:
@@ -94,9 +99,15 @@ def execute(
     return RunOutcome(run_id, RunStatus.COMPLETE, summary)
 
 
-def _notes(suite: Suite, judge: JudgeModel | None) -> list[str]:
+def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
     skipped = judge_checks(suite.checks) if judge is None else []
     notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    if judge is not None and judge_checks(suite.checks):
+        notes.append(
+            "judge mode: batch (the yes/no judge checks of a case share one checklist call)"
+            if batch
+            else "judge mode: single (one call per judge check)"
+        )
     if skipped:
         notes.append(
             f"judge checks {', '.join(skipped)} were skipped ({NO_JUDGE_HINT}); "
