@@ -7,7 +7,7 @@ network). Figures:
 - throughput at concurrency 16 and 64, as a fraction of the limit (concurrency / latency);
 - framework overhead per call: one call at a time with no server latency (client side: the
   server runs in its own process for both of these);
-- LLM calls per case for faithfulness;
+- LLM calls per case for faithfulness, and for a 5-criterion rubric in batch mode;
 - calls made by a cached re-run of a judge suite.
 """
 
@@ -36,6 +36,7 @@ from checkweigh.judges import (
     MeteredJudge,
     OpenAIJudge,
     RetryPolicy,
+    batch_checks,
 )
 from checkweigh.testing import Reply, fake_llm_server
 
@@ -132,6 +133,23 @@ def faithfulness_calls(cases: int = 20) -> float:
         return len(server.requests) / cases
 
 
+def batch_calls(cases: int = 20, criteria: int = 5) -> float:
+    answers = [{"index": i, "verdict": "yes", "reason": "fine"} for i in range(1, criteria + 1)]
+    with fake_llm_server([], default=Reply(json.dumps({"answers": answers}))) as server:
+        metered = judge(server.base_url, 16)
+        checks = [JudgeCheck(question=f"Criterion {i}?", judge=metered) for i in range(criteria)]
+        questions = batch_checks(metered, checks)
+
+        async def run_all() -> None:
+            for i in range(cases):
+                c = case(i)
+                await asyncio.gather(*(q.evaluate(c) for q in questions))
+            await metered.aclose()
+
+        asyncio.run(run_all())
+        return len(server.requests) / cases
+
+
 def cached_rerun_calls(cases: int = 50) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as tmp, fake_llm_server([], default=YES) as server:
         made = []
@@ -162,6 +180,7 @@ def main() -> None:
         )
     print(f"overhead per call (no latency, one at a time): {overhead():.2f} ms")
     print(f"faithfulness: {faithfulness_calls():.1f} LLM calls per case (bar <= 2)")
+    print(f"5-criterion rubric, batch mode: {batch_calls():.1f} LLM calls per case (bar 1)")
     first, second = cached_rerun_calls()
     print(f"cached re-run: {first} calls on the first run, {second} on the re-run (bar 0)")
 
