@@ -59,6 +59,7 @@ def test_plain_fraction_and_the_context_the_judge_sees() -> None:
     assert verdict.reason.startswith("faithfulness 0.75 (3 of 4 statements supported) < 0.8")
     assert "unsupported: TechCorp's Q3 revenue grew 30% year over year." in verdict.reason
     assert len(judge.requests) == 2  # decomposition + one batched entailment call
+    assert verdict.measures == {"score": 0.75, "statements": 4.0, "supported": 3.0}
     entailment = judge.requests[1].messages[1].content
     assert "no year-over-year comparisons" in entailment
     assert "1. TechCorp's Q3 revenue grew 30% year over year." in entailment

@@ -24,11 +24,13 @@ from ._summary import (
     WorstCase,
 )
 from ._verdict import (
+    MeasuredVerdict,
     Verdict,
     VerdictState,
     errored,
     failed,
     from_bool,
+    measured,
     not_applicable,
     passed,
 )
@@ -47,6 +49,7 @@ __all__ = [
     "Gate",
     "GateMetric",
     "GateResult",
+    "MeasuredVerdict",
     "JudgeStats",
     "NotApplicablePolicy",
     "OutcomeClass",
@@ -72,6 +75,7 @@ __all__ = [
     "failed",
     "from_bool",
     "mean_interval",
+    "measured",
     "not_applicable",
     "passed",
     "score_rubric",

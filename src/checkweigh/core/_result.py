@@ -35,9 +35,11 @@ class CaseResult(NamedTuple):
         verdicts: dict[str, Any] = {}
         for name, v in self.verdicts.items():
             # VerdictState is a str enum: it serializes as its value
-            entry = {"state": v.state, "reason": v.reason}
+            entry: dict[str, Any] = {"state": v.state, "reason": v.reason}
             if v.error is not None:
                 entry["error"] = v.error
+            if type(v) is not Verdict and v.measures:
+                entry["measures"] = v.measures
             verdicts[name] = entry
         return {
             "case_id": self.case_id,

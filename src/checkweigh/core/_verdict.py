@@ -27,17 +27,46 @@ class Verdict(NamedTuple):
         """True only for a passed verdict."""
         return self.state is VerdictState.PASSED
 
+    @property
+    def measures(self) -> dict[str, float]:
+        """Numbers behind the verdict (a metric's score, a judge's flip rate); empty here."""
+        return {}
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
         out: dict[str, Any] = {"state": self.state.value, "reason": self.reason}
         if self.error is not None:
             out["error"] = self.error
+        if self.measures:
+            out["measures"] = dict(self.measures)
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         """Rebuild a verdict stored with :meth:`to_dict`."""
-        return cls(VerdictState(data["state"]), data.get("reason", ""), data.get("error"))
+        verdict = cls(VerdictState(data["state"]), data.get("reason", ""), data.get("error"))
+        if data.get("measures"):
+            return measured(verdict, data["measures"])
+        return verdict
+
+
+class MeasuredVerdict(Verdict):
+    """A verdict with the numbers it was decided from. It equals the plain verdict with the
+    same state, reason and error: the numbers are there to be stored and analysed."""
+
+    _measures: dict[str, float]
+
+    @property
+    def measures(self) -> dict[str, float]:
+        """The numbers, by name."""
+        return self._measures
+
+
+def measured(verdict: Verdict, measures: dict[str, float]) -> Verdict:
+    """``verdict`` carrying ``measures`` (stored with it in every result record)."""
+    out = MeasuredVerdict(*verdict)
+    out._measures = {k: float(v) for k, v in measures.items()}
+    return out
 
 
 # Verdicts are made once per check per case: build the tuple directly (C level) instead of

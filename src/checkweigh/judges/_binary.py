@@ -7,11 +7,12 @@ gets one repair request; if that fails too, or the judge call fails, the verdict
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..core import Case, Verdict, errored, failed, passed
+from ..core import Case, Verdict, VerdictState, errored, failed, measured, passed
 from ._answers import AnswerError, BinaryAnswer, schema_of
 from ._ask import ask
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
@@ -57,6 +58,10 @@ class JudgeCheck:
     examples: Sequence[Example] = ()
     formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
     max_tokens: int = 300
+    samples: int = 1
+    """Ask this many times; the verdict is the majority and the flip rate is recorded."""
+    temperature: float = 0.0
+    """Sampling temperature (raise it with ``samples`` to see how steady the judge is)."""
 
     @property
     def version(self) -> str:
@@ -81,17 +86,59 @@ class JudgeCheck:
             schema_name="binary_verdict",
             json_schema=_BINARY_SCHEMA,
             max_tokens=self.max_tokens,
+            temperature=self.temperature,
             tags={"check": "judge-binary/1", "formatter": self.formatter.ident},
         )
 
-    async def evaluate(self, case: Case) -> Verdict:
-        """Ask, parse strictly, repair once; errored when no valid answer comes."""
+    async def _once(self, request: JudgeRequest) -> Verdict:
         try:
-            answer = await ask(self.judge, self.request(case), BinaryAnswer)
+            answer = await ask(self.judge, request, BinaryAnswer)
         except JudgeError as exc:
             return errored(str(exc), reason="judge call failed")
         except AnswerError as exc:
             return errored(str(exc), reason="judge answer invalid")
-        if answer.verdict == "yes":
-            return passed(answer.reason)
-        return failed(answer.reason)
+        return passed(answer.reason) if answer.verdict == "yes" else failed(answer.reason)
+
+    async def evaluate(self, case: Case) -> Verdict:
+        """Ask, parse strictly, repair once; errored when no valid answer comes. With
+        ``samples`` > 1, the majority of the valid answers, with the flip rate measured."""
+        request = self.request(case)
+        if self.samples <= 1:
+            return await self._once(request)
+        runs = await asyncio.gather(
+            *(
+                self._once(request.model_copy(update={"tags": {**request.tags, "sample": str(i)}}))
+                for i in range(self.samples)
+            )
+        )
+        return majority(runs)
+
+
+def majority(runs: Sequence[Verdict]) -> Verdict:
+    """The majority verdict of repeated judge answers, carrying how they split.
+
+    Errored answers do not vote; no valid answer, or an even split, is errored (never "no").
+    """
+    yes = [v for v in runs if v.state is VerdictState.PASSED]
+    no = [v for v in runs if v.state is VerdictState.FAILED]
+    bad = [v for v in runs if v.state is VerdictState.ERRORED]
+    valid = len(yes) + len(no)
+    measures = {
+        "samples": len(runs),
+        "yes": len(yes),
+        "no": len(no),
+        "errored": len(bad),
+        "flip_rate": min(len(yes), len(no)) / valid if valid else 0.0,
+    }
+    split = f"{len(yes)} yes, {len(no)} no, {len(bad)} errored of {len(runs)}"
+    if not valid:
+        return measured(
+            errored(bad[0].error or bad[0].reason, reason=f"no valid answer ({split})"), measures
+        )
+    if len(yes) == len(no):
+        return measured(
+            errored(f"the judge split evenly ({split})", reason="no majority"), measures
+        )
+    winners = yes if len(yes) > len(no) else no
+    decided = winners[0]._replace(reason=f"{winners[0].reason} ({split})")
+    return measured(decided, measures)

@@ -13,7 +13,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core import Case, FieldPath, Verdict, errored, failed, not_applicable, passed
+from ..core import (
+    Case,
+    FieldPath,
+    Verdict,
+    errored,
+    failed,
+    measured,
+    not_applicable,
+    passed,
+)
 from ._answers import AnswerError, BinaryAnswer, schema_of
 from ._ask import ask
 from ._binary import SYSTEM as BINARY_SYSTEM
@@ -183,9 +192,15 @@ class FaithfulnessCheck:
             f"faithfulness {score:.2f} ({len(statements) - len(unsupported)} of "
             f"{len(statements)} statements supported{', weighted' if self.weighted else ''})"
         )
+        numbers = {
+            "score": score,
+            "statements": len(statements),
+            "supported": len(statements) - len(unsupported),
+        }
         if score >= self.threshold:
-            return passed(f"{head} >= {self.threshold:g}")
-        return failed(f"{head} < {self.threshold:g}; unsupported: " + "; ".join(unsupported))
+            return measured(passed(f"{head} >= {self.threshold:g}"), numbers)
+        text = f"{head} < {self.threshold:g}; unsupported: " + "; ".join(unsupported)
+        return measured(failed(text), numbers)
 
 
 class Workflow(BaseModel):

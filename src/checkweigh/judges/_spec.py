@@ -132,6 +132,10 @@ class JudgeSpec(NeedsJudge):
     """Few-shot examples."""
     max_tokens: int = Field(default=300, ge=16)
     """Upper bound on the answer's length."""
+    samples: int = Field(default=1, ge=1, le=25)
+    """Ask this many times; the verdict is the majority, the flip rate is stored."""
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature for the judge."""
 
     @property
     def version(self) -> str:
@@ -146,6 +150,8 @@ class JudgeSpec(NeedsJudge):
             rubric=self.rubric,
             examples=tuple(Example(e.situation, e.verdict, e.reason) for e in self.examples),
             max_tokens=self.max_tokens,
+            samples=self.samples,
+            temperature=self.temperature,
         )
 
 
