@@ -18,6 +18,17 @@ from ._cache import (
     cache_key,
 )
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
+from ._graded import (
+    DEFAULT_METRICS,
+    LABELS,
+    GradedJudgeCheck,
+    GradedMetric,
+    MetricScore,
+    MetricScores,
+    configure,
+    label,
+    overall_score,
+)
 from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices, close_judge
 from ._metrics import (
     FaithfulnessCheck,
@@ -36,10 +47,12 @@ from ._scripted import ScriptedJudge, ScriptItem
 from ._spec import (
     NO_JUDGE_HINT,
     PROVIDERS,
+    AddedMetric,
     ExampleSpec,
     ExpectedOutcomesSpec,
     FaithfulnessSpec,
     GoalAccuracySpec,
+    GradedSpec,
     JudgeSpec,
     NeedsJudge,
     make_judge,
@@ -47,6 +60,17 @@ from ._spec import (
 )
 
 __all__ = [
+    "AddedMetric",
+    "GradedSpec",
+    "DEFAULT_METRICS",
+    "LABELS",
+    "GradedJudgeCheck",
+    "GradedMetric",
+    "MetricScore",
+    "MetricScores",
+    "configure",
+    "label",
+    "overall_score",
     "BatchedQuestion",
     "Checklist",
     "ChecklistBatch",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..checks import CheckLike
 from ..checks._model import parse_path
@@ -20,6 +20,7 @@ from ..errors import InputError
 from ._anthropic import AnthropicJudge
 from ._binary import Example, JudgeCheck, binary_version
 from ._formatter import DEFAULT_FORMATTER
+from ._graded import GradedJudgeCheck, GradedMetric, configure
 from ._metrics import FaithfulnessCheck, GoalAccuracyCheck, goal_accuracy_version
 from ._model import JudgeError, JudgeModel
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
@@ -224,6 +225,63 @@ class GoalAccuracySpec(NeedsJudge):
     def bind(self, judge: JudgeModel) -> GoalAccuracyCheck:
         """The metric, asking ``judge``."""
         return GoalAccuracyCheck(judge=judge, reference_path=self.reference_path)
+
+
+class AddedMetric(BaseModel):
+    """A metric a suite adds to the graded judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    """Its name."""
+    weight: float = Field(ge=0)
+    """Its weight (renormalized with the others)."""
+    tier: str = "Custom"
+    """A grouping for reports."""
+    description: str = Field(min_length=1)
+    """What the judge scores."""
+    binary: bool = False
+    """Scored 5 (yes) or 0 (no), like task completion."""
+    sub_questions: list[str] = Field(default_factory=list)
+    """Its yes/no questions in binary mode (default: the description)."""
+
+
+class GradedSpec(NeedsJudge):
+    """``type: graded``: the 0-5 graded judge over weighted metrics (default: the eight)."""
+
+    type: Literal["graded"] = "graded"
+    mode: Literal["scale", "binary"] = "scale"
+    """0-5 scores, or each metric's yes/no sub-questions."""
+    pass_threshold: float = Field(default=75.0, ge=0.0, le=100.0)
+    """The overall score (out of 100) at which the check passes."""
+    weights: dict[str, float] = Field(default_factory=dict)
+    """Weight overrides by metric name (renormalized)."""
+    exclude: list[str] = Field(default_factory=list)
+    """Metrics to drop."""
+    add: list[AddedMetric] = Field(default_factory=list)
+    """Metrics to add."""
+
+    @model_validator(mode="after")
+    def _valid_overrides(self) -> GradedSpec:
+        self.metrics()  # raises ValueError naming the bad override
+        return self
+
+    def metrics(self) -> tuple[GradedMetric, ...]:
+        """The metric set after this suite's overrides."""
+        added = [
+            GradedMetric(a.name, a.weight, a.tier, a.description, tuple(a.sub_questions), a.binary)
+            for a in self.add
+        ]
+        return configure(weights=self.weights, exclude=self.exclude, add=added)
+
+    @property
+    def version(self) -> str:
+        """The version of the check it becomes."""
+        return f"graded-{self.mode}/1+{DEFAULT_FORMATTER.ident}"
+
+    def bind(self, judge: JudgeModel) -> GradedJudgeCheck:
+        """The graded judge, asking ``judge``."""
+        return GradedJudgeCheck(judge, self.metrics(), self.pass_threshold, self.mode)
 
 
 _SKIPPED = not_applicable(f"skipped: {NO_JUDGE_HINT}")

@@ -20,7 +20,13 @@ from ..checks import (
 from ..checks._python import load_object, resolve_python_check
 from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
 from ..errors import SuiteError
-from ..judges import ExpectedOutcomesSpec, FaithfulnessSpec, GoalAccuracySpec, JudgeSpec
+from ..judges import (
+    ExpectedOutcomesSpec,
+    FaithfulnessSpec,
+    GoalAccuracySpec,
+    GradedSpec,
+    JudgeSpec,
+)
 from ._errors import clean_loc, describe, loc_text, pick
 from ._schema import (
     BandsSpec,
@@ -38,7 +44,12 @@ from ._suite import Suite
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
 SuiteCheck = Annotated[
-    BuiltinCheckType | JudgeSpec | ExpectedOutcomesSpec | FaithfulnessSpec | GoalAccuracySpec,
+    BuiltinCheckType
+    | JudgeSpec
+    | ExpectedOutcomesSpec
+    | FaithfulnessSpec
+    | GoalAccuracySpec
+    | GradedSpec,
     Field(discriminator="type"),
 ]
 """Any check a suite file can declare (built-in or judge), told apart by its ``type``."""
