@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import orjson
+
 from ._model import JudgeError, JudgeReply, JudgeRequest
 from ._retry import RetryPolicy
 from ._sdk import load_sdk, make_client, sdk_call
@@ -82,21 +84,26 @@ class OpenAIJudge:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
         params = self._params(request)
         start = time.perf_counter()
-        response = await sdk_call(
+        # the raw body, parsed here: the SDK's response models cost more than the call's
+        # own work, and a judge only needs four fields of the answer
+        raw = await sdk_call(
             self.name,
             self._openai,
-            lambda: self._client.chat.completions.create(**params),
+            lambda: self._client.chat.completions.with_raw_response.create(**params),
             self._retry,
         )
         elapsed = (time.perf_counter() - start) * 1000.0
-        choices = getattr(response, "choices", None)
-        if not choices or choices[0].message is None:
-            raise JudgeError(f"{self.name}: the response holds no answer")
-        usage = response.usage
+        try:
+            body = orjson.loads(raw.content)
+            message = body["choices"][0]["message"]
+            usage = body.get("usage") or {}
+            text = message.get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise JudgeError(f"{self.name}: malformed response: {raw.content[:200]!r}") from None
         return JudgeReply(
-            text=choices[0].message.content or "",
-            model=response.model or self._model,
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
+            text=text,
+            model=body.get("model") or self._model,
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
             latency_ms=elapsed,
         )
