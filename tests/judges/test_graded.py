@@ -120,3 +120,43 @@ def test_a_suite_override_naming_an_unknown_metric_is_a_one_line_error(tmp_path:
     )
     with pytest.raises(SuiteError, match=r"suite.yaml:4: checks.quality: cannot weight unknown"):
         load_suite(tmp_path / "suite.yaml")
+
+
+def test_per_run_weights_through_the_cli(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from checkweigh.cli import app
+    from checkweigh.store import Store
+    from checkweigh.testing import Reply, fake_llm_server
+
+    (tmp_path / "cases.jsonl").write_text(CASE.model_dump_json() + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: graded\ncases: cases.jsonl\nchecks:\n  quality:\n    type: graded\n"
+        "rubrics:\n  overall:\n    weights: {quality: 1}\n"
+    )
+    scores = [{"metric": n, "score": 0 if n == "tool_routing" else 5, "reason": "r"} for n in NAMES]
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    with fake_llm_server([], default=Reply(json.dumps({"scores": scores}))) as server:
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        args = ["run", str(tmp_path / "suite.yaml"), "--db", db, "-q", "--judge", "openai:m"]
+        runner = CliRunner()
+        plain = runner.invoke(app, args, env=env)
+        assert plain.exit_code == 0, plain.stdout
+        dropped = runner.invoke(app, [*args, "--graded-weight", "tool_routing=0"], env=env)
+        assert dropped.exit_code == 0, dropped.stdout
+        bad = runner.invoke(app, [*args, "--graded-weight", "speed=2"], env=env)
+    assert bad.exit_code == 2
+    assert "--graded-weight: cannot weight unknown metric 'speed'" in bad.stderr
+    store = Store(db)
+    first, second = reversed(store.list_runs())
+    overall = [
+        next(store.iter_results(r.id)).verdicts["quality"].measures["overall_score"]
+        for r in (first, second)
+    ]
+    assert overall[0] == pytest.approx(85.0)  # tool_routing's 0 costs its 15%
+    assert overall[1] == pytest.approx(100.0)  # dropped for the run: renormalized over the rest
+    assert second.config["graded_weights"] == {"tool_routing": 0.0}

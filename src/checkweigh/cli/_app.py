@@ -30,6 +30,7 @@ from ..judges import (
     DEFAULT_CONCURRENCY,
     CachedJudge,
     CacheMode,
+    GradedSpec,
     JudgeCache,
     MeteredJudge,
     Prices,
@@ -39,7 +40,7 @@ from ..judges import (
 from ..reports import render_summary, write_json_report
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
-from ..suites import count_cases, load_suite
+from ..suites import Suite, count_cases, load_suite
 
 app = typer.Typer(
     name="checkweigh",
@@ -108,6 +109,13 @@ def run(
     judge_batch: Annotated[
         bool, typer.Option("--judge-batch", help="One checklist call per case for yes/no checks.")
     ] = False,
+    graded_weight: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--graded-weight",
+            help="METRIC=WEIGHT for graded checks, this run only (repeatable; 0 drops a metric).",
+        ),
+    ] = None,
     judge_prices: Annotated[
         str | None,
         typer.Option(
@@ -126,6 +134,7 @@ def run(
             prices=_prices(judge_prices),
         )
         loaded = load_suite(suite)
+        weights = _graded_weights(graded_weight or [], loaded)
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
@@ -167,6 +176,7 @@ def run(
                 on_result=tick,
                 judge=judge,
                 judge_batch=judge_batch,
+                graded_weights=weights,
             )
         except RunStopped as exc:
             stopped = exc
@@ -191,6 +201,28 @@ def run(
             raise typer.Exit(EXIT_INPUT)
         raise cause
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _graded_weights(items: list[str], suite: Suite) -> dict[str, float]:
+    """``METRIC=WEIGHT`` flags, checked against every graded check of the suite."""
+    weights: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise InputError(f"expected METRIC=WEIGHT, got {item!r}", field="--graded-weight")
+    graded = [c.check for c in suite.checks.values() if isinstance(c.check, GradedSpec)]
+    if weights and not graded:
+        raise InputError("the suite has no graded check (type: graded)", field="--graded-weight")
+    for spec in graded:
+        try:
+            spec.with_weights(weights)
+        except ValueError as exc:
+            raise InputError(str(exc), field="--graded-weight") from None
+    return weights
 
 
 def _prices(text: str | None) -> Prices | None:

@@ -9,6 +9,7 @@ Ollama's OpenAI-compatible endpoint (``OLLAMA_BASE_URL``, default localhost:1143
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -265,6 +266,16 @@ class GradedSpec(NeedsJudge):
     def _valid_overrides(self) -> GradedSpec:
         self.metrics()  # raises ValueError naming the bad override
         return self
+
+    def with_weights(self, weights: Mapping[str, float]) -> GradedSpec:
+        """A copy with ``weights`` overriding the suite's (a run's overrides).
+
+        Raises:
+            ValueError: a weight names an unknown metric or is negative.
+        """
+        copy = self.model_copy(update={"weights": {**self.weights, **weights}})
+        copy.metrics()
+        return copy
 
     def metrics(self) -> tuple[GradedMetric, ...]:
         """The metric set after this suite's overrides."""

@@ -13,7 +13,14 @@ from typing import cast
 
 from ..checks import NamedCheck
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
-from ..judges import JudgeModel, JudgeSpec, NeedsJudge, batch_checks, close_judge
+from ..judges import (
+    GradedSpec,
+    JudgeModel,
+    JudgeSpec,
+    NeedsJudge,
+    batch_checks,
+    close_judge,
+)
 from ..suites import Suite
 from ._target import AgentFailure, AgentTarget
 
@@ -43,11 +50,18 @@ class Evaluator:
 
     @classmethod
     def from_suite(
-        cls, suite: Suite, judge: JudgeModel | None = None, *, batch: bool = False
+        cls,
+        suite: Suite,
+        judge: JudgeModel | None = None,
+        *,
+        batch: bool = False,
+        graded_weights: Mapping[str, float] | None = None,
     ) -> Evaluator:
         """The evaluator of a loaded suite; its judge checks ask ``judge`` (skipped without),
-        in one checklist call per case when ``batch``."""
-        return cls.for_rubrics(bind_judge(suite.checks, judge, batch=batch), suite.rubrics)
+        in one checklist call per case when ``batch``, graded metrics reweighted by
+        ``graded_weights``."""
+        checks = bind_judge(suite.checks, judge, batch=batch, graded_weights=graded_weights)
+        return cls.for_rubrics(checks, suite.rubrics)
 
     @property
     def needs_async(self) -> bool:
@@ -85,16 +99,27 @@ class Evaluator:
 
 
 def bind_judge(
-    checks: Mapping[str, NamedCheck], judge: JudgeModel | None, *, batch: bool = False
+    checks: Mapping[str, NamedCheck],
+    judge: JudgeModel | None,
+    *,
+    batch: bool = False,
+    graded_weights: Mapping[str, float] | None = None,
 ) -> dict[str, NamedCheck]:
     """The checks with every judge check bound to ``judge`` (unchanged when it is None).
 
-    With ``batch`` the yes/no questions (``type: judge``) share one checklist call per case.
+    With ``batch`` the yes/no questions (``type: judge``) share one checklist call per case;
+    ``graded_weights`` overrides metric weights of every graded check for this run.
     """
     if judge is None:
         return dict(checks)
+
+    def spec_of(check: NeedsJudge) -> NeedsJudge:
+        if graded_weights and isinstance(check, GradedSpec):
+            return check.with_weights(graded_weights)
+        return check
+
     bound = {
-        name: NamedCheck.of(name, c.check.bind(judge), c.when)
+        name: NamedCheck.of(name, spec_of(c.check).bind(judge), c.when)
         if isinstance(c.check, NeedsJudge)
         else c
         for name, c in checks.items()

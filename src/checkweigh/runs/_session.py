@@ -6,7 +6,7 @@ case stored and the run marked incomplete.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..core import CaseResult, RunAggregator, RunSummary, apply_gates
@@ -44,6 +44,7 @@ def execute(
     on_result: Callable[[CaseResult], None] | None = None,
     judge: JudgeModel | None = None,
     judge_batch: bool = False,
+    graded_weights: Mapping[str, float] | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
@@ -54,13 +55,14 @@ def execute(
     target = None
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
-    evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch)
+    evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
     notes = _notes(suite, judge, judge_batch)
     config = {
         **suite.snapshot(),
         "judge": judge.name if judge is not None else None,
         "judge_mode": "batch" if judge_batch else "single",
+        "graded_weights": dict(graded_weights or {}),
     }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
 
