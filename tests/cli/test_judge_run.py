@@ -97,3 +97,21 @@ def test_without_a_judge_judge_checks_are_skipped_and_noted(
     assert "renormalized over the checks that ran" in out
     # the same TCR as the suite without the judge check: it was excluded, not failed
     assert "TCR 0.616" in out
+
+
+def test_user_text_is_printed_literally(judge_suite: Path, tmp_path: Path) -> None:
+    """A model named ``m`` makes ``openai:m:``, which rich would render as an emoji code."""
+    answers = [Reply(json.dumps({"verdict": "yes", "reason": "[bold]fine[/bold] :m:"}))] * 6
+    with fake_llm_server(answers) as server:
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": KEY,
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+            "COLUMNS": "200",
+        }
+        code, out = _run(
+            judge_suite, f"sqlite:///{tmp_path / 'r.db'}", "--judge", "openai:m", env=env
+        )
+    assert code == 0, out
+    assert "judge openai:m: 6 call(s)" in out
+    assert "Ⓜ" not in out

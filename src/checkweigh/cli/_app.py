@@ -23,6 +23,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from ..core import CaseResult
 from ..errors import CheckweighError, InputError
@@ -74,8 +75,13 @@ EXIT_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
+def _labelled(label: str, text: str) -> Text:
+    """A red label and plain text: user text is never read as markup or emoji codes."""
+    return Text.assemble((label, "bold red"), " ", text)
+
+
 def _fail_input(err: Console, exc: InputError) -> NoReturn:
-    err.print(f"[bold red]error:[/bold red] {exc.one_line()}", highlight=False, soft_wrap=True)
+    err.print(_labelled("error:", exc.one_line()), soft_wrap=True)
     raise typer.Exit(EXIT_INPUT)
 
 
@@ -162,7 +168,10 @@ def run(
     def tick(result: CaseResult) -> None:
         nonlocal errored
         errored += result.errored
-        calls = f"judge {judge.hits} cached / {judge.calls} calls" if judge is not None else ""
+        calls = ""
+        if judge is not None:
+            stats = judge.stats()
+            calls = f"judge {stats.calls} calls, {stats.cache_hits} cached, {stats.errors} errors"
         progress.update(task, advance=1, errored=errored, judge=calls)
 
     stopped: RunStopped | None = None
@@ -191,13 +200,11 @@ def run(
         cause = stopped.cause
         kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
         if isinstance(cause, KeyboardInterrupt):
-            err.print(f"[bold red]interrupted:[/bold red] {kept}, marked incomplete")
+            err.print(_labelled("interrupted:", f"{kept}, marked incomplete"))
             raise typer.Exit(EXIT_INTERRUPTED)
         if isinstance(cause, InputError):
-            err.print(
-                f"[bold red]error:[/bold red] {cause.one_line()}", highlight=False, soft_wrap=True
-            )
-            err.print(f"{kept}, marked incomplete")
+            err.print(_labelled("error:", cause.one_line()), soft_wrap=True)
+            err.print(Text(f"{kept}, marked incomplete"))
             raise typer.Exit(EXIT_INPUT)
         raise cause
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
@@ -273,7 +280,7 @@ def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
     )
-    out.print(f"[dim]stored in {store.safe_url}[/dim]")
+    out.print(Text(f"stored in {store.safe_url}", style="dim"))
 
 
 def _export(out: Console, store: Store, outcome: RunOutcome, path: Path) -> None:
@@ -290,7 +297,7 @@ def _export(out: Console, store: Store, outcome: RunOutcome, path: Path) -> None
             f"cannot write {path}: {exc.strerror or exc}; the run is stored as {outcome.run_id}",
             field="--json",
         ) from None
-    out.print(f"wrote {n} result(s) to {path}")
+    out.print(Text(f"wrote {n} result(s) to {path}"))
 
 
 @app.command("runs")
@@ -307,7 +314,7 @@ def list_runs(
         _fail_input(err, exc)
     runs = store.list_runs(limit=limit, suite=suite)
     if not runs:
-        out.print(f"no runs in {store.safe_url}")
+        out.print(Text(f"no runs in {store.safe_url}"))
         return
     table = Table(header_style="bold")
     for col in ("run", "suite", "started", "status", "executions", "TCR", "gates"):
@@ -363,7 +370,5 @@ def main() -> None:
     try:
         app()
     except CheckweighError as exc:
-        Console(stderr=True).print(
-            f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True
-        )
+        Console(stderr=True).print(_labelled("error:", str(exc)), soft_wrap=True)
         sys.exit(EXIT_INPUT if isinstance(exc, InputError) else 1)

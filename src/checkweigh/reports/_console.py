@@ -153,7 +153,7 @@ def render_summary(
             slow.add_row(f"{s.case_id}#{s.repeat}", f"{s.latency_ms:,.0f} ms")
         console.print(slow)
     if summary.judge is not None:
-        console.print(judge_line(summary.judge))
+        console.print(Text(judge_line(summary.judge)))  # the judge's name is user text
     if summary.gates:
         for g in summary.gates:
             mark = Text("PASS", style="bold green") if g.passed else Text("FAIL", style="bold red")
