@@ -119,7 +119,7 @@ def faithfulness_calls(cases: int = 20) -> float:
     statements = json.dumps(
         {"statements": [{"text": "The report was published on October 14.", "load_bearing": True}]}
     )
-    verdicts = json.dumps({"verdicts": [{"index": 1, "verdict": "yes", "reason": "in the trace"}]})
+    verdicts = json.dumps({"answers": [{"index": 1, "verdict": "yes", "reason": "in the trace"}]})
     script = [Reply(statements), Reply(verdicts)] * cases
     with fake_llm_server(script) as server:
         check = FaithfulnessCheck(judge(server.base_url, 1))

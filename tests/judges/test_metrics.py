@@ -45,7 +45,7 @@ def verdicts(n_supported_after_first: int) -> str:
         {"index": i, "verdict": "yes", "reason": "stated in the tool result"}
         for i in range(2, 2 + n_supported_after_first)
     ]
-    return json.dumps({"verdicts": rows})
+    return json.dumps({"answers": rows})
 
 
 def judge_for(statements: list[dict[str, object]]) -> ScriptedJudge:
@@ -88,12 +88,12 @@ def test_no_statements_is_explicit_and_bad_batches_error() -> None:
     missing = ScriptedJudge(
         [
             json.dumps({"statements": [MADE_UP, *PADDING]}),
-            json.dumps({"verdicts": [{"index": 1, "verdict": "no", "reason": "made up"}]}),
+            json.dumps({"answers": [{"index": 1, "verdict": "no", "reason": "made up"}]}),
         ]
     )
     verdict = asyncio.run(FaithfulnessCheck(missing).evaluate(CASE))
     assert verdict.state is VerdictState.ERRORED
-    assert "expected one verdict for each of statements 1..4, got indices [1]" in verdict.error
+    assert "expected one answer for each of statements 1..4, got [1]" in verdict.error
 
 
 def test_goal_accuracy_with_and_without_a_reference() -> None:

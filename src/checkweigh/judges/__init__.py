@@ -4,9 +4,9 @@ Judges are explicit: a judge check is built with the judge it asks. Provider cli
 (OpenAI-compatible, Anthropic, Ollama), caching and the suite integration build on this.
 """
 
-from ._answers import AnswerError, BinaryAnswer, parse_answer
+from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, parse_answer
 from ._anthropic import AnthropicJudge
-from ._batch import BatchedQuestion, Checklist, ChecklistBatch, ChecklistItem, batch_checks
+from ._batch import BatchedQuestion, ChecklistBatch, batch_checks
 from ._binary import SYSTEM, Example, JudgeCheck
 from ._cache import (
     CACHE_ENV,
@@ -35,8 +35,6 @@ from ._metrics import (
     GoalAccuracyCheck,
     Statement,
     Statements,
-    StatementVerdict,
-    StatementVerdicts,
     Workflow,
 )
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
@@ -74,15 +72,13 @@ __all__ = [
     "BatchedQuestion",
     "Checklist",
     "ChecklistBatch",
-    "ChecklistItem",
     "batch_checks",
     "FaithfulnessSpec",
     "GoalAccuracySpec",
     "FaithfulnessCheck",
     "GoalAccuracyCheck",
     "Statement",
-    "StatementVerdict",
-    "StatementVerdicts",
+    "NumberedAnswer",
     "Statements",
     "Workflow",
     "ExpectedOutcomesCheck",

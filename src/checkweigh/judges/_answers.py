@@ -25,6 +25,39 @@ class BinaryAnswer(BaseModel):
     """Why, in a sentence."""
 
 
+class NumberedAnswer(BaseModel):
+    """A yes/no answer to one numbered question (or statement)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    index: int = Field(ge=1)
+    """The question's number."""
+    verdict: Literal["yes", "no"]
+    """yes or no."""
+    reason: str = Field(min_length=1)
+    """Why."""
+
+
+class Checklist(BaseModel):
+    """Yes/no answers to numbered questions, in any order."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    answers: list[NumberedAnswer]
+    """Each question exactly once."""
+
+    def in_order(self, n: int, what: str = "question") -> list[NumberedAnswer]:
+        """The answers to questions 1..n, in order.
+
+        Raises:
+            AnswerError: a question is missing or answered twice.
+        """
+        indices = sorted(a.index for a in self.answers)
+        if indices != list(range(1, n + 1)):
+            raise AnswerError(f"expected one answer for each of {what}s 1..{n}, got {indices}")
+        return sorted(self.answers, key=lambda a: a.index)
+
+
 class AnswerError(ValueError):
     """A judge answer that does not fit the expected shape; the text says how."""
 

@@ -8,39 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import Case, Condition, Verdict, errored, failed, passed
 from ..core._conditions import all_hold
-from ._answers import AnswerError, schema_of
+from ._answers import AnswerError, Checklist, schema_of
 from ._ask import ask
 from ._binary import SYSTEM, JudgeCheck
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
-
-
-class ChecklistItem(BaseModel):
-    """The answer to one numbered question."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    index: int = Field(ge=1)
-    """The question's number."""
-    verdict: Literal["yes", "no"]
-    """yes or no."""
-    reason: str = Field(min_length=1)
-    """Why."""
-
-
-class Checklist(BaseModel):
-    """One answer per question."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    answers: list[ChecklistItem]
-    """Each question exactly once, in any order."""
 
 
 @dataclass
@@ -88,19 +63,14 @@ class ChecklistBatch:
     async def _ask_all(self, case: Case, positions: list[int]) -> dict[int, Verdict]:
         try:
             checklist = await ask(self.judge, self.request(case, positions), Checklist)
-            indices = sorted(a.index for a in checklist.answers)
-            if indices != list(range(1, len(positions) + 1)):
-                raise AnswerError(
-                    f"expected one answer for each of questions 1..{len(positions)}, got {indices}"
-                )
+            answers = checklist.in_order(len(positions))
         except JudgeError as exc:
             return dict.fromkeys(positions, errored(str(exc), reason="judge call failed"))
         except AnswerError as exc:
             return dict.fromkeys(positions, errored(str(exc), reason="judge answer invalid"))
-        by_index = {a.index: a for a in checklist.answers}
         return {
             p: passed(a.reason) if a.verdict == "yes" else failed(a.reason)
-            for p, a in ((p, by_index[i]) for i, p in enumerate(positions, start=1))
+            for p, a in zip(positions, answers, strict=True)
         }
 
     async def verdict(self, case: Case, position: int) -> Verdict:

@@ -17,9 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import Case, Verdict, errored, failed, measured, passed
-from ._answers import AnswerError, schema_of
+from ._answers import AnswerError, Checklist, schema_of
 from ._ask import ask
-from ._batch import Checklist
 from ._binary import SYSTEM
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
@@ -239,12 +238,9 @@ class GradedJudgeCheck:
         answer = await ask(
             self.judge, self._request("\n\n".join(lines), Checklist, "checklist"), Checklist
         )
-        verdicts = {a.index: a.verdict for a in answer.answers}
-        if sorted(verdicts) != list(range(1, len(questions) + 1)):
-            raise AnswerError(f"expected answers 1..{len(questions)}, got {sorted(verdicts)}")
         yes: dict[str, list[bool]] = {}
-        for i, (m, _) in enumerate(questions, start=1):
-            yes.setdefault(m.name, []).append(verdicts[i] == "yes")
+        for (m, _), a in zip(questions, answer.in_order(len(questions)), strict=True):
+            yes.setdefault(m.name, []).append(a.verdict == "yes")
         return {name: 5.0 * sum(v) / len(v) for name, v in yes.items()}
 
     async def evaluate(self, case: Case) -> Verdict:

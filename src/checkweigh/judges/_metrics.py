@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +22,7 @@ from ..core import (
     not_applicable,
     passed,
 )
-from ._answers import AnswerError, BinaryAnswer, schema_of
+from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, schema_of
 from ._ask import ask
 from ._binary import SYSTEM as BINARY_SYSTEM
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
@@ -53,28 +52,6 @@ class Statements(BaseModel):
 
     statements: list[Statement]
     """Every claim the answer makes (empty when it makes none)."""
-
-
-class StatementVerdict(BaseModel):
-    """Whether one numbered statement is supported by the context."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    index: int = Field(ge=1)
-    """The statement's number."""
-    verdict: Literal["yes", "no"]
-    """yes: it can be directly inferred from the context."""
-    reason: str = Field(min_length=1)
-    """Why."""
-
-
-class StatementVerdicts(BaseModel):
-    """One verdict per statement."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    verdicts: list[StatementVerdict]
-    """In any order, each statement exactly once."""
 
 
 def _request(
@@ -130,13 +107,13 @@ class FaithfulnessCheck:
         )
         return (await ask(self.judge, request, Statements)).statements
 
-    async def supported(self, case: Case, statements: list[Statement]) -> list[StatementVerdict]:
+    async def supported(self, case: Case, statements: list[Statement]) -> list[NumberedAnswer]:
         """One verdict per statement (the second call, batched)."""
         numbered = "\n".join(f"{i}. {s.text}" for i, s in enumerate(statements, start=1))
         user = (
             "For each numbered statement, answer yes if it can be directly inferred from the "
             "context (the task input and the agent's trace, including tool results), and no "
-            'otherwise. Reply as {"verdicts": [{"index": 1, "verdict": "yes", "reason": '
+            'otherwise. Reply as {"answers": [{"index": 1, "verdict": "yes", "reason": '
             '"..."}]} with every statement exactly once.\n\n'
             + self.formatter.format_context(case)
             + "\n\n"
@@ -146,22 +123,16 @@ class FaithfulnessCheck:
         request = _request(
             system,
             user,
-            StatementVerdicts,
+            Checklist,
             "statement_verdicts",
             metric="faithfulness/1",
             step="entailment",
             formatter=self.formatter.ident,
         )
-        verdicts = (await ask(self.judge, request, StatementVerdicts)).verdicts
-        indices = sorted(v.index for v in verdicts)
-        if indices != list(range(1, len(statements) + 1)):
-            raise AnswerError(
-                f"expected one verdict for each of statements 1..{len(statements)}, "
-                f"got indices {indices}"
-            )
-        return sorted(verdicts, key=lambda v: v.index)
+        checklist = await ask(self.judge, request, Checklist)
+        return checklist.in_order(len(statements), what="statement")
 
-    def score(self, statements: list[Statement], verdicts: list[StatementVerdict]) -> float:
+    def score(self, statements: list[Statement], verdicts: list[NumberedAnswer]) -> float:
         """The (possibly importance-weighted) fraction of statements supported."""
         weights = [
             1.0 if (s.load_bearing or not self.weighted) else self.padding_weight
