@@ -13,11 +13,13 @@ from checkweigh.judges import (
     BinaryAnswer,
     JudgeCheck,
     JudgeError,
+    JudgeReply,
     JudgeRequest,
     Message,
     RetryPolicy,
 )
 from checkweigh.testing import Reply, fake_llm_server
+from support.closing import closing
 
 KEY = "sk-ant-test-not-real-5678"
 FAST = RetryPolicy(attempts=3, initial_s=0.01, max_wait_s=2.0)
@@ -37,10 +39,15 @@ def judge_for(base_url: str, **kwargs: object) -> AnthropicJudge:
     return AnthropicJudge("claude-test", **options)  # type: ignore[arg-type]
 
 
+def ask(judge: AnthropicJudge) -> JudgeReply:
+    """One call to ``judge``, which is closed afterwards."""
+    return asyncio.run(closing(judge, judge.complete(REQUEST)))
+
+
 def test_the_answer_comes_as_a_forced_tool_call() -> None:
     answer = {"verdict": "yes", "reason": "room 4B matches the request"}
     with fake_llm_server([Reply(tool_input=answer)], wire="anthropic") as server:
-        reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        reply = ask(judge_for(server.base_url))
     assert BinaryAnswer.model_validate_json(reply.text) == BinaryAnswer(**answer)
     assert (reply.model, reply.input_tokens, reply.output_tokens) == ("claude-test", 150, 25)
     body = server.requests[0]
@@ -55,7 +62,7 @@ def test_the_answer_comes_as_a_forced_tool_call() -> None:
 def test_plain_text_answers_are_used_when_structure_is_off() -> None:
     text = '{"verdict": "no", "reason": "wrong floor"}'
     with fake_llm_server([Reply(text)], wire="anthropic") as server:
-        reply = asyncio.run(judge_for(server.base_url, structured=False).complete(REQUEST))
+        reply = ask(judge_for(server.base_url, structured=False))
     assert reply.text == text
     assert "tools" not in server.requests[0]
 
@@ -67,7 +74,7 @@ def test_rate_limits_and_overload_are_retried() -> None:
         Reply(tool_input={"verdict": "no", "reason": "double booked"}),
     ]
     with fake_llm_server(script, wire="anthropic") as server:
-        reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        reply = ask(judge_for(server.base_url))
     assert '"double booked"' in reply.text
     assert len(server.requests) == 3
     assert server.times[1] - server.times[0] >= 0.15
@@ -79,7 +86,7 @@ def test_exhausted_retries_are_a_judge_error() -> None:
         fake_llm_server(script, wire="anthropic") as server,
         pytest.raises(JudgeError, match="anthropic:claude-test: HTTP 500"),
     ):
-        asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        ask(judge_for(server.base_url))
 
 
 def test_a_judge_check_through_anthropic() -> None:
@@ -93,5 +100,5 @@ def test_a_judge_check_through_anthropic() -> None:
         check = JudgeCheck(
             question="Did the agent do what was asked?", judge=judge_for(server.base_url)
         )
-        verdict = asyncio.run(check.evaluate(case))
+        verdict = asyncio.run(closing(check.judge, check.evaluate(case)))
     assert verdict == (VerdictState.PASSED, "4B was booked as asked", None)

@@ -13,12 +13,14 @@ from checkweigh.judges import (
     BinaryAnswer,
     JudgeCheck,
     JudgeError,
+    JudgeReply,
     JudgeRequest,
     Message,
     OpenAIJudge,
     RetryPolicy,
 )
 from checkweigh.testing import Reply, fake_llm_server
+from support.closing import closing
 
 FAST = RetryPolicy(attempts=3, initial_s=0.01, max_wait_s=2.0)
 KEY = "sk-test-not-a-real-key-1234"
@@ -35,9 +37,14 @@ def judge_for(base_url: str, **kwargs: object) -> OpenAIJudge:
     return OpenAIJudge("gpt-test", **options)  # type: ignore[arg-type]
 
 
+def ask(judge: OpenAIJudge) -> JudgeReply:
+    """One call to ``judge``, which is closed afterwards."""
+    return asyncio.run(closing(judge, judge.complete(REQUEST)))
+
+
 def test_a_structured_request_and_its_answer() -> None:
     with fake_llm_server([Reply('{"verdict": "yes", "reason": "grounded"}')]) as server:
-        reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        reply = ask(judge_for(server.base_url))
     assert reply.text == '{"verdict": "yes", "reason": "grounded"}'
     assert (reply.model, reply.input_tokens, reply.output_tokens) == ("gpt-test", 120, 18)
     body = server.requests[0]
@@ -60,7 +67,7 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
         Reply('{"verdict": "no", "reason": "wrong time"}'),
     ]
     with fake_llm_server(script) as server:
-        reply = asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        reply = ask(judge_for(server.base_url))
     assert reply.text == '{"verdict": "no", "reason": "wrong time"}'
     assert len(server.requests) == 2
     assert server.times[1] - server.times[0] >= 0.35  # the server's 0.4 s, not the 0.01 s backoff
@@ -69,7 +76,7 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
 def test_5xx_is_retried_and_gives_up_as_a_judge_error() -> None:
     script = [Reply(status=500), Reply(status=502), Reply(status=503)]
     with fake_llm_server(script) as server, pytest.raises(JudgeError, match="HTTP 503"):
-        asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        ask(judge_for(server.base_url))
     assert len(server.requests) == 3
 
 
@@ -78,7 +85,7 @@ def test_client_errors_are_not_retried() -> None:
         fake_llm_server([Reply(status=400)]) as server,
         pytest.raises(JudgeError, match="openai:gpt-test: HTTP 400"),
     ):
-        asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        ask(judge_for(server.base_url))
     assert len(server.requests) == 1
 
 
@@ -87,7 +94,7 @@ def test_a_malformed_body_is_a_judge_error() -> None:
         fake_llm_server([Reply(raw="this is not json")]) as server,
         pytest.raises(JudgeError, match="openai:gpt-test"),
     ):
-        asyncio.run(judge_for(server.base_url).complete(REQUEST))
+        ask(judge_for(server.base_url))
 
 
 def test_a_timeout_is_retried_then_reported() -> None:
@@ -95,7 +102,7 @@ def test_a_timeout_is_retried_then_reported() -> None:
     with fake_llm_server(script) as server:
         judge = judge_for(server.base_url, timeout_s=0.2, retry=RetryPolicy(2, 0.01, 1.0))
         with pytest.raises(JudgeError, match="timed out"):
-            asyncio.run(judge.complete(REQUEST))
+            ask(judge)
     assert len(server.requests) == 2
 
 
@@ -110,7 +117,7 @@ def test_a_judge_check_end_to_end_with_a_repair() -> None:
         check = JudgeCheck(
             question="Did the agent do what was asked?", judge=judge_for(server.base_url)
         )
-        verdict = asyncio.run(check.evaluate(case))
+        verdict = asyncio.run(closing(check.judge, check.evaluate(case)))
     assert verdict == (VerdictState.PASSED, "matches the request", None)
     assert [m["role"] for m in server.requests[1]["messages"]] == [
         "system",

@@ -34,6 +34,7 @@ class AnthropicJudge:
         self._anthropic = load_sdk("anthropic")
         self._client = make_client(
             f"anthropic:{model}",
+            self._anthropic,
             self._anthropic.AsyncAnthropic,
             self._anthropic.AnthropicError,
             api_key=api_key,

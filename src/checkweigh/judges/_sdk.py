@@ -24,10 +24,34 @@ def load_sdk(package: str) -> ModuleType:
         ) from exc
 
 
+def aiohttp_client(sdk: ModuleType) -> Any | None:
+    """The SDK's aiohttp transport (``DefaultAioHttpClient``) when the SDK has one and
+    ``aiohttp`` is installed, else None (the SDK's default httpx transport).
+
+    The SDKs recommend it for concurrency: httpx's connection pool scans every connection
+    on each request, which at 64 calls in flight costs a quarter of the client's CPU.
+    """
+    factory = getattr(sdk, "DefaultAioHttpClient", None)
+    if factory is None:
+        return None
+    try:
+        return factory()
+    except RuntimeError:  # the SDK's stand-in when aiohttp is missing
+        return None
+
+
 def make_client(
-    name: str, factory: Callable[..., T], base_error: type[Exception], **options: Any
+    name: str,
+    sdk: ModuleType,
+    factory: Callable[..., T],
+    base_error: type[Exception],
+    **options: Any,
 ) -> T:
-    """An async SDK client with the SDK's own retries off (ours apply)."""
+    """An async SDK client with the SDK's own retries off (ours apply), on the aiohttp
+    transport where available."""
+    http_client = aiohttp_client(sdk)
+    if http_client is not None:
+        options["http_client"] = http_client
     try:
         return factory(max_retries=0, **options)
     except base_error as exc:  # e.g. no key in the environment
