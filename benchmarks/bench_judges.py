@@ -1,10 +1,12 @@
 """Judge-call throughput and calls per case, against a local server with 200 ms latency.
 
-Usage: python benchmarks/bench_judges.py [--latency 0.2]
+Usage: python benchmarks/bench_judges.py [--latency 0.2] [--seconds 10] [--repeats 3]
 
 The real ``openai`` SDK talks to checkweigh.testing's scripted server on 127.0.0.1 (no
 network). Figures:
-- throughput at concurrency 16 and 64, as a fraction of the limit (concurrency / latency);
+- sustained throughput at concurrency 16 and 64, as a fraction of the limit (concurrency /
+  latency): the median of ``--repeats`` runs of ``--seconds`` worth of calls each, timed
+  from the first call to the last reply (opening the connections included);
 - framework overhead per call: one call at a time with no server latency (client side: the
   server runs in its own process for both of these);
 - LLM calls per case for faithfulness, and for a 5-criterion rubric in batch mode;
@@ -70,7 +72,9 @@ def server_process(latency: float) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def throughput(concurrency: int, latency: float, seconds: float = 4.0) -> dict[str, float]:
+def throughput(concurrency: int, latency: float, seconds: float = 10.0) -> dict[str, float]:
+    """Sustained calls per second: ``seconds`` worth of calls at the limit, timed from the
+    first call to the last reply, connection set-up included."""
     calls = int(concurrency / latency * seconds)
     with server_process(latency) as base_url:
         metered = judge(base_url, concurrency)
@@ -170,13 +174,20 @@ def cached_rerun_calls(cases: int = 50) -> tuple[int, int]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--latency", type=float, default=0.2, help="server latency in seconds")
+    p.add_argument("--seconds", type=float, default=10.0, help="length of each throughput run")
+    p.add_argument("--repeats", type=int, default=3, help="throughput runs per concurrency")
     a = p.parse_args()
     for concurrency in (16, 64):
-        t = throughput(concurrency, a.latency)
+        fractions = sorted(
+            throughput(concurrency, a.latency, a.seconds)["fraction_of_limit"]
+            for _ in range(a.repeats)
+        )
+        limit = concurrency / a.latency
+        median = fractions[len(fractions) // 2]
         print(
-            f"concurrency {concurrency:>3}: {t['calls_per_s']:7.1f} calls/s = "
-            f"{t['fraction_of_limit']:.2f} of the limit {concurrency / a.latency:.0f}/s "
-            f"({t['calls']:.0f} calls; bar >= 0.9)"
+            f"concurrency {concurrency:>3}: {median * limit:7.1f} calls/s = {median:.2f} of the "
+            f"limit {limit:.0f}/s (median of {a.repeats}, runs {fractions[0]:.2f} .. "
+            f"{fractions[-1]:.2f}; {limit * a.seconds:.0f} calls each; bar >= 0.9)"
         )
     print(f"overhead per call (no latency, one at a time): {overhead():.2f} ms")
     print(f"faithfulness: {faithfulness_calls():.1f} LLM calls per case (bar <= 2)")
