@@ -1,5 +1,7 @@
-"""The command-line interface."""
+"""The command-line interface: one module per command group, all on one typer app."""
 
-from ._app import app, main
+from . import _app  # noqa: F401  (registers run, runs, show)
+from ._app import main
+from ._common import app
 
 __all__ = ["app", "main"]

@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -42,47 +42,16 @@ from ..reports import render_summary, write_json_report
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
 from ..suites import Suite, count_cases, load_suite
-
-app = typer.Typer(
-    name="checkweigh",
-    help="Evaluate LLM agents with binary weighted checks.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
+from ._common import (
+    EXIT_GATES_FAILED,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    DbOption,
+    app,
+    consoles,
+    fail_input,
+    labelled,
 )
-
-
-def _consoles() -> tuple[Console, Console]:
-    """Fresh stdout and stderr consoles, so the width follows the current terminal/$COLUMNS.
-
-    Output that is not a terminal (CI logs, files) gets 120 columns unless $COLUMNS says so.
-    """
-    width = None
-    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
-        width = 120
-    return Console(width=width), Console(stderr=True)
-
-
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False
-    ),
-]
-
-EXIT_GATES_FAILED = 1
-EXIT_INPUT = 2
-EXIT_INTERRUPTED = 130
-
-
-def _labelled(label: str, text: str) -> Text:
-    """A red label and plain text: user text is never read as markup or emoji codes."""
-    return Text.assemble((label, "bold red"), " ", text)
-
-
-def _fail_input(err: Console, exc: InputError) -> NoReturn:
-    err.print(_labelled("error:", exc.one_line()), soft_wrap=True)
-    raise typer.Exit(EXIT_INPUT)
 
 
 def _sigterm(_signum: int, _frame: FrameType | None) -> None:
@@ -130,7 +99,7 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
-    out, err = _consoles()
+    out, err = consoles()
     try:
         judge = _judge(
             judge_spec,
@@ -148,7 +117,7 @@ def run(
             _check_writable(json_out)
         store = Store(db)
     except InputError as exc:
-        _fail_input(err, exc)
+        fail_input(err, exc)
     signal.signal(signal.SIGTERM, _sigterm)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -195,15 +164,15 @@ def run(
         try:
             _export(out, store, outcome, json_out)
         except InputError as exc:
-            _fail_input(err, exc)
+            fail_input(err, exc)
     if stopped is not None:
         cause = stopped.cause
         kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
         if isinstance(cause, KeyboardInterrupt):
-            err.print(_labelled("interrupted:", f"{kept}, marked incomplete"))
+            err.print(labelled("interrupted:", f"{kept}, marked incomplete"))
             raise typer.Exit(EXIT_INTERRUPTED)
         if isinstance(cause, InputError):
-            err.print(_labelled("error:", cause.one_line()), soft_wrap=True)
+            err.print(labelled("error:", cause.one_line()), soft_wrap=True)
             err.print(Text(f"{kept}, marked incomplete"))
             raise typer.Exit(EXIT_INPUT)
         raise cause
@@ -307,11 +276,11 @@ def list_runs(
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
 ) -> None:
     """List stored runs, newest first."""
-    out, err = _consoles()
+    out, err = consoles()
     try:
         store = Store(db)
     except InputError as exc:
-        _fail_input(err, exc)
+        fail_input(err, exc)
     runs = store.list_runs(limit=limit, suite=suite)
     if not runs:
         out.print(Text(f"no runs in {store.safe_url}"))
@@ -346,12 +315,12 @@ def show(
     ] = None,
 ) -> None:
     """Print the report of a stored run."""
-    out, err = _consoles()
+    out, err = consoles()
     try:
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:
-        _fail_input(err, exc)
+        fail_input(err, exc)
     if info.summary is None:
         out.print(f"run {info.id} has no summary yet (status {info.status.value})")
         raise typer.Exit(EXIT_GATES_FAILED)
@@ -361,7 +330,7 @@ def show(
         try:
             _export(out, store, outcome, json_out)
         except InputError as exc:
-            _fail_input(err, exc)
+            fail_input(err, exc)
     raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
 
 
@@ -370,5 +339,5 @@ def main() -> None:
     try:
         app()
     except CheckweighError as exc:
-        Console(stderr=True).print(_labelled("error:", str(exc)), soft_wrap=True)
+        Console(stderr=True).print(labelled("error:", str(exc)), soft_wrap=True)
         sys.exit(EXIT_INPUT if isinstance(exc, InputError) else 1)
