@@ -34,9 +34,14 @@ rubrics:
       correct_time: {weight: 0.3, required: true}
       checked_first: {weight: 0.1, not_applicable: pass}
       clear_explanation: 0.2
+THRESHOLDS
 gates:
   - {rubric: completion, metric: tcr, min: GATE}
 """
+
+# the standard cases pass 2 of 6 with a mean score of 61.7: lenient enough that report tests
+# exit 0; tests of the pass dimensions give their own thresholds (or None: the defaults)
+LENIENT = {"metrics_pass_threshold": 50.0, "cases_pass_threshold": 30.0}
 
 
 def make_case(
@@ -66,9 +71,18 @@ def make_case(
     }
 
 
-def write_suite(folder: Path, cases: list[dict[str, Any]], gate: float = 0.5) -> Path:
+def write_suite(
+    folder: Path,
+    cases: list[dict[str, Any]],
+    gate: float = 0.5,
+    thresholds: dict[str, float] | None = LENIENT,
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "suite.yaml").write_text(SUITE.replace("GATE", str(gate)))
+    block = ""
+    if thresholds is not None:
+        block = "thresholds:\n" + "".join(f"  {k}: {v}\n" for k, v in thresholds.items())
+    text = SUITE.replace("GATE", str(gate)).replace("THRESHOLDS\n", block)
+    (folder / "suite.yaml").write_text(text)
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     return folder / "suite.yaml"
 

@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..core import CaseResult
+from ..core import CaseResult, PassPolicy
 from ..errors import CheckweighError, InputError
 from ..judges import (
     DEFAULT_CONCURRENCY,
@@ -38,7 +38,7 @@ from ..judges import (
     cache_dir,
     make_judge,
 )
-from ..reports import render_summary, write_json_report
+from ..reports import render_summary, write_json_report, write_junit, write_markdown
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
 from ..suites import Suite, count_cases, load_suite
@@ -97,6 +97,37 @@ def run(
             "--judge-prices", help="USD per million tokens, INPUT,OUTPUT (e.g. 0.15,0.6)."
         ),
     ] = None,
+    pass_threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--pass-threshold",
+            help="Score (0-100) a case without expected outcomes needs [suite: 75].",
+            show_default=False,
+        ),
+    ] = None,
+    metrics_threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--metrics-threshold",
+            help="Mean case score (0-100) the run needs [suite: 80].",
+            show_default=False,
+        ),
+    ] = None,
+    cases_threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--cases-threshold",
+            help="Percentage of executions that must pass [suite: 100].",
+            show_default=False,
+        ),
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
+    ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
@@ -110,11 +141,17 @@ def run(
         )
         loaded = load_suite(suite)
         weights = _graded_weights(graded_weight or [], loaded)
+        policy = loaded.policy.with_thresholds(
+            _percent(pass_threshold, "--pass-threshold"),
+            _percent(metrics_threshold, "--metrics-threshold"),
+            _percent(cases_threshold, "--cases-threshold"),
+        )
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
-        if json_out is not None:
-            _check_writable(json_out)
+        for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
+            if path is not None:
+                check_writable(path, flag)
         store = Store(db)
     except InputError as exc:
         fail_input(err, exc)
@@ -155,16 +192,16 @@ def run(
                 judge=judge,
                 judge_batch=judge_batch,
                 graded_weights=weights,
+                policy=policy,
             )
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
     _report(out, outcome, loaded.name, store)
-    if json_out is not None:
-        try:
-            _export(out, store, outcome, json_out)
-        except InputError as exc:
-            fail_input(err, exc)
+    try:
+        _exports(out, store, outcome, json_out, junit, markdown)
+    except InputError as exc:
+        fail_input(err, exc)
     if stopped is not None:
         cause = stopped.cause
         kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
@@ -199,6 +236,12 @@ def _graded_weights(items: list[str], suite: Suite) -> dict[str, float]:
         except ValueError as exc:
             raise InputError(str(exc), field="--graded-weight") from None
     return weights
+
+
+def _percent(value: float | None, flag: str) -> float | None:
+    if value is not None and not 0.0 <= value <= 100.0:
+        raise InputError(f"expected a percentage from 0 to 100, got {value:g}", field=flag)
+    return value
 
 
 def _prices(text: str | None) -> Prices | None:
@@ -236,13 +279,13 @@ def _judge(
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)
 
 
-def _check_writable(path: Path) -> None:
-    """Fail before the run, not after it, when the --json file cannot be written."""
+def check_writable(path: Path, flag: str) -> None:
+    """Fail before the run, not after it, when an output file cannot be written."""
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
-        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field="--json")
+        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
 
 
 def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:
@@ -252,21 +295,56 @@ def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None
     out.print(Text(f"stored in {store.safe_url}", style="dim"))
 
 
-def _export(out: Console, store: Store, outcome: RunOutcome, path: Path) -> None:
+def _exports(
+    out: Console,
+    store: Store,
+    outcome: RunOutcome,
+    json_out: Path | None,
+    junit: Path | None,
+    markdown: Path | None,
+) -> None:
+    """Write the requested files; a failure names the file and keeps the stored run."""
+    if json_out is None and junit is None and markdown is None:
+        return
     info = store.get_run(outcome.run_id)
-    try:
-        n = write_json_report(
-            path,
-            run=info.model_dump(mode="json", exclude={"summary"}),
-            summary=outcome.summary,
-            results=store.iter_results(outcome.run_id),
-        )
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror or exc}; the run is stored as {outcome.run_id}",
-            field="--json",
-        ) from None
-    out.print(Text(f"wrote {n} result(s) to {path}"))
+    for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
+        if path is None:
+            continue
+        try:
+            if flag == "--json":
+                n = write_json_report(
+                    path,
+                    run=info.model_dump(mode="json", exclude={"summary"}),
+                    summary=outcome.summary,
+                    results=store.iter_results(outcome.run_id),
+                )
+                out.print(Text(f"wrote {n} result(s) to {path}"))
+            elif flag == "--junit":
+                n = write_junit(
+                    path,
+                    suite=info.suite,
+                    run_id=info.id,
+                    policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
+                    summary=outcome.summary,
+                    results=store.iter_results(outcome.run_id),
+                    repeats=info.repeat > 1,
+                )
+                out.print(Text(f"wrote {n} test case(s) to {path}"))
+            else:
+                write_markdown(
+                    path,
+                    suite=info.suite,
+                    run_id=info.id,
+                    status=outcome.status.value,
+                    summary=outcome.summary,
+                )
+                out.print(Text(f"wrote the Markdown summary to {path}"))
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {path}: {exc.strerror or exc}; the run is stored as "
+                f"{outcome.run_id}",
+                field=flag,
+            ) from None
 
 
 @app.command("runs")
@@ -313,6 +391,13 @@ def show(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the full results as JSON here.")
     ] = None,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
+    ] = None,
 ) -> None:
     """Print the report of a stored run."""
     out, err = consoles()
@@ -326,11 +411,10 @@ def show(
         raise typer.Exit(EXIT_GATES_FAILED)
     outcome = RunOutcome(info.id, info.status, info.summary)
     _report(out, outcome, info.suite, store)
-    if json_out is not None:
-        try:
-            _export(out, store, outcome, json_out)
-        except InputError as exc:
-            fail_input(err, exc)
+    try:
+        _exports(out, store, outcome, json_out, junit, markdown)
+    except InputError as exc:
+        fail_input(err, exc)
     raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
 
 

@@ -5,6 +5,15 @@ Nothing here does I/O; everything that touches files, agents or databases calls 
 
 from ._aggregate import RunAggregator
 from ._case import Case, Step, StepKind
+from ._case_pass import (
+    DEFAULT_CASES_PASS_THRESHOLD,
+    DEFAULT_METRICS_PASS_THRESHOLD,
+    DEFAULT_PASS_THRESHOLD,
+    CaseState,
+    CaseTally,
+    CaseVerdict,
+    PassPolicy,
+)
 from ._conditions import Condition, ConditionOp, strict_equal
 from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
 from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
@@ -14,8 +23,10 @@ from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
 from ._stats import mean_interval, t_quantile, wilson_interval
 from ._summary import (
+    CaseGates,
     CaseVariance,
     CheckStats,
+    FailingCase,
     GateResult,
     JudgeStats,
     RubricSummary,
@@ -36,6 +47,15 @@ from ._verdict import (
 )
 
 __all__ = [
+    "DEFAULT_CASES_PASS_THRESHOLD",
+    "DEFAULT_METRICS_PASS_THRESHOLD",
+    "DEFAULT_PASS_THRESHOLD",
+    "CaseGates",
+    "CaseState",
+    "CaseTally",
+    "CaseVerdict",
+    "FailingCase",
+    "PassPolicy",
     "DEFAULT_GATES",
     "Bands",
     "Case",

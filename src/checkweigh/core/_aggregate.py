@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from ._case_pass import CaseTally, PassPolicy
 from ._outcome import OutcomeClass
 from ._result import CaseResult
 from ._rubric import Rubric
@@ -204,9 +205,15 @@ class RunAggregator:
     """Feed it :class:`CaseResult` objects with :meth:`add`; read :meth:`summary` at any time."""
 
     def __init__(
-        self, rubrics: Sequence[Rubric], *, keep_case_scores: bool = False, slowest: int = 5
+        self,
+        rubrics: Sequence[Rubric],
+        *,
+        keep_case_scores: bool = False,
+        slowest: int = 5,
+        policy: PassPolicy | None = None,
     ):
         self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
+        self._cases = CaseTally(policy) if policy is not None else None
         self._executions = 0
         self._case_ids: set[str] = set()
         self._errored = 0
@@ -225,6 +232,8 @@ class RunAggregator:
             errored = acc.add(result) or errored
         if errored:
             self._errored += 1
+        if self._cases is not None:
+            self._cases.add(result)
         ms = result.latency_ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow
@@ -251,4 +260,5 @@ class RunAggregator:
                 SlowCase(case_id=c, repeat=r, latency_ms=ms)
                 for ms, c, r in sorted(self._slow, reverse=True)
             ],
+            case_gates=self._cases.gates() if self._cases is not None else None,
         )

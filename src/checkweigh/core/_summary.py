@@ -121,6 +121,55 @@ class GateResult(BaseModel):
     """The measured value (None when it could not be measured, which fails the gate)."""
 
 
+class FailingCase(BaseModel):
+    """An execution that did not pass, and why."""
+
+    case_id: str
+    """The case."""
+    repeat: int
+    """Which repeat."""
+    state: str
+    """``failed`` or ``errored``."""
+    score_pct: float | None
+    """Its score (0-100), when it has one."""
+    reason: str
+    """Why it did not pass."""
+
+
+class CaseGates(BaseModel):
+    """The run's two pass dimensions, with the thresholds snapshotted when the run began."""
+
+    weighted_metrics_score_pct: float | None
+    """The mean score (0-100) of the executions that produced one (errored ones excluded)."""
+    metrics_pass_threshold: float
+    """The mean score the run needs."""
+    metrics_passed: bool
+    """weighted_metrics_score_pct >= metrics_pass_threshold."""
+    cases_pass_rate_pct: float
+    """passed / executions x 100 (errored executions count as not passed)."""
+    cases_pass_threshold: float
+    """The pass rate the run needs."""
+    cases_passed: bool
+    """cases_pass_rate_pct >= cases_pass_threshold."""
+    executions: int
+    """Executions counted."""
+    passed: int
+    """Executions that passed."""
+    failed: int
+    """Executions that failed."""
+    errored: int
+    """Executions that errored."""
+    pass_threshold: float
+    """The score a case without expected outcomes needs (0-100)."""
+    failing: list[FailingCase] = Field(default_factory=list)
+    """The first executions that did not pass, in the order they finished."""
+
+    @property
+    def passed_both(self) -> bool:
+        """Both dimensions passed."""
+        return self.metrics_passed and self.cases_passed
+
+
 class JudgeStats(BaseModel):
     """What a run's judge did."""
 
@@ -165,11 +214,14 @@ class RunSummary(BaseModel):
     """What a reader must know about how the run was scored (e.g. skipped judge checks)."""
     judge: JudgeStats | None = None
     """The judge's calls, cache hits, tokens and cost, when the run had a judge."""
+    case_gates: CaseGates | None = None
+    """Case pass/fail counts and the run's metrics and cases dimensions."""
 
     @property
     def gates_passed(self) -> bool:
-        """True when every gate passed (and vacuously with no gates)."""
-        return all(g.passed for g in self.gates)
+        """True when both pass dimensions and every extra gate passed."""
+        dims = self.case_gates is None or self.case_gates.passed_both
+        return dims and all(g.passed for g in self.gates)
 
     def rubric(self, name: str) -> RubricSummary:
         """The summary of one rubric; KeyError when the run has none of that name."""

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..core import JudgeStats, OutcomeClass, RubricSummary, RunSummary
+from ..core import CaseGates, JudgeStats, OutcomeClass, RubricSummary, RunSummary
 
 _OUTCOME_STYLE = {
     OutcomeClass.SUCCESSFUL_COMPLETION.value: "green",
@@ -154,12 +154,55 @@ def render_summary(
         console.print(slow)
     if summary.judge is not None:
         console.print(Text(judge_line(summary.judge)))  # the judge's name is user text
-    if summary.gates:
-        for g in summary.gates:
-            mark = Text("PASS", style="bold green") if g.passed else Text("FAIL", style="bold red")
-            actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
-            console.print(Text.assemble("gate ", mark, f"  {g.gate}  (actual {actual})"))
+    if summary.case_gates is not None:
+        _case_gates(console, summary.case_gates)
+    for g in summary.gates:
+        actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
+        console.print(Text.assemble("gate ", _mark(g.passed), f"  {g.gate}  (actual {actual})"))
+    if summary.gates or summary.case_gates is not None:
         verdict = "passed" if summary.gates_passed else "FAILED"
         console.print(
             Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red")
         )
+
+
+def _mark(passed: bool) -> Text:
+    return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
+
+
+def _case_gates(console: Console, g: CaseGates) -> None:
+    console.print(
+        Text.assemble(
+            ("cases ", "bold"),
+            f"{g.passed} passed, {g.failed} failed, {g.errored} errored of {g.executions}",
+            f"   (a case passes on its expected outcomes, else on score >= {g.pass_threshold:g})",
+        )
+    )
+    for f in g.failing[:10]:
+        score = ""
+        if f.score_pct is not None and not f.reason.startswith("score"):
+            score = f" (score {f.score_pct:.1f})"
+        style = "magenta" if f.state == "errored" else "red"
+        console.print(Text(f"  {f.state} {f.case_id}#{f.repeat}: {f.reason}{score}", style=style))
+    hidden = g.failed + g.errored - min(len(g.failing), 10)
+    if hidden > 0:
+        console.print(Text(f"  ... and {hidden} more", style="dim"))
+    metrics = (
+        "unmeasured"
+        if g.weighted_metrics_score_pct is None
+        else f"{g.weighted_metrics_score_pct:.1f}%"
+    )
+    console.print(
+        Text.assemble(
+            "gate ",
+            _mark(g.metrics_passed),
+            f"  metrics: mean case score {metrics} >= {g.metrics_pass_threshold:g}%",
+        )
+    )
+    console.print(
+        Text.assemble(
+            "gate ",
+            _mark(g.cases_passed),
+            f"  cases: pass rate {g.cases_pass_rate_pct:.1f}% >= {g.cases_pass_threshold:g}%",
+        )
+    )

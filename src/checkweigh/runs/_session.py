@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..core import CaseResult, RunAggregator, RunSummary, apply_gates
+from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
 from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
 from ..store import ResultWriter, RunStatus, Store
 from ..suites import Suite, iter_cases
@@ -45,6 +45,7 @@ def execute(
     judge: JudgeModel | None = None,
     judge_batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
+    policy: PassPolicy | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
@@ -56,13 +57,15 @@ def execute(
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
-    aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1)
+    policy = policy or suite.policy
+    aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
     notes = _notes(suite, judge, judge_batch)
     config = {
         **suite.snapshot(),
         "judge": judge.name if judge is not None else None,
         "judge_mode": "batch" if judge_batch else "single",
         "graded_weights": dict(graded_weights or {}),
+        "thresholds": policy.snapshot(),
     }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
 

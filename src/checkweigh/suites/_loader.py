@@ -18,7 +18,15 @@ from ..checks import (
     _trajectory,
 )
 from ..checks._python import load_object, resolve_python_check
-from ..core import DEFAULT_GATES, Condition, GateMetric, Rubric, RubricError, RubricItem
+from ..core import (
+    DEFAULT_GATES,
+    Condition,
+    GateMetric,
+    PassPolicy,
+    Rubric,
+    RubricError,
+    RubricItem,
+)
 from ..errors import SuiteError
 from ..judges import (
     ExpectedOutcomesSpec,
@@ -180,6 +188,7 @@ def load_suite(path: str | Path) -> Suite:
     checks = {name: _build_check(ctx, name, raw, base) for name, raw in spec.checks.items()}
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
+    policy = _build_policy(ctx, spec, rubrics)
     cases_path = (base / spec.cases).resolve()
     if not cases_path.is_file():
         raise ctx.error(("cases",), f"cases file not found: {cases_path}")
@@ -190,7 +199,7 @@ def load_suite(path: str | Path) -> Suite:
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{spec.target.agent} is not callable")
-    return Suite(spec.name, path, spec, checks, rubrics, gates, cases_path)
+    return Suite(spec.name, path, spec, checks, rubrics, gates, cases_path, policy)
 
 
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:
@@ -241,6 +250,27 @@ def _build_rubric(ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, Name
         )
     except RubricError as exc:
         raise ctx.error((*loc, "weights"), str(exc)) from None
+
+
+def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> PassPolicy:
+    t = spec.thresholds
+    names = [r.name for r in rubrics]
+    for i, name in enumerate(t.score_rubrics or ()):
+        if name not in names:
+            raise ctx.error(
+                ("thresholds", "score_rubrics", i),
+                f"unknown rubric '{name}'; the suite defines: {', '.join(names)}",
+            )
+    outcome_checks = tuple(
+        name for name, c in spec.checks.items() if c.get("type") == "expected_outcomes"
+    )
+    return PassPolicy(
+        pass_threshold=t.pass_threshold,
+        metrics_pass_threshold=t.metrics_pass_threshold,
+        cases_pass_threshold=t.cases_pass_threshold,
+        outcome_checks=outcome_checks,
+        score_rubrics=tuple(t.score_rubrics) if t.score_rubrics else None,
+    )
 
 
 def _build_gates(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> tuple[Any, ...]:

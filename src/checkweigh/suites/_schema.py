@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..checks._model import parse_path
 from ..core import (
+    DEFAULT_CASES_PASS_THRESHOLD,
+    DEFAULT_METRICS_PASS_THRESHOLD,
+    DEFAULT_PASS_THRESHOLD,
     Bands,
     Condition,
     ConditionOp,
@@ -219,6 +222,22 @@ class GateSpec(_Strict):
         return Gate(self.metric, self.min, self.max, self.rubric, self.check, self.outcome)
 
 
+Percent = Annotated[float, Field(strict=True, ge=0.0, le=100.0)]
+
+
+class ThresholdsSpec(_Strict):
+    """Case pass/fail and the run's two pass dimensions, on the 0-100 scale."""
+
+    pass_threshold: Percent = DEFAULT_PASS_THRESHOLD
+    """The score a case needs when no expected outcome applies to it."""
+    metrics_pass_threshold: Percent = DEFAULT_METRICS_PASS_THRESHOLD
+    """The mean case score the run needs."""
+    cases_pass_threshold: Percent = DEFAULT_CASES_PASS_THRESHOLD
+    """The percentage of executions that must pass."""
+    score_rubrics: list[str] | None = Field(default=None, min_length=1)
+    """The rubrics whose mean score is a case's score (default: all)."""
+
+
 class TargetSpec(_Strict):
     """The agent to run on each case's input."""
 
@@ -254,5 +273,7 @@ class SuiteSpec(_Strict):
     """Check name to its spec (``type`` and that type's fields, plus ``when``)."""
     rubrics: dict[str, RubricSpec] = Field(min_length=1)
     """Rubric name to rubric."""
+    thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
+    """Case pass/fail and the run's metrics and cases dimensions."""
     gates: list[GateSpec] | None = None
-    """Run-level gates; default: no errored executions."""
+    """Extra run-level gates (TCR, check pass rates, outcome rates, errored executions)."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..checks import NamedCheck
-from ..core import Gate, Rubric
+from ..core import Gate, PassPolicy, Rubric
 from ._schema import SuiteSpec, TargetSpec
 
 
@@ -22,6 +22,8 @@ class Suite:
     rubrics: tuple[Rubric, ...]
     gates: tuple[Gate, ...]
     cases_path: Path
+    policy: PassPolicy = field(default_factory=PassPolicy)
+    """Case pass/fail and the run's two pass dimensions."""
 
     @property
     def base_dir(self) -> Path:
@@ -76,4 +78,5 @@ class Suite:
                 for r in self.rubrics
             ],
             "gates": [g.describe() for g in self.gates],
+            "thresholds": self.policy.snapshot(),
         }
