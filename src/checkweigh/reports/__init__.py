@@ -1,6 +1,15 @@
-"""Reports of a run: the console report and the JSON export."""
+"""Reports of a run: the console report, the JSON export, JUnit XML and Markdown for CI."""
 
 from ._console import render_summary
 from ._json import write_json_report
+from ._junit import write_junit
+from ._markdown import escape_md, render_markdown, write_markdown
 
-__all__ = ["render_summary", "write_json_report"]
+__all__ = [
+    "escape_md",
+    "render_markdown",
+    "render_summary",
+    "write_json_report",
+    "write_junit",
+    "write_markdown",
+]

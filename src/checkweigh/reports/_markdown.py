@@ -1,0 +1,108 @@
+"""A Markdown summary of a run, fit for a pull-request comment or a CI job summary.
+
+Case ids, reasons and check names are user and agent text: they are escaped so that they can
+neither break a table nor inject HTML or links into the page that renders them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from ..core import CaseGates, RunSummary
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_FAILING_SHOWN = 10
+
+
+def escape_md(text: str, limit: int = 300) -> str:
+    """``text`` as literal inline Markdown: one line, no HTML, no markup, at most ``limit``."""
+    one_line = " ".join(text.split())
+    if len(one_line) > limit:
+        one_line = one_line[: limit - 1] + "…"
+    html_safe = one_line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", html_safe)
+
+
+def _mark(ok: bool) -> str:
+    return "✅ pass" if ok else "❌ fail"
+
+
+def _dimensions(g: CaseGates) -> list[str]:
+    metrics = g.weighted_metrics_score_pct
+    return [
+        f"| metrics: mean case score | {'—' if metrics is None else f'{metrics:.1f}%'} "
+        f"| ≥ {g.metrics_pass_threshold:g}% | {_mark(g.metrics_passed)} |",
+        f"| cases: pass rate ({g.passed} of {g.executions}) | {g.cases_pass_rate_pct:.1f}% "
+        f"| ≥ {g.cases_pass_threshold:g}% | {_mark(g.cases_passed)} |",
+    ]
+
+
+def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -> str:
+    """The summary as Markdown text."""
+    ok = summary.gates_passed
+    lines = [
+        f"## checkweigh: {escape_md(suite)} {'✅ passed' if ok else '❌ failed'}",
+        "",
+        f"Run `{run_id}` ({status}): {summary.executions} execution(s) of {summary.cases} "
+        f"case(s), {summary.errored_executions} errored.",
+        "",
+    ]
+    if summary.case_gates is not None or summary.gates:
+        lines += ["| gate | actual | threshold | result |", "| --- | ---: | ---: | --- |"]
+        if summary.case_gates is not None:
+            lines += _dimensions(summary.case_gates)
+        for gate in summary.gates:
+            actual = "unmeasured" if gate.actual is None else f"{gate.actual:.4g}"
+            lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed)} |")
+        lines.append("")
+    lines += [
+        "| rubric | TCR | 95% CI | band | scored | errored | top failing checks |",
+        "| --- | ---: | ---: | --- | ---: | ---: | --- |",
+    ]
+    for r in summary.rubrics:
+        tcr = "—" if r.tcr is None else f"{math.floor(r.tcr * 1000) / 1000:.3f}"
+        ci = "—" if r.tcr_low is None else f"{r.tcr_low:.3f} to {r.tcr_high:.3f}"
+        failing = ", ".join(escape_md(c) for c in r.top_failing[:3]) or "—"
+        lines.append(
+            f"| {escape_md(r.rubric)} | {tcr} | {ci} | {escape_md(r.band or '—')} "
+            f"| {r.scored} | {r.errored} | {failing} |"
+        )
+    lines.append("")
+    g = summary.case_gates
+    if g is not None and g.failing:
+        lines += [
+            f"<details><summary>{g.failed} failed, {g.errored} errored case(s)</summary>",
+            "",
+            "| case | state | score | why |",
+            "| --- | --- | ---: | --- |",
+        ]
+        for f in g.failing[:_FAILING_SHOWN]:
+            score = "—" if f.score_pct is None else f"{f.score_pct:.1f}"
+            lines.append(
+                f"| {escape_md(f.case_id)} #{f.repeat} | {f.state} | {score} "
+                f"| {escape_md(f.reason)} |"
+            )
+        hidden = g.failed + g.errored - min(len(g.failing), _FAILING_SHOWN)
+        if hidden > 0:
+            lines.append(f"| … and {hidden} more | | | |")
+        lines += ["", "</details>", ""]
+    for note in summary.notes:
+        lines.append(f"> note: {escape_md(note)}")
+    if summary.judge is not None:
+        j = summary.judge
+        cost = "" if j.cost_usd is None else f", ${j.cost_usd:.4f}"
+        lines.append(
+            f"\nJudge {escape_md(j.judge)}: {j.calls} call(s), {j.cache_hits} cache hit(s), "
+            f"{j.errors} error(s){cost}."
+        )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_markdown(
+    path: Path, *, suite: str, run_id: str, status: str, summary: RunSummary
+) -> None:
+    """Write :func:`render_markdown` to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_markdown(suite, run_id, status, summary), encoding="utf-8")
