@@ -4,6 +4,20 @@ Nothing here does I/O; everything that touches files, agents or databases calls 
 """
 
 from ._aggregate import RunAggregator
+from ._alignment import (
+    AlignmentFigures,
+    AlignmentReport,
+    CheckAlignment,
+    Confusion,
+    Disagreement,
+    HumanLabel,
+    KappaBand,
+    LabelPair,
+    NotCompared,
+    align,
+    kappa_band,
+    pair_labels,
+)
 from ._case import Case, Step, StepKind
 from ._case_pass import (
     DEFAULT_CASES_PASS_THRESHOLD,
@@ -47,6 +61,18 @@ from ._verdict import (
 )
 
 __all__ = [
+    "AlignmentFigures",
+    "AlignmentReport",
+    "CheckAlignment",
+    "Confusion",
+    "Disagreement",
+    "HumanLabel",
+    "KappaBand",
+    "LabelPair",
+    "NotCompared",
+    "align",
+    "kappa_band",
+    "pair_labels",
     "DEFAULT_CASES_PASS_THRESHOLD",
     "DEFAULT_METRICS_PASS_THRESHOLD",
     "DEFAULT_PASS_THRESHOLD",
