@@ -86,8 +86,27 @@ def test_one_sided_answers_that_disagree_give_kappa_zero() -> None:
     figures = AlignmentFigures.of(Confusion(false_no=5), {})
     assert figures.kappa == 0.0
     assert figures.kappa_band is KappaBand.SLIGHT
+    assert figures.kappa_note == "0 by construction: the human said yes every time"
     assert figures.precision is None  # the judge never said yes
     assert figures.recall == 0.0
+
+
+@pytest.mark.parametrize(
+    ("confusion", "note"),
+    [
+        (Confusion(true_yes=3, false_no=2), "0 by construction: the human said yes every time"),
+        (Confusion(true_no=3, false_yes=2), "0 by construction: the human said no every time"),
+        (Confusion(true_yes=3, false_yes=2), "0 by construction: the judge said yes every time"),
+        (Confusion(true_no=3, false_no=2), "0 by construction: the judge said no every time"),
+    ],
+)
+def test_kappa_is_zero_whatever_the_other_side_says_when_one_side_never_varies(
+    confusion: Confusion, note: str
+) -> None:
+    figures = AlignmentFigures.of(confusion, {})
+    assert figures.kappa == 0.0
+    assert figures.accuracy == pytest.approx(0.6)
+    assert figures.kappa_note == note
 
 
 def test_nothing_compared() -> None:
@@ -141,7 +160,7 @@ def test_a_whole_report_over_repeats_and_missing_verdicts() -> None:
         _result("unlabelled", 0, tone=failed("curt")),
     ]
     report = align(pair_labels(labels, results))
-    assert report.labels == 11
+    assert report.pairs == 11
     assert [c.check for c in report.checks] == ["grounded", "tone"]
     grounded, tone = report.checks
 
@@ -243,6 +262,10 @@ def test_figures_stay_in_range_and_add_up(c: Confusion) -> None:
         assert value is None or 0.0 <= value <= 1.0
     assert (f.precision is None) == (c.true_yes + c.false_yes == 0)
     assert (f.recall is None) == (c.true_yes + c.false_no == 0)
+    one_sided = {c.true_yes + c.false_yes, c.true_yes + c.false_no} & {0, c.n}
+    assert (f.kappa_note is not None) == bool(one_sided)
+    if f.kappa_note is not None and f.kappa is not None:
+        assert f.kappa == 0.0
     # kappa is 1 exactly when every pair agrees (and it is defined)
     if f.kappa is not None:
         assert (f.kappa == 1.0) == (c.false_yes + c.false_no == 0)
@@ -304,7 +327,7 @@ def test_every_pair_is_either_compared_or_counted_as_not_compared(
     pairs = list(pair_labels(labels, results))
     report = align(pairs)
     accounted = sum(c.compared + sum(c.not_compared.values()) for c in report.checks)
-    assert accounted == report.labels == len(pairs)
+    assert accounted == report.pairs == len(pairs)
     assert report.overall.compared == sum(c.compared for c in report.checks)
     # every label is used at least once; a case-wide one at most once per repeat
     assert {p.label for p in pairs} == set(labels)

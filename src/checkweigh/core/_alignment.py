@@ -139,7 +139,8 @@ class AlignmentFigures(BaseModel):
     kappa_band: KappaBand | None
     """The Landis-Koch word for the kappa."""
     kappa_note: str | None
-    """Why the kappa is undefined, when it is."""
+    """Why the kappa is undefined, or is 0 whatever the other side said (one side gave one
+    answer only)."""
     precision: float | None
     """Of the judge's yes answers, the share the human also said yes to; None without any."""
     recall: float | None
@@ -160,13 +161,18 @@ class AlignmentFigures(BaseModel):
             low, high = wilson_interval(agree, n)
             low, high = min(low, accuracy), max(high, accuracy)
         kappa = c.kappa()
+        judged_yes, labelled_yes = c.true_yes + c.false_yes, c.true_yes + c.false_no
         note = None
         if n == 0:
             note = "nothing compared"
         elif kappa is None:
             answer = "yes" if c.true_yes else "no"
             note = f"undefined: the human and the judge both said {answer} every time"
-        judged_yes, labelled_yes = c.true_yes + c.false_yes, c.true_yes + c.false_no
+        elif labelled_yes in (0, n):
+            # p_e equals p_o whenever one side never varies: chance explains all agreement
+            note = f"0 by construction: the human said {_answer(labelled_yes > 0)} every time"
+        elif judged_yes in (0, n):
+            note = f"0 by construction: the judge said {_answer(judged_yes > 0)} every time"
         return cls(
             compared=n,
             confusion=c,
@@ -213,7 +219,7 @@ class CheckAlignment(AlignmentFigures):
 class AlignmentReport(BaseModel):
     """Agreement of a run's verdicts with human labels, per check and over all checks."""
 
-    labels: int
+    pairs: int
     """Label-execution pairs considered (a label without a repeat counts once per repeat)."""
     checks: list[CheckAlignment]
     """Per check, by name."""
@@ -319,7 +325,7 @@ def align(pairs: Iterable[LabelPair]) -> AlignmentReport:
             CheckAlignment(check=name, disagreements=disagreements.get(name, []), **dict(figures))
         )
     return AlignmentReport(
-        labels=total, checks=checks, overall=AlignmentFigures.of(pooled, dict(pooled_skips))
+        pairs=total, checks=checks, overall=AlignmentFigures.of(pooled, dict(pooled_skips))
     )
 
 

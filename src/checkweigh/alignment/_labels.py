@@ -1,0 +1,219 @@
+"""Human labels from CSV (with a header) or JSONL: strict, with one-line errors naming the
+file, the line and the field."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core import HumanLabel
+from ..errors import InputError
+
+REQUIRED = ("case", "check", "label")
+OPTIONAL = ("repeat", "note")
+_COLUMNS = "case, check, label (optional repeat, note)"
+
+_ANSWERS = {
+    "yes": True,
+    "true": True,
+    "1": True,
+    "pass": True,
+    "no": False,
+    "false": False,
+    "0": False,
+    "fail": False,
+}
+_EXPECTED_LABEL = "expected yes/no, true/false, 1/0 or pass/fail"
+
+
+class LabelFileError(InputError):
+    """A labels file, or one label in it, that cannot be read."""
+
+
+_Fail = Callable[[str, str], LabelFileError]
+"""Builds the error for a field: (field, what was expected)."""
+
+
+def load_labels(path: str | Path) -> list[HumanLabel]:
+    """Every label of a ``.csv`` or ``.jsonl`` file, in file order.
+
+    The same case, check and repeat labelled twice alike counts once; labelled differently,
+    it is an error.
+
+    Raises:
+        LabelFileError: the file cannot be read, or a line is not a valid label.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = _csv_rows
+    elif suffix in (".jsonl", ".ndjson"):
+        rows = _jsonl_rows
+    else:
+        raise LabelFileError(
+            f"expected a .csv or .jsonl labels file, got {path.suffix or 'no extension'}",
+            file=path,
+        )
+    labels: list[HumanLabel] = []
+    first_line: dict[tuple[str, str, int | None], tuple[int, HumanLabel]] = {}
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            for line, label in rows(path, fh):
+                key = (label.case_id, label.check, label.repeat)
+                if key in first_line:
+                    earlier, before = first_line[key]
+                    if before.label != label.label:
+                        raise LabelFileError(
+                            f"case {label.case_id!r}, check {label.check!r}"
+                            + (f", repeat {label.repeat}" if label.repeat is not None else "")
+                            + f" is labelled {_word(before.label)} on line {earlier} and "
+                            f"{_word(label.label)} here; expected one label",
+                            file=path,
+                            line=line,
+                            field="label",
+                        )
+                    continue
+                first_line[key] = (line, label)
+                labels.append(label)
+    except OSError as exc:
+        raise LabelFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    except UnicodeDecodeError:
+        raise LabelFileError("cannot read: expected UTF-8 text", file=path) from None
+    if not labels:
+        raise LabelFileError(f"holds no labels; expected rows of {_COLUMNS}", file=path)
+    return labels
+
+
+def _word(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _csv_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
+    reader = csv.reader(fh, strict=True)
+    try:
+        header = next(reader, None)
+        while header is not None and not any(cell.strip() for cell in header):
+            header = next(reader, None)  # blank lines before the header
+        if header is None:
+            raise LabelFileError(f"is empty; expected a header row of {_COLUMNS}", file=path)
+        columns = [cell.strip().lower() for cell in header]
+        _check_columns(columns, path, reader.line_num)
+        end = reader.line_num
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(columns):
+                raise LabelFileError(
+                    f"expected {len(columns)} fields ({', '.join(columns)}), got {len(row)}",
+                    file=path,
+                    line=start,
+                )
+            yield start, _label(dict(zip(columns, row, strict=True)), path, start)
+    except csv.Error as exc:
+        raise LabelFileError(f"invalid CSV: {exc}", file=path, line=reader.line_num) from None
+
+
+def _check_columns(columns: list[str], path: Path, line: int) -> None:
+    for name in columns:
+        if name not in REQUIRED + OPTIONAL:
+            raise LabelFileError(
+                f"unknown column {name!r}; expected {_COLUMNS}",
+                file=path,
+                line=line,
+                field="header",
+            )
+        if columns.count(name) > 1:
+            raise LabelFileError(
+                f"column {name!r} appears twice", file=path, line=line, field="header"
+            )
+    missing = [name for name in REQUIRED if name not in columns]
+    if missing:
+        raise LabelFileError(
+            f"missing column {', '.join(missing)}; expected {_COLUMNS}",
+            file=path,
+            line=line,
+            field="header",
+        )
+
+
+def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
+    for line, text in enumerate(fh, start=1):
+        if not text.strip():
+            continue
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LabelFileError(f"invalid JSON: {exc.msg}", file=path, line=line) from None
+        if not isinstance(raw, dict):
+            raise LabelFileError(
+                f"expected a JSON object with keys {_COLUMNS}, got {type(raw).__name__}",
+                file=path,
+                line=line,
+            )
+        for key in raw:
+            if key not in REQUIRED + OPTIONAL:
+                raise LabelFileError(
+                    f"unknown key; expected {_COLUMNS}", file=path, line=line, field=str(key)
+                )
+        for key in REQUIRED:
+            if key not in raw:
+                raise LabelFileError(
+                    f"missing; expected {_COLUMNS}", file=path, line=line, field=key
+                )
+        yield line, _label(raw, path, line)
+
+
+def _label(raw: dict[str, Any], path: Path, line: int) -> HumanLabel:
+    def fail(field: str, expected: str) -> LabelFileError:
+        return LabelFileError(
+            f"{expected}, got {raw.get(field)!r}", file=path, line=line, field=field
+        )
+
+    case = raw["case"]
+    if isinstance(case, int) and not isinstance(case, bool):
+        case = str(case)
+    if not isinstance(case, str) or not case.strip():
+        raise fail("case", "expected a case id (non-empty text)")
+    check = raw["check"]
+    if not isinstance(check, str) or not check.strip():
+        raise fail("check", "expected a check name (non-empty text)")
+    return HumanLabel(
+        case_id=case.strip(),
+        check=check.strip(),
+        label=_answer(raw["label"], fail),
+        repeat=_repeat(raw.get("repeat"), fail),
+        note=_note(raw.get("note"), fail),
+    )
+
+
+def _answer(value: Any, fail: _Fail) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _ANSWERS:
+        return _ANSWERS[value.strip().lower()]
+    raise fail("label", _EXPECTED_LABEL)
+
+
+def _repeat(value: Any, fail: _Fail) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    number: Any = value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdecimal():
+        number = int(value.strip())
+    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+        raise fail("repeat", "expected a whole number >= 0 (repeats count from 0) or nothing")
+    return number
+
+
+def _note(value: Any, fail: _Fail) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise fail("note", "expected text")
+    return value.strip()
