@@ -1,6 +1,9 @@
 """The command-line interface: one module per command group, all on one typer app."""
 
-from . import _app  # noqa: F401  (registers run, runs, show)
+from . import (
+    _app,  # noqa: F401  (registers run, runs, show)
+    _compare,  # noqa: F401  (registers compare)
+)
 from ._app import main
 from ._common import app
 

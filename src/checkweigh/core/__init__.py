@@ -28,6 +28,16 @@ from ._case_pass import (
     CaseVerdict,
     PassPolicy,
 )
+from ._compare import (
+    CaseChange,
+    CaseChangeKind,
+    CheckDelta,
+    CompareThresholds,
+    CompareVerdict,
+    Comparison,
+    SuiteDelta,
+    compare_runs,
+)
 from ._conditions import Condition, ConditionOp, strict_equal
 from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
 from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
@@ -35,7 +45,14 @@ from ._paths import FieldPath, PathSyntaxError
 from ._result import CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
-from ._stats import mean_interval, t_quantile, wilson_interval
+from ._stats import (
+    Bootstrap,
+    mcnemar_exact,
+    mean_interval,
+    paired_bootstrap,
+    t_quantile,
+    wilson_interval,
+)
 from ._summary import (
     CaseGates,
     CaseVariance,
@@ -61,6 +78,17 @@ from ._verdict import (
 )
 
 __all__ = [
+    "Bootstrap",
+    "CaseChange",
+    "CaseChangeKind",
+    "CheckDelta",
+    "CompareThresholds",
+    "CompareVerdict",
+    "Comparison",
+    "SuiteDelta",
+    "compare_runs",
+    "mcnemar_exact",
+    "paired_bootstrap",
     "AlignmentFigures",
     "AlignmentReport",
     "CheckAlignment",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import random
 from statistics import NormalDist
+from typing import NamedTuple
 
 _Z975 = NormalDist().inv_cdf(0.975)
 
@@ -106,3 +108,67 @@ def mean_interval(
     var = max(0.0, (total_sq - n * mean * mean) / (n - 1))
     half = t_quantile(0.5 + confidence / 2, n - 1) * math.sqrt(var / n)
     return (mean, max(0.0, mean - half), min(1.0, mean + half))
+
+
+def mcnemar_exact(worse: int, better: int) -> float:
+    """Two-sided exact McNemar p-value for paired pass/fail flips.
+
+    ``worse`` pairs went pass -> fail, ``better`` fail -> pass; under no change each flip is a
+    fair coin, so p = 2 P(X <= min(worse, better)) for X ~ Binomial(worse + better, 1/2),
+    capped at 1. No flips at all give 1.0.
+    """
+    if worse < 0 or better < 0:
+        raise ValueError("flip counts must be >= 0")
+    n = worse + better
+    if n == 0:
+        return 1.0
+    k = min(worse, better)
+    log_half_n = n * math.log(0.5)
+    tail = math.fsum(
+        math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half_n)
+        for i in range(k + 1)
+    )
+    return min(1.0, 2.0 * tail)
+
+
+class Bootstrap(NamedTuple):
+    """A paired bootstrap of mean differences."""
+
+    mean: float
+    """The observed mean difference."""
+    low: float
+    """Lower end of its 95% percentile interval."""
+    high: float
+    """Upper end of its 95% percentile interval."""
+    p_value: float
+    """Two-sided p-value of "no difference"."""
+
+
+def paired_bootstrap(deltas: list[float], rng: random.Random, resamples: int = 4000) -> Bootstrap:
+    """The mean of paired ``deltas`` with its 95% interval and a two-sided p-value.
+
+    The p-value resamples the deltas re-centred on 0 (the null of no change) and counts how
+    often a resampled mean lies at least as far from 0 as the observed one, with the usual +1
+    correction so that it is never 0. No deltas, or identical ones, need no resampling.
+    """
+    n = len(deltas)
+    if n == 0:
+        return Bootstrap(0.0, 0.0, 0.0, 1.0)
+    mean = math.fsum(deltas) / n
+    if all(d == deltas[0] for d in deltas):
+        # every pair moved by the same amount: no sampling noise to weigh it against
+        return Bootstrap(mean, mean, mean, 1.0 if mean == 0 else 0.0)
+    centred = [d - mean for d in deltas]
+    threshold = abs(mean) - 1e-12
+    extreme = 0
+    means: list[float] = []
+    indices = range(n)
+    for _ in range(resamples):
+        picks = rng.choices(indices, k=n)
+        means.append(math.fsum([deltas[i] for i in picks]) / n)
+        if abs(math.fsum([centred[i] for i in picks]) / n) >= threshold:
+            extreme += 1
+    means.sort()
+    low = means[round(0.025 * (resamples - 1))]
+    high = means[round(0.975 * (resamples - 1))]
+    return Bootstrap(mean, low, high, (extreme + 1) / (resamples + 1))

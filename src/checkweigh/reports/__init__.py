@@ -1,11 +1,14 @@
 """Reports of a run: the console report, the JSON export, JUnit XML and Markdown for CI."""
 
+from ._compare import comparison_markdown, render_comparison
 from ._console import render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
 
 __all__ = [
+    "comparison_markdown",
+    "render_comparison",
     "escape_md",
     "render_markdown",
     "render_summary",

@@ -1,0 +1,153 @@
+"""``checkweigh compare BASE CANDIDATE``: regressions between two stored runs.
+
+Exit codes: 0 no regression (or one the paired test cannot tell from noise, unless --strict),
+1 regression, 2 input error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.text import Text
+
+from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
+from ..errors import InputError
+from ..reports import comparison_markdown, render_comparison
+from ..store import Store
+from ._app import check_writable
+from ._common import EXIT_GATES_FAILED, DbOption, app, consoles, fail_input
+
+_RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, latest or previous.")]
+
+
+def _thresholds(
+    pass_rate: float,
+    avg_score: float,
+    latency: float,
+    latency_ms: float,
+    case_delta: float,
+    alpha: float,
+) -> CompareThresholds:
+    for value, flag in (
+        (pass_rate, "--max-pass-rate-drop"),
+        (avg_score, "--max-avg-score-drop"),
+        (latency, "--max-latency-increase-pct"),
+        (latency_ms, "--min-latency-increase-ms"),
+        (case_delta, "--case-score-threshold"),
+    ):
+        if not value >= 0:
+            raise InputError(f"expected a number >= 0, got {value:g}", field=flag)
+    if not 0 < alpha < 1:
+        raise InputError(f"expected a level between 0 and 1, got {alpha:g}", field="--alpha")
+    return CompareThresholds(
+        max_pass_rate_drop=pass_rate,
+        max_avg_score_drop=avg_score,
+        max_latency_increase_pct=latency,
+        min_latency_increase_ms=latency_ms,
+        case_score_delta=case_delta,
+        alpha=alpha,
+    )
+
+
+@app.command()
+def compare(
+    base: _RunRef,
+    candidate: _RunRef,
+    db: DbOption = None,
+    max_pass_rate_drop: Annotated[
+        float,
+        typer.Option("--max-pass-rate-drop", help="Points of case pass rate that may be lost."),
+    ] = 0.0,
+    max_avg_score_drop: Annotated[
+        float,
+        typer.Option(
+            "--max-avg-score-drop", help="Points (0-100) of average score that may be lost."
+        ),
+    ] = 5.0,
+    max_latency_increase_pct: Annotated[
+        float,
+        typer.Option("--max-latency-increase-pct", help="Percent the mean latency may grow."),
+    ] = 20.0,
+    min_latency_increase_ms: Annotated[
+        float,
+        typer.Option(
+            "--min-latency-increase-ms",
+            help="Latency increases smaller than this are jitter, whatever the percentage.",
+        ),
+    ] = 50.0,
+    case_score_threshold: Annotated[
+        float,
+        typer.Option(
+            "--case-score-threshold",
+            help="Points a case's score must move, without a pass/fail flip, to count.",
+        ),
+    ] = 5.0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level of the paired tests.")
+    ] = 0.05,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Fail on any exceeded threshold, significant or not."),
+    ] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Write the comparison as Markdown here.")
+    ] = None,
+) -> None:
+    """Compare CANDIDATE with BASE: suite-level thresholds, case flips, per-check changes."""
+    out, err = consoles()
+    try:
+        thresholds = _thresholds(
+            max_pass_rate_drop,
+            max_avg_score_drop,
+            max_latency_increase_pct,
+            min_latency_increase_ms,
+            case_score_threshold,
+            alpha,
+        )
+        for path, flag in ((json_out, "--json"), (markdown, "--markdown")):
+            if path is not None:
+                check_writable(path, flag)
+        store = Store(db)
+        base_run = store.get_run(base)
+        cand_run = store.get_run(candidate)
+    except InputError as exc:
+        fail_input(err, exc)
+    if base_run.id == cand_run.id:
+        fail_input(err, InputError(f"both refer to run {base_run.id}", field="CANDIDATE"))
+    result = compare_runs(
+        store.iter_results(base_run.id),
+        store.iter_results(cand_run.id),
+        base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
+        candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
+        thresholds=thresholds,
+        strict=strict,
+    )
+    if base_run.suite != cand_run.suite:
+        out.print(
+            Text(
+                f"note: comparing different suites ({base_run.suite} and {cand_run.suite})",
+                style="yellow",
+            )
+        )
+    render_comparison(out, result, base_run.id, cand_run.id)
+    try:
+        if json_out is not None:
+            data = {"base": base_run.id, "candidate": cand_run.id, **result.model_dump(mode="json")}
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            json_out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+            out.print(Text(f"wrote {json_out}"))
+        if markdown is not None:
+            markdown.parent.mkdir(parents=True, exist_ok=True)
+            markdown.write_text(
+                comparison_markdown(result, base_run.id, cand_run.id), encoding="utf-8"
+            )
+            out.print(Text(f"wrote {markdown}"))
+    except OSError as exc:
+        fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
+    raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)

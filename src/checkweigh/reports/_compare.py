@@ -1,0 +1,155 @@
+"""The comparison report: suite-level changes with their tests, then the cases that moved and
+the checks whose pass rates changed. Case ids and reasons are user text: printed literally."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..core import CaseChange, CompareVerdict, Comparison
+from ._markdown import escape_md
+
+_SHOWN = 20
+_HEADLINE = {
+    CompareVerdict.REGRESSION: ("REGRESSION", "bold red"),
+    CompareVerdict.NOT_SIGNIFICANT: ("NOT SIGNIFICANT", "bold yellow"),
+    CompareVerdict.NO_REGRESSION: ("NO REGRESSION", "bold green"),
+}
+
+
+def _num(x: float | None, fmt: str = ".1f") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _score(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def _change_line(c: CaseChange) -> Text:
+    move = (
+        f"{c.base_state} {_score(c.base_score)} -> {c.candidate_state} {_score(c.candidate_score)}"
+    )
+    style = "red" if c.kind == "regression" else "green"
+    return Text.assemble("  ", (f"{c.case_id}#{c.repeat}", style), f": {move}  ({c.reason})")
+
+
+def explain(cmp: Comparison) -> str:
+    """One sentence on what the verdict means."""
+    if cmp.verdict is CompareVerdict.NO_REGRESSION:
+        return "no suite-level threshold was exceeded"
+    exceeded = ", ".join(d.metric for d in cmp.suite if d.exceeded)
+    if cmp.verdict is CompareVerdict.REGRESSION:
+        why = "--strict" if cmp.strict and not cmp.significant else f"p < {cmp.alpha:g}"
+        return f"threshold exceeded on {exceeded} ({why})"
+    return (
+        f"threshold exceeded on {exceeded}, but the paired test cannot tell it from noise "
+        f"(p >= {cmp.alpha:g}): rerun with more cases or judge samples, or pass --strict to "
+        "fail on it"
+    )
+
+
+def render_comparison(console: Console, cmp: Comparison, base: str, candidate: str) -> None:
+    """Print the whole comparison."""
+    label, style = _HEADLINE[cmp.verdict]
+    console.print(Text.assemble(("compare ", "bold"), f"{base} -> {candidate}   ", (label, style)))
+    console.print(Text(explain(cmp)))
+    extra = []
+    if cmp.only_base:
+        extra.append(f"{cmp.only_base} only in the base")
+    if cmp.only_candidate:
+        extra.append(f"{cmp.only_candidate} only in the candidate")
+    console.print(
+        Text(f"{cmp.paired} paired execution(s)" + (f" ({', '.join(extra)})" if extra else ""))
+    )
+    table = Table(header_style="bold")
+    for col, justify in (
+        ("metric", "left"),
+        ("base", "right"),
+        ("candidate", "right"),
+        ("change", "right"),
+        ("allowed", "right"),
+        ("exceeded", "left"),
+        ("p", "right"),
+        ("test", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for d in cmp.suite:
+        unit = "%" if "latency" in d.metric else ""
+        allowed = f"+{d.allowed:g}%" if "latency" in d.metric else f"-{d.allowed:g}"
+        table.add_row(
+            d.metric,
+            _num(d.base),
+            _num(d.candidate),
+            "—" if d.change is None else f"{d.change:+.1f}{unit}",
+            allowed,
+            Text("yes", style="red") if d.exceeded else Text("no"),
+            _p(d.p_value),
+            d.test,
+        )
+    console.print(table)
+    for title, items, style in (
+        ("regressions", cmp.regressions, "bold red"),
+        ("improvements", cmp.improvements, "bold green"),
+    ):
+        if not items:
+            continue
+        console.print(Text(f"{title}: {len(items)} case(s)", style=style))
+        for c in items[:_SHOWN]:
+            console.print(_change_line(c))
+        if len(items) > _SHOWN:
+            console.print(Text(f"  ... and {len(items) - _SHOWN} more", style="dim"))
+    console.print(Text(f"unchanged: {cmp.unchanged} case(s)", style="dim"))
+    moved = [c for c in cmp.checks if c.change]
+    if moved:
+        checks = Table(title="checks whose pass rate changed", title_justify="left")
+        for col in ("check", "base", "candidate", "change", "pass->fail", "fail->pass", "p"):
+            checks.add_column(col, justify="left" if col == "check" else "right")
+        for cd in moved:
+            checks.add_row(
+                cd.check,
+                _num(None if cd.base_rate is None else cd.base_rate * 100) + "%",
+                _num(None if cd.candidate_rate is None else cd.candidate_rate * 100) + "%",
+                "—" if cd.change is None else f"{cd.change * 100:+.1f}",
+                str(cd.worse),
+                str(cd.better),
+                _p(cd.p_value),
+            )
+        console.print(checks)
+
+
+def comparison_markdown(cmp: Comparison, base: str, candidate: str) -> str:
+    """The comparison as Markdown (for a pull-request comment)."""
+    label, _ = _HEADLINE[cmp.verdict]
+    icon = {"REGRESSION": "❌", "NOT SIGNIFICANT": "⚠️", "NO REGRESSION": "✅"}[label]
+    lines = [
+        f"## checkweigh compare: {icon} {label.lower()}",
+        "",
+        f"`{base}` → `{candidate}`: {cmp.paired} paired execution(s). {escape_md(explain(cmp))}.",
+        "",
+        "| metric | base | candidate | change | allowed | exceeded | p |",
+        "| --- | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for d in cmp.suite:
+        change = "—" if d.change is None else f"{d.change:+.1f}"
+        lines.append(
+            f"| {d.metric} | {_num(d.base)} | {_num(d.candidate)} | {change} | {d.allowed:g} "
+            f"| {'yes' if d.exceeded else 'no'} | {_p(d.p_value)} |"
+        )
+    for title, items in (("Regressions", cmp.regressions), ("Improvements", cmp.improvements)):
+        if not items:
+            continue
+        lines += ["", f"**{title}** ({len(items)})", "", "| case | base | candidate | why |"]
+        lines.append("| --- | --- | --- | --- |")
+        for c in items[:_SHOWN]:
+            lines.append(
+                f"| {escape_md(c.case_id)} #{c.repeat} | {c.base_state} {_score(c.base_score)} "
+                f"| {c.candidate_state} {_score(c.candidate_score)} | {escape_md(c.reason)} |"
+            )
+    return "\n".join(lines) + "\n"
