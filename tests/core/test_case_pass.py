@@ -6,14 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from checkweigh.core import (
     Case,
     CaseResult,
     CaseState,
     CaseTally,
+    NotApplicablePolicy,
     PassPolicy,
     Rubric,
+    RubricItem,
     RunAggregator,
     RunSummary,
     Verdict,
@@ -213,3 +217,40 @@ def test_policy_snapshot_round_trip_and_validation() -> None:
         PassPolicy(cases_pass_threshold=101)
     with pytest.raises(ValueError, match="pass_threshold"):
         PassPolicy(pass_threshold=float("nan"))
+
+
+_STATES = st.sampled_from([passed("ok"), failed("no"), not_applicable("n/a"), errored("boom")])
+
+
+@given(
+    checks=st.fixed_dictionaries({name: _STATES for name in COMPLETION}),
+    outcome=st.one_of(st.none(), _STATES),
+    threshold=st.sampled_from([0.0, 50.0, 75.0, 80.0, 100.0]),
+    agent_error=st.booleans(),
+)
+def test_the_fast_path_agrees_with_decide(
+    checks: dict[str, Verdict], outcome: Verdict | None, threshold: float, agent_error: bool
+) -> None:
+    rubric = Rubric.build(
+        "completion",
+        [
+            RubricItem(c, w, c == "correct_time", NotApplicablePolicy.EXCLUDE)
+            for c, w in COMPLETION.items()
+        ],
+    )
+    case = Case.model_validate({"id": "c1", "input": "book a meeting"})
+    verdicts = dict(checks)
+    if outcome is not None:
+        verdicts["outcomes"] = outcome
+    result = CaseResult(
+        case.id,
+        0,
+        verdicts,
+        {"completion": score_rubric(rubric, checks, case)},
+        None,
+        "RuntimeError: down" if agent_error else None,
+    )
+    policy = PassPolicy(pass_threshold=threshold, outcome_checks=("outcomes",))
+    verdict = policy.decide(result)
+    state, score = policy.state(result)
+    assert (state, score) == (verdict.state, verdict.score_pct)

@@ -233,7 +233,7 @@ class RunAggregator:
         if errored:
             self._errored += 1
         if self._cases is not None:
-            self._cases.add(result)
+            self._cases.count(result)
         ms = result.latency_ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow

@@ -24,6 +24,7 @@ DEFAULT_PASS_THRESHOLD = 75.0
 DEFAULT_METRICS_PASS_THRESHOLD = 80.0
 DEFAULT_CASES_PASS_THRESHOLD = 100.0
 _FAILING = 20
+_SCORED = ScoreStatus.SCORED
 
 
 class CaseState(StrEnum):
@@ -33,6 +34,11 @@ class CaseState(StrEnum):
     FAILED = "failed"
     ERRORED = "errored"
     """The agent or a check errored: counted as not passed, never as a failure of the agent."""
+
+
+_PASSED = CaseState.PASSED
+_FAILED = CaseState.FAILED
+_ERRORED = CaseState.ERRORED
 
 
 class CaseVerdict(NamedTuple):
@@ -130,6 +136,45 @@ class PassPolicy:
                 total += r.score
                 n += 1
         return total / n * 100.0 if n else None
+
+    def state(self, result: CaseResult) -> tuple[CaseState, float | None]:
+        """What :meth:`decide` concludes, without building the reason (per-case fast path)."""
+        if result.agent_error is not None:
+            return _ERRORED, None
+        wanted = self.score_rubrics
+        total = 0.0
+        n = 0
+        required_failed = False
+        for name, r in result.results.items():
+            if r.errored:
+                return _ERRORED, self.score_pct(result)
+            if r.required_failed:
+                required_failed = True
+            if r.status is _SCORED and (wanted is None or name in wanted):
+                total += r.score  # type: ignore[operator]
+                n += 1
+        score = total / n * 100.0 if n else None
+        decided = False
+        outcome_failed = False
+        verdicts = result.verdicts
+        for name in self.outcome_checks:
+            v = verdicts.get(name)
+            if v is None:
+                continue
+            state = v.state
+            if state is VerdictState.ERRORED:
+                return _ERRORED, score
+            if state is VerdictState.FAILED:
+                decided = outcome_failed = True
+            elif state is VerdictState.PASSED:
+                decided = True
+        if required_failed or outcome_failed:
+            return _FAILED, score
+        if decided:
+            return _PASSED, score
+        if score is None or score < self.pass_threshold:
+            return _FAILED, score
+        return _PASSED, score
 
     def decide(self, result: CaseResult) -> CaseVerdict:
         """Pass, fail or errored, with the score and the reason."""
@@ -237,16 +282,33 @@ class CaseTally:
         self.failing: list[FailingCase] = []
 
     def add(self, result: CaseResult) -> CaseVerdict:
-        """Count one execution; returns its verdict."""
+        """Count one execution; returns its verdict with the reason."""
         verdict = self.policy.decide(result)
+        self._count(result, verdict.state, verdict.score_pct, verdict)
+        return verdict
+
+    def count(self, result: CaseResult) -> CaseState:
+        """Count one execution, building a reason only for the first failing ones (fast)."""
+        state, score = self.policy.state(result)
+        self._count(result, state, score, None)
+        return state
+
+    def _count(
+        self,
+        result: CaseResult,
+        state: CaseState,
+        score: float | None,
+        verdict: CaseVerdict | None,
+    ) -> None:
         self.executions += 1
-        if verdict.state is CaseState.PASSED:
+        if state is _PASSED:
             self.passed += 1
-        elif verdict.state is CaseState.FAILED:
+        elif state is _FAILED:
             self.failed += 1
         else:
             self.errored += 1
-        if verdict.state is not CaseState.PASSED and len(self.failing) < _FAILING:
+        if state is not _PASSED and len(self.failing) < _FAILING:
+            verdict = verdict or self.policy.decide(result)
             self.failing.append(
                 FailingCase(
                     case_id=result.case_id,
@@ -257,10 +319,9 @@ class CaseTally:
                 )
             )
         # "the mean score of the cases that produced a verdict": errored cases did not
-        if verdict.score_pct is not None and verdict.state is not CaseState.ERRORED:
+        if score is not None and state is not _ERRORED:
             self.score_n += 1
-            self.score_sum += verdict.score_pct
-        return verdict
+            self.score_sum += score
 
     def gates(self) -> CaseGates:
         """The run's metrics and cases dimensions so far."""
