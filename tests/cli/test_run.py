@@ -48,6 +48,13 @@ def test_run_prints_report_stores_run_and_exports_json(suite_path: Path, tmp_pat
     ]
     wrong = data["results"][2]
     assert wrong["scores"]["completion"]["required_failed"] == ["correct_time"]
+    assert wrong["case"] == {
+        "state": "failed",
+        "score_pct": 70.0,
+        "reason": "required check failed: correct_time: final_state.booking.time is '11:00', "
+        "expected '10:00'",
+    }
+    assert data["results"][0]["case"]["state"] == "passed"
     assert wrong["scores"]["completion"]["outcome"] == "graceful_failure"
     assert wrong["verdicts"]["correct_time"]["reason"] == (
         "final_state.booking.time is '11:00', expected '10:00'"

@@ -317,6 +317,7 @@ def _exports(
                     run=info.model_dump(mode="json", exclude={"summary"}),
                     summary=outcome.summary,
                     results=store.iter_results(outcome.run_id),
+                    policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
                 )
                 out.print(Text(f"wrote {n} result(s) to {path}"))
             elif flag == "--junit":

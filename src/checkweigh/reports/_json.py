@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ..core import CaseResult, RunSummary
+from ..core import CaseResult, PassPolicy, RunSummary
 
 
 def write_json_report(
@@ -18,8 +18,13 @@ def write_json_report(
     run: dict[str, Any],
     summary: RunSummary,
     results: Iterable[CaseResult],
+    policy: PassPolicy | None = None,
 ) -> int:
-    """Write ``{"run": ..., "summary": ..., "results": [...]}``; return how many results."""
+    """Write ``{"run": ..., "summary": ..., "results": [...]}``; return how many results.
+
+    With ``policy`` (the run's snapshotted thresholds), each result also carries its case
+    verdict: ``"case": {"state", "score_pct", "reason"}``.
+    """
     count = 0
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
@@ -31,7 +36,11 @@ def write_json_report(
         for r in results:
             if count:
                 fh.write(",\n")
-            fh.write(orjson.dumps(r.to_record()).decode())
+            record = r.to_record()
+            if policy is not None:
+                v = policy.decide(r)
+                record["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
+            fh.write(orjson.dumps(record).decode())
             count += 1
         fh.write("]}\n")
     return count
