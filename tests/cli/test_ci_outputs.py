@@ -17,6 +17,7 @@ from checkweigh.cli import app
 from checkweigh.core import PassPolicy, RunSummary
 from checkweigh.reports import render_markdown
 from checkweigh.store import Store
+from checkweigh.testing import Reply, fake_llm_server
 from support.recorded_suite import make_case, standard_cases, write_suite
 
 runner = CliRunner()
@@ -266,3 +267,75 @@ def test_markdown_for_a_failed_run_names_the_failing_dimension() -> None:
     assert "| c\\|2 #0 | failed | 60.0 | score 60.0 &lt; pass threshold 75 |" in text
     assert json.loads(summary.model_dump_json())["case_gates"]["cases_passed"] is False
     assert PassPolicy().cases_pass_threshold == 100.0
+
+
+OUTCOMES_CHECK = """\
+  outcomes:
+    type: expected_outcomes
+rubrics:
+"""
+
+
+def test_expected_outcomes_decide_cases_through_a_judge(tmp_path: Path) -> None:
+    """A low-scoring case whose expected outcomes all hold passes; a perfect-scoring case with
+    one outcome not met fails; a case without outcomes falls back to its score."""
+    low = make_case("low-but-done", participants=["Alice"], time="10:00", reply="Done.")
+    low["ground_truth"]["expected_outcomes"] = ["A meeting is booked at 10:00."]
+    perfect = make_case("perfect-but-wrong", participants=["Alice", "Bob"], time="10:00")
+    perfect["ground_truth"]["expected_outcomes"] = [
+        "A meeting is booked at 10:00.",
+        "The agent tells the user the room number.",
+    ]
+    plain = make_case("plain", participants=["Alice", "Bob"], time="10:00")
+    suite = write_suite(tmp_path / "s", [low, perfect, plain], thresholds=None)
+    suite.write_text(suite.read_text().replace("rubrics:\n", OUTCOMES_CHECK, 1))
+
+    def answer(verdict: str, reason: str) -> Reply:
+        return Reply(json.dumps({"verdict": verdict, "reason": reason}))
+
+    # each statement is judged on its own, in case order (one case and one call at a time)
+    script = [
+        answer("yes", "booked at 10:00"),
+        answer("yes", "booked at 10:00"),
+        answer("no", "no room number is mentioned"),
+    ]
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    with fake_llm_server(script) as server:
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+            "COLUMNS": "200",
+        }
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                str(suite),
+                "--db",
+                db,
+                "-q",
+                "--judge",
+                "openai:gpt-test",
+                "--judge-concurrency",
+                "1",
+                "--concurrency",
+                "1",
+                "--json",
+                str(tmp_path / "r.json"),
+            ],
+            env=env,
+        )
+    assert len(server.requests) == 3
+    by_case = {
+        r["case_id"]: r["case"] for r in json.loads((tmp_path / "r.json").read_text())["results"]
+    }
+    assert by_case["low-but-done"]["state"] == "passed"
+    assert by_case["low-but-done"]["reason"] == "every expected outcome passed"
+    assert by_case["low-but-done"]["score_pct"] < 75
+    assert by_case["perfect-but-wrong"]["state"] == "failed"
+    assert by_case["perfect-but-wrong"]["reason"].startswith("expected outcomes not met: outcomes:")
+    assert by_case["plain"]["state"] == "passed"
+    assert by_case["plain"]["reason"] == "score 100.0 >= pass threshold 75"
+    assert "cases 2 passed, 1 failed, 0 errored of 3" in result.stdout
+    assert result.exit_code == 1  # 66.7% < 100%

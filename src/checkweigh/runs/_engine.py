@@ -43,9 +43,15 @@ class Evaluator:
         object.__setattr__(self, "_runs", tuple((c.name, c.runner()) for c in self.checks))
 
     @classmethod
-    def for_rubrics(cls, checks: Mapping[str, NamedCheck], rubrics: Sequence[Rubric]) -> Evaluator:
-        """Keep only the checks some rubric uses, in suite order."""
-        used = {name for r in rubrics for name in r.check_names}
+    def for_rubrics(
+        cls,
+        checks: Mapping[str, NamedCheck],
+        rubrics: Sequence[Rubric],
+        also: Sequence[str] = (),
+    ) -> Evaluator:
+        """Keep only the checks some rubric uses, plus ``also`` (expected-outcome checks, which
+        decide pass/fail without being scored), in suite order."""
+        used = {name for r in rubrics for name in r.check_names} | set(also)
         return cls(tuple(c for n, c in checks.items() if n in used), tuple(rubrics))
 
     @classmethod
@@ -61,7 +67,7 @@ class Evaluator:
         in one checklist call per case when ``batch``, graded metrics reweighted by
         ``graded_weights``."""
         checks = bind_judge(suite.checks, judge, batch=batch, graded_weights=graded_weights)
-        return cls.for_rubrics(checks, suite.rubrics)
+        return cls.for_rubrics(checks, suite.rubrics, suite.policy.outcome_checks)
 
     @property
     def needs_async(self) -> bool:
