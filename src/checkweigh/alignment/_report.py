@@ -120,10 +120,11 @@ def alignment_document(
 def write_alignment_json(
     path: Path, report: AlignmentReport, *, run: dict[str, Any], labels_path: str
 ) -> None:
-    """Write :func:`alignment_document` to ``path``.
+    """Write :func:`alignment_document` to ``path``, making its folder if needed.
 
     Raises:
         OSError: the file cannot be written.
     """
     document = alignment_document(report, run=run, labels_path=labels_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,77 @@
+"""``checkweigh align``: how well a stored run's verdicts agree with human labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from ..alignment import load_labels, render_alignment, write_alignment_json
+from ..core import align, pair_labels
+from ..errors import InputError
+from ..store import Store
+from ._common import DbOption, app, consoles, fail_input
+
+
+@app.command("align")
+def align_command(
+    run_ref: Annotated[
+        str, typer.Argument(metavar="RUN", help="Run id, id prefix, latest or previous.")
+    ],
+    labels_path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="LABELS",
+            help="Human labels: CSV with a header (case, check, label, optional repeat, note) "
+            "or JSONL objects with the same keys.",
+            show_default=False,
+        ),
+    ],
+    db: DbOption = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the full alignment report as JSON here.")
+    ] = None,
+    checks: Annotated[
+        list[str] | None,
+        typer.Option("--check", help="Only this check (repeatable).", show_default=False),
+    ] = None,
+) -> None:
+    """Compare RUN's verdicts with human LABELS: accuracy, Cohen's kappa, precision and recall
+    of yes per check, and the cases where they disagree."""
+    out, err = consoles()
+    try:
+        labels = load_labels(labels_path)
+        if checks:
+            labelled = sorted({label.check for label in labels})
+            unknown = [name for name in checks if name not in labelled]
+            if unknown:
+                raise InputError(
+                    f"no labels for check {', '.join(map(repr, unknown))} in {labels_path}; "
+                    f"labelled checks: {', '.join(labelled)}",
+                    field="--check",
+                )
+            labels = [label for label in labels if label.check in checks]
+        store = Store(db)
+        info = store.get_run(run_ref)
+    except InputError as exc:
+        fail_input(err, exc)
+    report = align(pair_labels(labels, store.iter_results(info.id)))
+    render_alignment(
+        out,
+        report,
+        run_id=info.id,
+        suite=info.suite,
+        labels_path=str(labels_path),
+        labels=len(labels),
+    )
+    if json_out is not None:
+        run = info.model_dump(mode="json", include={"id", "suite", "status", "created_at"})
+        try:
+            write_alignment_json(json_out, report, run=run, labels_path=str(labels_path))
+        except OSError as exc:
+            fail_input(
+                err, InputError(f"cannot write {json_out}: {exc.strerror or exc}", field="--json")
+            )
+        out.print(Text(f"wrote the alignment report to {json_out}"))
