@@ -103,3 +103,9 @@ def test_mean_interval_edges() -> None:
     _, lo95, hi95 = mean_interval(4, sum(scores), sum(s * s for s in scores))
     _, lo80, hi80 = mean_interval(4, sum(scores), sum(s * s for s in scores), confidence=0.8)
     assert lo95 < lo80 < 0.75 < hi80 < hi95
+
+
+def test_wilson_ends_exactly_at_the_edges() -> None:
+    assert wilson_interval(5, 5)[1] == 1.0
+    assert wilson_interval(0, 5)[0] == 0.0
+    assert wilson_interval(1000, 1000)[1] == 1.0

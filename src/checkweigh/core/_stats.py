@@ -24,7 +24,10 @@ def wilson_interval(successes: int, n: int, z: float = _Z975) -> tuple[float, fl
     denom = 1.0 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = (z / denom) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # at the edges the interval ends exactly at 0 or 1 (floating point lands just inside)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
 
 
 def t_cdf(t: float, df: int) -> float:
