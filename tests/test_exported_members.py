@@ -17,6 +17,7 @@ PACKAGES = [
     "checkweigh.cli",
     "checkweigh.judges",
     "checkweigh.testing",
+    "checkweigh.alignment",
 ]
 
 
