@@ -45,6 +45,21 @@ from ._paths import FieldPath, PathSyntaxError
 from ._result import CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
+from ._stability import (
+    DEFAULT_SIMULATIONS,
+    CaseStability,
+    CheckNoise,
+    FlipChance,
+    GateStability,
+    RerunSpread,
+    StabilityReport,
+    answer_noise_from_share,
+    expected_minority_share,
+    majority_flip,
+    noise_model,
+    rubrics_from_snapshot,
+    simulate_reruns,
+)
 from ._stats import (
     Bootstrap,
     mcnemar_exact,
@@ -78,6 +93,19 @@ from ._verdict import (
 )
 
 __all__ = [
+    "DEFAULT_SIMULATIONS",
+    "CaseStability",
+    "CheckNoise",
+    "FlipChance",
+    "GateStability",
+    "RerunSpread",
+    "StabilityReport",
+    "answer_noise_from_share",
+    "expected_minority_share",
+    "majority_flip",
+    "noise_model",
+    "rubrics_from_snapshot",
+    "simulate_reruns",
     "Bootstrap",
     "CaseChange",
     "CaseChangeKind",
