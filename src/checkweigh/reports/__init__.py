@@ -5,8 +5,24 @@ from ._console import render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
+from ._stability import (
+    PLOTS_HINT,
+    plots_missing,
+    render_stability,
+    render_stability_html,
+    stability_png,
+    write_stability_html,
+    write_stability_png,
+)
 
 __all__ = [
+    "PLOTS_HINT",
+    "plots_missing",
+    "render_stability",
+    "render_stability_html",
+    "stability_png",
+    "write_stability_html",
+    "write_stability_png",
     "comparison_markdown",
     "render_comparison",
     "escape_md",
