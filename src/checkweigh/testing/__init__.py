@@ -1,6 +1,31 @@
 """Testing aids: a scripted LLM server on 127.0.0.1 that speaks the OpenAI chat-completions
-and Anthropic messages wire formats, for exercising real provider SDKs without a network."""
+and Anthropic messages wire formats, for exercising real provider SDKs without a network; and
+evaluations as ordinary tests (the ``checkweigh`` pytest fixture, :func:`assert_case_passes`)."""
 
 from ._fake_llm import FakeLLM, Reply, fake_llm_server
+from ._report import case_report
+from ._suite_cache import SuiteCache
+from ._suite_tester import (
+    NO_JUDGE_HINT,
+    CaseLike,
+    CheckweighFixture,
+    JudgeLike,
+    RunLike,
+    SuiteTester,
+    assert_case_passes,
+)
 
-__all__ = ["FakeLLM", "Reply", "fake_llm_server"]
+__all__ = [
+    "FakeLLM",
+    "Reply",
+    "fake_llm_server",
+    "NO_JUDGE_HINT",
+    "CaseLike",
+    "CheckweighFixture",
+    "JudgeLike",
+    "RunLike",
+    "SuiteCache",
+    "SuiteTester",
+    "assert_case_passes",
+    "case_report",
+]
