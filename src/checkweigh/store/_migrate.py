@@ -1,0 +1,111 @@
+"""Schema migrations with Alembic, run by the store itself: opening a Store brings its database
+to the newest revision. No ``alembic.ini`` is needed; the configuration is built here."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, inspect, text
+
+from ..errors import StoreError
+
+INITIAL_REVISION = "0001"
+"""The revision whose schema ``Base.metadata.create_all`` made before there were migrations."""
+
+_SCRIPTS = "checkweigh.store:migrations"
+_PG_LOCK = 0x636B77_7374_6F72  # any fixed number: the advisory lock all checkweigh stores share
+
+
+def alembic_config(connection: Connection | None = None, *, url: str | None = None) -> Config:
+    """An Alembic configuration for the store's migrations, built in code.
+
+    Args:
+        connection: the connection to migrate on (env.py uses it, in its open transaction).
+        url: a database URL, for Alembic's own commands when there is no connection.
+    """
+    config = Config()
+    config.set_main_option("script_location", _SCRIPTS)
+    if url is not None:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+@functools.cache
+def head_revision() -> str:
+    """The newest revision of the schema."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package ships its revisions
+        raise StoreError("checkweigh's store migrations are missing")
+    return head
+
+
+def current_revision(conn: Connection) -> str | None:
+    """The revision the database is at; None if it has no ``alembic_version`` table."""
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the database to the newest revision.
+
+    A database made before migrations existed (the tables, no ``alembic_version``) is stamped at
+    the initial revision first, then upgraded. Concurrent callers are serialized (a PostgreSQL
+    advisory lock; an immediate transaction on SQLite), so two runs opening a new database at
+    once both find it ready.
+
+    Raises:
+        StoreError: the database is at a revision this version of checkweigh does not know.
+    """
+    head = head_revision()
+    with engine.connect() as conn:
+        if current_revision(conn) == head:
+            return
+    with _migration_transaction(engine) as conn:
+        current = current_revision(conn)
+        if current == head:
+            return
+        config = alembic_config(conn)
+        try:
+            if current is None and inspect(conn).has_table("runs"):
+                command.stamp(config, INITIAL_REVISION)
+            command.upgrade(config, "head")
+        except CommandError as exc:
+            raise StoreError(
+                f"the database's schema is at revision {current!r}, which this version of "
+                f"checkweigh does not know (its newest is {head!r}); upgrade checkweigh: {exc}"
+            ) from None
+
+
+@contextmanager
+def _migration_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that only one migrating process holds at a time."""
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite:
+            # Batch migrations copy a table and drop the old one: with foreign keys enforced,
+            # dropping `runs` would cascade into `case_results`. The pragma is ignored inside a
+            # transaction, so it is set before the transaction begins.
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            conn.commit()
+            # pysqlite starts transactions lazily, at the first INSERT; DDL before it would run
+            # outside any transaction. BEGIN IMMEDIATE takes the write lock now, so a second
+            # process waits here (busy_timeout) instead of creating the same tables.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
+        try:
+            yield conn
+            conn.commit()
+        finally:
+            conn.rollback()
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                conn.commit()
