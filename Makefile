@@ -18,7 +18,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) ## Run the scheduling example suite end to end
 	$(BIN)/checkweigh run examples/scheduling/suite.yaml --db sqlite:///.checkweigh/demo.db
 
-test: lint types pytest ## Lint, type-check and run the tests
+test: lint types $(STAMP) ## Lint, type-check and run the tests (on SQLite and a throwaway PostgreSQL)
+	scripts/with_postgres.sh $(BIN)/pytest -q
 
 lint: $(STAMP) ## ruff lint + format check
 	$(BIN)/ruff check src tests examples benchmarks
