@@ -1,8 +1,10 @@
-"""The SQLite store: runs, id look-ups, ordered results, batched writes, concurrent writers."""
+"""The store on SQLite and PostgreSQL: runs, id look-ups, ordered results, batched writes,
+concurrent writers."""
 
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -43,8 +45,7 @@ def _config() -> dict[str, object]:
     }
 
 
-def test_runs_round_trip(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+def test_runs_round_trip(store: Store) -> None:
     run_id = store.create_run("sched", "suite.yaml", _config(), repeat=2)
     results = [_result(f"c{i}", i, i % 3 != 0, r) for i in range(5) for r in range(2)]
     # written out of order, read back in input order
@@ -70,8 +71,7 @@ def test_runs_round_trip(tmp_path: Path) -> None:
     assert set(back[0].results["completion"].details) == {"correct_time", "clear_explanation"}
 
 
-def test_latest_previous_and_bad_references(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'b.db'}")
+def test_latest_previous_and_bad_references(store: Store) -> None:
     first = store.create_run("sched", "s.yaml", _config(), 1)
     second = store.create_run("sched", "s.yaml", _config(), 1)
     assert store.get_run("latest").id == second
@@ -83,8 +83,7 @@ def test_latest_previous_and_bad_references(tmp_path: Path) -> None:
     assert [r.id for r in store.list_runs()] == [second, first]
 
 
-def test_writer_batches_by_size_and_flushes_the_rest(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'c.db'}")
+def test_writer_batches_by_size_and_flushes_the_rest(store: Store) -> None:
     run_id = store.create_run("sched", "s.yaml", _config(), 1)
     with ResultWriter(store, run_id, batch_size=4, max_delay_s=3600) as writer:
         for i in range(10):
@@ -96,8 +95,7 @@ def test_writer_batches_by_size_and_flushes_the_rest(tmp_path: Path) -> None:
     assert len(list(store.iter_results(run_id))) == 10
 
 
-def test_a_batch_that_cannot_be_written_raises_a_store_error(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'f.db'}")
+def test_a_batch_that_cannot_be_written_raises_a_store_error(store: Store) -> None:
     # a run id that does not exist violates the foreign key: the batch write fails
     writer = ResultWriter(store, "no-such-run", batch_size=2, max_delay_s=3600)
     writer.add(_result("c0", 0, True))
@@ -106,17 +104,15 @@ def test_a_batch_that_cannot_be_written_raises_a_store_error(tmp_path: Path) -> 
     assert writer.written == 0
 
 
-def test_two_runs_writing_at_once_lose_nothing(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'd.db'}"
-    Store(url)  # create tables once
-
+def test_two_threads_writing_at_once_lose_nothing(store: Store) -> None:
     def write(name: str, ids: list[str]) -> None:
-        store = Store(url)
-        with ResultWriter(store, ids[0], batch_size=7, max_delay_s=3600) as writer:
+        with (
+            Store(store.url) as own,
+            ResultWriter(own, ids[0], batch_size=7, max_delay_s=3600) as writer,
+        ):
             for i in range(200):
                 writer.add(_result(f"{name}-{i}", i, i % 2 == 0))
 
-    store = Store(url)
     runs = [store.create_run(n, "s.yaml", _config(), 1) for n in ("a", "b")]
     threads = [
         threading.Thread(target=write, args=(n, [r])) for n, r in zip(("a", "b"), runs, strict=True)
@@ -141,12 +137,12 @@ def test_default_database_lives_in_dot_checkweigh(tmp_path: Path) -> None:
     assert (tmp_path / ".checkweigh" / "checkweigh.db").exists()
 
 
-@pytest.mark.parametrize("path", ["sqlite", "generic"])
-def test_large_batches_are_stored_whole_and_in_order(tmp_path: Path, path: str) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'g.db'}")
+@pytest.mark.parametrize("path", ["dialect", "generic"])
+def test_large_batches_are_stored_whole_and_in_order(store: Store, path: str) -> None:
     run_id = store.create_run("sched", "s.yaml", _config(), 1)
     results = [_result(f"case-{i:03d}", i, i % 3 != 0) for i in range(257)]
-    write = store._add_results_sqlite if path == "sqlite" else store._add_results_generic
+    # the dialect's own fast path (SQLite's multi-row INSERTs, PostgreSQL's COPY) or executemany
+    write = store.add_results if path == "dialect" else store._add_results_generic
     write(run_id, results)  # three full 100-row statements would be 300: 257 ends mid-chunk
     back = list(store.iter_results(run_id))
     assert [r.case_id for r in back] == [r.case_id for r in results]
@@ -154,3 +150,28 @@ def test_large_batches_are_stored_whole_and_in_order(tmp_path: Path, path: str) 
         r.results["completion"].score for r in results
     ]
     assert back[3].verdicts["correct_time"].reason == "booked 11:00, expected 10:00"
+
+
+def test_any_text_survives_the_round_trip(store: Store) -> None:
+    # COPY's text format and the multi-row INSERTs must both carry escapes, tabs, newlines,
+    # quotes, NUL and astral characters unchanged
+    odd = 'tab\there\nnew "line" \\N \\ back\\slash \x00 nul, emoji 🗓, é'
+    run_id = store.create_run("sched", "s.yaml", _config(), 1)
+    verdicts = {"correct_time": failed(odd), "clear_explanation": passed(odd[::-1])}
+    scored = score_rubric(RUBRIC, verdicts, {"final_state": {"success": False}})
+    store.add_results(run_id, [CaseResult(odd, 0, verdicts, {"completion": scored}, None, None, 0)])
+    (back,) = store.iter_results(run_id)
+    assert back.case_id == odd
+    assert back.verdicts["correct_time"].reason == odd
+    assert back.verdicts["clear_explanation"].reason == odd[::-1]
+    assert back.latency_ms is None
+
+
+def test_times_read_back_in_utc(store: Store) -> None:
+    before = datetime.now(UTC).replace(tzinfo=None)
+    run_id = store.create_run("sched", "s.yaml", _config(), 1)
+    store.finish_run(run_id, RunStatus.COMPLETE, RunAggregator([RUBRIC]).summary())
+    info = store.get_run(run_id)
+    after = datetime.now(UTC).replace(tzinfo=None)
+    assert info.finished_at is not None
+    assert before <= info.created_at <= info.finished_at <= after

@@ -1,0 +1,118 @@
+"""Alembic migrations on SQLite and PostgreSQL: a new database is created at head, a database
+made by the old ``create_all`` is adopted with its runs, and the migrations build exactly the
+tables the models describe."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Column, MetaData, String, create_engine, inspect, text
+
+from checkweigh.errors import StoreError
+from checkweigh.store import RunStatus, Store
+from checkweigh.store._migrate import (
+    INITIAL_REVISION,
+    alembic_config,
+    current_revision,
+    head_revision,
+)
+from checkweigh.store._tables import Base
+
+
+def _version(store: Store) -> list[str]:
+    with store.engine.connect() as conn:
+        return [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+
+
+def _schema_diffs(store: Store, metadata: MetaData) -> list[Any]:
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "compare_server_default": True}
+        )
+        return list(compare_metadata(context, metadata))
+
+
+def test_a_new_database_is_created_at_head(db_url: str) -> None:
+    with Store(db_url) as store:
+        assert _version(store) == [head_revision()]
+        tables = set(inspect(store.engine).get_table_names())
+        assert tables == {"alembic_version", "runs", "case_results"}
+    # opening it again changes nothing
+    with Store(db_url) as store:
+        assert _version(store) == [head_revision()]
+
+
+def test_the_migrations_build_exactly_the_models_tables(store: Store) -> None:
+    assert _schema_diffs(store, Base.metadata) == []
+
+
+def test_the_schema_comparison_notices_a_difference(store: Store) -> None:
+    # the check above is only worth something if a model the migrations lack shows up
+    changed = MetaData()
+    for table in Base.metadata.tables.values():
+        table.to_metadata(changed)
+    changed.tables["runs"].append_column(Column("owner", String(40)))
+    diffs = _schema_diffs(store, changed)
+    assert [d[0] for d in diffs] == ["add_column"]
+    assert diffs[0][3].name == "owner"
+
+
+def test_a_database_made_by_create_all_is_adopted(db_url: str) -> None:
+    # the store before migrations: tables from create_all, no alembic_version, and a run in it
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
+    Base.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            Base.metadata.tables["runs"].insert(),
+            {
+                "id": "20260101-000000-abcdef",
+                "suite": "sched",
+                "suite_path": "suite.yaml",
+                "status": "complete",
+                "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+                "repeat": 1,
+                "executions": 0,
+                "config": {"rubrics": []},
+            },
+        )
+        assert current_revision(conn) is None
+    engine.dispose()
+
+    with Store(db_url) as store:
+        assert _version(store) == [head_revision()]
+        assert [r.id for r in store.list_runs()] == ["20260101-000000-abcdef"]
+        assert store.get_run("latest").status is RunStatus.COMPLETE
+        store.create_run("sched", "suite.yaml", {"rubrics": []}, 1)
+        assert len(store.list_runs()) == 2
+        assert _schema_diffs(store, Base.metadata) == []
+
+
+def test_downgrade_to_nothing_and_back(store: Store) -> None:
+    with store.engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "base")
+        assert set(inspect(conn).get_table_names()) == {"alembic_version"}
+        command.upgrade(alembic_config(conn), "head")
+    assert _version(store) == [head_revision()]
+    assert _schema_diffs(store, Base.metadata) == []
+
+
+def test_a_database_from_a_newer_checkweigh_is_refused(store: Store) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(StoreError, match="revision '9999', which this version of checkweigh"):
+        Store(store.url)
+
+
+def test_the_migrations_ship_inside_the_package() -> None:
+    # hatch builds the wheel from src/checkweigh: everything Alembic needs lives under it
+    folder = resources.files("checkweigh.store") / "migrations"
+    assert (folder / "env.py").is_file()
+    assert (folder / "script.py.mako").is_file()
+    assert (folder / "versions" / f"{INITIAL_REVISION}_initial.py").is_file()
+    assert head_revision() == INITIAL_REVISION
