@@ -53,6 +53,15 @@ from ._common import (
     labelled,
 )
 
+JsonOption = Annotated[
+    Path | None, typer.Option("--json", help="Write the full results as JSON here.")
+]
+JunitOption = Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")]
+MarkdownOption = Annotated[
+    Path | None,
+    typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
+]
+
 
 def _sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
@@ -62,9 +71,7 @@ def _sigterm(_signum: int, _frame: FrameType | None) -> None:
 def run(
     suite: Annotated[Path, typer.Argument(help="The suite file (YAML).", show_default=False)],
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each case K times.")] = 1,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the full results as JSON here.")
-    ] = None,
+    json_out: JsonOption = None,
     db: DbOption = None,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", min=1, help="Cases at once (agent targets).")
@@ -121,13 +128,8 @@ def run(
             show_default=False,
         ),
     ] = None,
-    junit: Annotated[
-        Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")
-    ] = None,
-    markdown: Annotated[
-        Path | None,
-        typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
-    ] = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
@@ -389,16 +391,9 @@ def show(
         str, typer.Argument(metavar="RUN", help="Run id, id prefix, latest or previous.")
     ],
     db: DbOption = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the full results as JSON here.")
-    ] = None,
-    junit: Annotated[
-        Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")
-    ] = None,
-    markdown: Annotated[
-        Path | None,
-        typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
-    ] = None,
+    json_out: JsonOption = None,
+    junit: JunitOption = None,
+    markdown: MarkdownOption = None,
 ) -> None:
     """Print the report of a stored run."""
     out, err = consoles()
