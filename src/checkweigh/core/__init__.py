@@ -40,6 +40,13 @@ from ._compare import (
 )
 from ._conditions import Condition, ConditionOp, strict_equal
 from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
+from ._noise import (
+    CheckNoise,
+    answer_noise_from_share,
+    expected_minority_share,
+    majority_flip,
+    noise_model,
+)
 from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
 from ._paths import FieldPath, PathSyntaxError
 from ._result import CaseResult
@@ -48,15 +55,10 @@ from ._scoring import EvaluationResult, ScoreStatus, score_rubric
 from ._stability import (
     DEFAULT_SIMULATIONS,
     CaseStability,
-    CheckNoise,
     FlipChance,
     GateStability,
     RerunSpread,
     StabilityReport,
-    answer_noise_from_share,
-    expected_minority_share,
-    majority_flip,
-    noise_model,
     rubrics_from_snapshot,
     simulate_reruns,
 )
