@@ -69,3 +69,13 @@ def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
     assert message.startswith("--db: the database driver for 'postgresql+psycopg://ann:***@")
     assert "pip install 'checkweigh[postgres]'" in message
     assert "s3cret" not in message
+
+
+def test_postgres_connections_time_out_unless_the_url_says_otherwise() -> None:
+    from checkweigh.store._store import CONNECT_TIMEOUT_S, connect_args
+
+    url = resolve_url("postgresql://ann:pw@db.internal/evals")
+    assert connect_args(url) == {"connect_timeout": CONNECT_TIMEOUT_S}
+    own = resolve_url("postgresql://ann:pw@db.internal/evals?connect_timeout=3")
+    assert connect_args(own) == {}
+    assert connect_args("sqlite:///x.db") == {}

@@ -133,6 +133,19 @@ def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
+CONNECT_TIMEOUT_S = 10
+
+
+def connect_args(url: str) -> dict[str, Any]:
+    """Driver options: PostgreSQL gives up connecting after ``CONNECT_TIMEOUT_S`` seconds
+    (libpq's default is to wait forever on an address that drops packets), unless the URL
+    sets its own ``connect_timeout``."""
+    u = make_url(url)
+    if u.get_backend_name() == "postgresql" and "connect_timeout" not in u.query:
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return {}
+
+
 class Store:
     """Runs and results in one database. Pass it explicitly; there is no global store."""
 
@@ -147,7 +160,10 @@ class Store:
         self.url = resolve_url(url)
         try:
             self.engine: Engine = create_engine(
-                self.url, json_serializer=_dumps, json_deserializer=orjson.loads
+                self.url,
+                json_serializer=_dumps,
+                json_deserializer=orjson.loads,
+                connect_args=connect_args(self.url),
             )
         except (ArgumentError, NoSuchModuleError) as exc:
             raise InputError(
