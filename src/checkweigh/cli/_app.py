@@ -5,7 +5,6 @@ Exit codes: 0 gates passed, 1 gates failed, 2 usage or input error, 130 interrup
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
@@ -48,6 +47,7 @@ from ._common import (
     EXIT_INTERRUPTED,
     DbOption,
     app,
+    check_writable,
     consoles,
     fail_input,
     labelled,
@@ -279,15 +279,6 @@ def _judge(
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
     metered = MeteredJudge(make_judge(spec, offline=replay), concurrency=concurrency, prices=prices)
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)
-
-
-def check_writable(path: Path, flag: str) -> None:
-    """Fail before the run, not after it, when an output file cannot be written."""
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
-        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
 
 
 def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:

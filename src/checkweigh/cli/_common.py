@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -52,3 +53,12 @@ def labelled(label: str, text: str) -> Text:
 def fail_input(err: Console, exc: InputError) -> NoReturn:
     err.print(labelled("error:", exc.one_line()), soft_wrap=True)
     raise typer.Exit(EXIT_INPUT)
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """Fail before the run, not after it, when an output file cannot be written."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
+        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)

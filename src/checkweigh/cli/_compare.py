@@ -17,8 +17,7 @@ from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
 from ..reports import comparison_markdown, render_comparison
 from ..store import Store
-from ._app import check_writable
-from ._common import EXIT_GATES_FAILED, DbOption, app, consoles, fail_input
+from ._common import EXIT_GATES_FAILED, DbOption, app, check_writable, consoles, fail_input
 
 _RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, latest or previous.")]
 

@@ -37,8 +37,7 @@ from ..reports import (
     write_stability_png,
 )
 from ..store import RunInfo, Store
-from ._app import check_writable
-from ._common import DbOption, app, consoles, fail_input
+from ._common import DbOption, app, check_writable, consoles, fail_input
 
 _JUDGE_TYPES = frozenset(
     spec.model_fields["type"].default
