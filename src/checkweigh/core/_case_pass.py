@@ -141,19 +141,13 @@ class PassPolicy:
         """What :meth:`decide` concludes, without building the reason (per-case fast path)."""
         if result.agent_error is not None:
             return _ERRORED, None
-        wanted = self.score_rubrics
-        total = 0.0
-        n = 0
+        score = self.score_pct(result)
         required_failed = False
-        for name, r in result.results.items():
+        for r in result.results.values():
             if r.errored:
-                return _ERRORED, self.score_pct(result)
+                return _ERRORED, score
             if r.required_failed:
                 required_failed = True
-            if r.status is _SCORED and (wanted is None or name in wanted):
-                total += r.score  # type: ignore[operator]
-                n += 1
-        score = total / n * 100.0 if n else None
         decided = False
         outcome_failed = False
         verdicts = result.verdicts
