@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test lint types pytest bench clean
+.PHONY: help demo test lint types pytest bench llama clean
 
 help: ## List the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) ## Run the scheduling example suite end to end
 	$(BIN)/checkweigh run examples/scheduling/suite.yaml --db sqlite:///.checkweigh/demo.db
 
-test: lint types $(STAMP) ## Lint, type-check and run the tests (on SQLite and a throwaway PostgreSQL)
-	scripts/with_postgres.sh $(BIN)/pytest -q
+test: lint types $(STAMP) ## Lint, type-check and run the tests (SQLite, a throwaway PostgreSQL, a local llama server)
+	scripts/with_postgres.sh scripts/with_llama.sh $(BIN)/pytest -q
 
 lint: $(STAMP) ## ruff lint + format check
 	$(BIN)/ruff check src tests examples benchmarks
@@ -34,6 +34,9 @@ pytest: $(STAMP) ## The test suite
 bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_judges.py
+
+llama: ## Install the local llama.cpp judge server the tests use (built once, cached)
+	scripts/setup_llama.sh
 
 clean: ## Remove the virtualenv and local run data
 	rm -rf $(VENV) .checkweigh .pytest_cache .mypy_cache .ruff_cache
