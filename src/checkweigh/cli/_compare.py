@@ -127,6 +127,16 @@ def compare(
         thresholds=thresholds,
         strict=strict,
     )
+    if result.paired == 0:
+        # no pair means no test: "no regression" would be a pass nobody measured
+        fail_input(
+            err,
+            InputError(
+                f"the runs share no case (0 paired of {result.only_base} base, "
+                f"{result.only_candidate} candidate executions): {base_run.id} and {cand_run.id} "
+                "cannot be compared"
+            ),
+        )
     if base_run.suite != cand_run.suite:
         out.print(
             Text(
