@@ -11,11 +11,10 @@ from typing import Annotated
 
 import orjson
 import typer
-from rich.text import Text
 
 from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
-from ..reports import comparison_markdown, render_comparison
+from ..reports import comparison_markdown, plain, render_comparison
 from ..store import Store
 from ._common import EXIT_GATES_FAILED, DbOption, app, check_writable, consoles, fail_input
 
@@ -139,7 +138,7 @@ def compare(
         )
     if base_run.suite != cand_run.suite:
         out.print(
-            Text(
+            plain(
                 f"note: comparing different suites ({base_run.suite} and {cand_run.suite})",
                 style="yellow",
             )
@@ -150,13 +149,13 @@ def compare(
             data = {"base": base_run.id, "candidate": cand_run.id, **result.model_dump(mode="json")}
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-            out.print(Text(f"wrote {json_out}"))
+            out.print(plain(f"wrote {json_out}"))
         if markdown is not None:
             markdown.parent.mkdir(parents=True, exist_ok=True)
             markdown.write_text(
                 comparison_markdown(result, base_run.id, cand_run.id), encoding="utf-8"
             )
-            out.print(Text(f"wrote {markdown}"))
+            out.print(plain(f"wrote {markdown}"))
     except OSError as exc:
         fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
     raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)
