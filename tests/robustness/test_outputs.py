@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
+import xmlschema
+from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
-from checkweigh.testing import Reply, fake_llm_server
+from checkweigh.core import CaseResult, PassPolicy, Verdict, VerdictState
+from checkweigh.reports import clean, escape_md
+from checkweigh.testing import Reply, case_report, fake_llm_server
 from support.recorded_suite import make_case, write_suite
 
 runner = CliRunner()
@@ -124,3 +128,273 @@ def test_an_errored_expected_outcome_is_an_errored_execution_everywhere(
     code, shown, _ = _cli("show", "latest", "--db", db)
     assert code == 1
     assert "3 execution(s) of 3 case(s); 1 errored" in shown
+
+
+# --- hostile text in every output ------------------------------------------------------------
+
+HOSTILE = [
+    # (what it is, the text): each is a case id, the value the agent left in its final state
+    # (so it is in the check's reason) and a label's note
+    ("rich closing tag (crashed the report)", "[/]"),
+    ("rich style markup", "[bold red]x[/]"),
+    ("rich link chosen by the data", "[link=https://evil.example]click[/link]"),
+    ("OSC: retitle the terminal", "\x1b]0;pwned\x07"),
+    ("CSI: clear the screen", "\x1b[2J"),
+    ("carriage return over the line", "ok\rFAKE PASS"),
+    ("backspaces", "ab\b\bXY"),
+    ("C1 CSI", "\x9b31m"),
+    ("bidi override", "\u202eevil\u202c"),
+    ("bidi isolate", "\u2066isolated\u2069"),
+    ("HTML", "<script>alert(1)</script>"),
+    ("Markdown link", "](http://evil.example)"),
+    ("bare URL", "https://evil.com/login"),
+    ("www name", "www.evil.com"),
+    ("e-mail and mention", "admin@evil.com @octocat"),
+]
+TIME_CHECK = "time [bold red]x[/] \x1b]0;pwned\x07"
+WHO_CHECK = "who \u202eevil\u202c https://evil.com"
+WORDS_CHECK = "words [/] <b>"
+RUBRIC = "rubric [link=https://evil.example]click[/link] \x1b[2J"
+SUITE_NAME = "evil [/] suite \x1b]0;pwned\x07 www.evil.com"
+# raw control characters and bidi controls: none may reach a terminal, Markdown or HTML
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+SGR = re.compile("\x1b\\[[0-9;]*m")  # rich's own colours, when the output is a terminal
+
+
+def _hostile_suite(folder: Path, *, regressed: bool) -> Path:
+    """The suite and its cases. The base run books everything right; the candidate leaves the
+    hostile text where the time should be, so every case regresses with it in the reason."""
+    folder.mkdir(parents=True, exist_ok=True)
+    q = json.dumps  # a JSON string is a YAML double-quoted scalar: the escapes are exact
+    (folder / "suite.yaml").write_text(
+        f"name: {q(SUITE_NAME)}\n"
+        "cases: cases.jsonl\n"
+        "checks:\n"
+        f"  {q(TIME_CHECK)}:\n"
+        "    type: equals\n"
+        "    path: final_state.booking.time\n"
+        "    expected_path: ground_truth.time\n"
+        f"  {q(WHO_CHECK)}:\n"
+        "    type: set_equals\n"
+        "    path: final_state.booking.participants\n"
+        "    expected_path: ground_truth.participants\n"
+        f"  {q(WORDS_CHECK)}:\n"
+        "    type: word_count\n"
+        "    path: output\n"
+        "    min: 3\n"
+        "rubrics:\n"
+        f"  {q(RUBRIC)}:\n"
+        "    weights:\n"
+        f"      {q(TIME_CHECK)}: {{weight: 0.5, required: true}}\n"
+        f"      {q(WHO_CHECK)}: 0.3\n"
+        f"      {q(WORDS_CHECK)}: 0.2\n"
+        "thresholds: {metrics_pass_threshold: 0, cases_pass_threshold: 0}\n"
+        "gates:\n"
+        f"  - {{rubric: {q(RUBRIC)}, metric: tcr, min: 0.5}}\n"
+        "  - {metric: errored_executions, max: 0}\n",
+        encoding="utf-8",
+    )
+    cases = []
+    for i, (_, text) in enumerate(HOSTILE):
+        case = make_case(
+            f"c{i} {text}",
+            participants=["Alice", "Bob"],
+            time=text if regressed else "10:00",
+            reply=f"Booked. {text}" if regressed else "Booked Alice and Bob at 10:00.",
+        )
+        cases.append(case)
+    (folder / "cases.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8"
+    )
+    return folder / "suite.yaml"
+
+
+Outputs = dict[str, tuple[int, str, str]]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outputs]:
+    """Every command run on the hostile runs once; the tests below read what they printed."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    db = f"sqlite:///{tmp / 'r.db'}"
+    out = tmp / "out"
+    labels = tmp / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"case": f"c{i} {text}", "check": TIME_CHECK, "label": "yes", "note": text})
+            + "\n"
+            for i, (_, text) in enumerate(HOSTILE)
+        ),
+        encoding="utf-8",
+    )
+    outputs: Outputs = {}
+    base = _hostile_suite(tmp / "base", regressed=False)
+    cand = _hostile_suite(tmp / "cand", regressed=True)
+    outputs["run (base)"] = _cli("run", str(base), "--db", db, "-q")
+    outputs["run"] = _cli(
+        "run",
+        str(cand),
+        "--db",
+        db,
+        "-q",
+        "--json",
+        str(out / "run.json"),
+        "--junit",
+        str(out / "run.xml"),
+        "--markdown",
+        str(out / "run.md"),
+    )
+    outputs["show"] = _cli("show", "latest", "--db", db, "--markdown", str(out / "show.md"))
+    outputs["runs"] = _cli("runs", "--db", db)
+    outputs["compare"] = _cli(
+        "compare",
+        "previous",
+        "latest",
+        "--db",
+        db,
+        "--markdown",
+        str(out / "compare.md"),
+        "--json",
+        str(out / "compare.json"),
+    )
+    outputs["stability"] = _cli(
+        "stability",
+        "latest",
+        "--db",
+        db,
+        "--noise",
+        f"{TIME_CHECK}=0.2",
+        "--sims",
+        "300",
+        "--html",
+        str(out / "stability.html"),
+    )
+    outputs["align"] = _cli("align", "latest", str(labels), "--db", db)
+    # on a terminal rich writes its own colour codes: the data's must still not get through
+    colour = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    outputs["show (terminal)"] = _cli("show", "latest", "--db", db, env=colour)
+    outputs["runs (terminal)"] = _cli("runs", "--db", db, env=colour)
+    outputs["compare (terminal)"] = _cli("compare", "previous", "latest", "--db", db, env=colour)
+    outputs["align (terminal)"] = _cli("align", "latest", str(labels), "--db", db, env=colour)
+    return out, outputs
+
+
+@pytest.mark.parametrize(
+    ("command", "exit_code"),
+    [
+        ("run (base)", 0),
+        ("run", 1),  # the candidate fails its TCR gate
+        ("show", 1),
+        ("runs", 0),
+        ("compare", 1),  # 15 of 15 cases regressed
+        ("stability", 0),
+        ("align", 0),
+        ("show (terminal)", 1),
+        ("runs (terminal)", 0),
+        ("compare (terminal)", 1),
+        ("align (terminal)", 0),
+    ],
+)
+def test_hostile_text_is_printed_inert(
+    hostile: tuple[Path, Outputs], command: str, exit_code: int
+) -> None:
+    code, out, err = hostile[1][command]
+    assert code == exit_code, out + err
+    for stream in (out, err):
+        assert "Traceback" not in stream
+        bare = SGR.sub("", stream)
+        assert not RAW.search(bare), f"{command}: raw {RAW.search(bare)!r} in {bare!r}"
+        assert "\x1b]8;" not in stream  # no terminal hyperlink
+    if command.startswith("runs"):
+        assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com" in SGR.sub("", out)
+        return
+    text = SGR.sub("", out)
+    if command.startswith(("run", "show", "compare")) and command != "run (base)":
+        # markup is shown as written, control characters as visible escapes
+        assert "c1 [bold red]x[/]" in text
+        assert "c2 [link=https://evil.example]click[/link]" in text
+        assert "c3 \\x1b]0;pwned\\x07" in text
+        assert "c5 ok\\rFAKE PASS" in text
+    if command.startswith("align"):
+        assert "[link=https://evil.example]click[/link]" in text
+        assert "\\u202eevil\\u202c" in text
+
+
+def _links_and_tags(html: str) -> list[str]:
+    class Tags(HTMLParser):
+        found: list[str] = []  # noqa: RUF012 (one parser per call)
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in ("a", "script", "img", "b") and not (
+                tag == "img" and dict(attrs).get("src", "").startswith("data:image/png")
+            ):
+                self.found.append(tag)
+
+    parser = Tags()
+    parser.found = []
+    parser.feed(html)
+    return parser.found
+
+
+MARKDOWN = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "table"])
+
+
+@pytest.mark.parametrize("name", ["run.md", "show.md", "compare.md"])
+def test_hostile_text_in_markdown_renders_as_text_without_links(
+    hostile: tuple[Path, Outputs], name: str
+) -> None:
+    text = (hostile[0] / name).read_text(encoding="utf-8")
+    assert not RAW.search(text), RAW.search(text)
+    html = MARKDOWN.render(text)
+    assert _links_and_tags(html) == []
+    assert "<table>" in html  # the tables are intact: no "|" from the data broke them
+    assert "[bold red]x[/]" in html  # the text is there, only inert
+    assert "\\x1b]0;pwned\\x07" in html
+
+
+def test_hostile_text_in_the_stability_page_is_escaped(hostile: tuple[Path, Outputs]) -> None:
+    html = (hostile[0] / "stability.html").read_text(encoding="utf-8")
+    assert not RAW.search(html), RAW.search(html)
+    assert _links_and_tags(html) == []
+    assert "time [bold red]x[/] \\x1b]0;pwned\\x07" in html
+    assert "&lt;script&gt;" in html or "c10" not in html
+
+
+def test_hostile_text_in_junit_and_json_is_kept_as_data(hostile: tuple[Path, Outputs]) -> None:
+    out = hostile[0]
+    schema = xmlschema.XMLSchema(Path(__file__).parents[1] / "support" / "junit.xsd")
+    schema.validate(str(out / "run.xml"))
+    cases = ET.parse(out / "run.xml").getroot().find("testsuite")
+    assert cases is not None
+    names = [tc.get("name", "") for tc in cases.findall("testcase")]
+    assert names[3] == "c3 \\x1b]0;pwned\\x07"
+    assert names[10] == "c10 <script>alert(1)</script>"  # XML escapes it; CI pages show text
+    assert not any(RAW.search(n) for n in names)
+    # JSON is data: the exact text survives, escaped by JSON itself
+    results = json.loads((out / "run.json").read_text(encoding="utf-8"))["results"]
+    assert [r["case_id"] for r in results] == [f"c{i} {t}" for i, (_, t) in enumerate(HOSTILE)]
+    compared = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert compared["paired"] == len(HOSTILE)
+
+
+@pytest.mark.parametrize(("what", "text"), HOSTILE)
+def test_each_hostile_text_is_inert_in_markdown_and_on_the_console(what: str, text: str) -> None:
+    md = escape_md(f"reason: {text}")
+    assert not RAW.search(md), what
+    assert _links_and_tags(MARKDOWN.render(f"| a |\n| --- |\n| {md} |\n")) == [], what
+    shown = clean(text)
+    assert not RAW.search(shown), what
+    assert "\n" not in clean(f"{text}\nforged line"), what
+
+
+def test_a_test_failure_report_shows_hostile_text_escaped() -> None:
+    result = CaseResult(
+        case_id="c \x1b]0;pwned\x07 [/]",
+        repeat=0,
+        verdicts={"time \u202e": Verdict(VerdictState.FAILED, "saw \x1b[2J\rFAKE")},
+        results={},
+    )
+    report = case_report(result, PassPolicy().decide(result), pass_threshold=75)
+    assert not RAW.search(report)
+    assert "\\x1b]0;pwned\\x07 [/]" in report
+    assert "- time \\u202e: saw \\x1b[2J FAKE" in report
