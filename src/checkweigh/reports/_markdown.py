@@ -2,11 +2,11 @@
 
 Case ids, reasons and check names are user and agent text: they are escaped so that they can
 neither break a table nor inject HTML, control characters or links into the page that renders
-them. Bare URLs, ``www.`` names, e-mail addresses and @mentions are broken with character
-references (and a zero-width space after ``@``), so GitHub's autolinker (which matches the
-source text for ``scheme://`` and ``www.`` and the merged text for e-mails) and linkify-it
-(which matches each text run between references) find nothing to link; the page still reads
-the same.
+them. Bare URLs, ``www.`` names, e-mail addresses, @mentions and #123 issue references are
+broken with character references (and a zero-width space after ``@`` and ``#``), so GitHub's
+autolinker (which matches the source text for ``scheme://`` and ``www.`` and the merged text
+for e-mails) and linkify-it (which matches each text run between references) find nothing to
+link; the page still reads the same.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from ._safe import clean
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # what an autolinker would take for the start of a link, and its neutral spelling:
 # "scheme:" before a non-space (https://, mailto:, javascript:), "//" (protocol-relative),
-# a dot before a letter (www.x, example.com, a TLD) and "@" (e-mails, @mentions)
-_LINKISH = re.compile(r"(?<=[A-Za-z]):(?=\S)|//|\.(?=[^\W\d_])|@")
-_NEUTRAL = {":": "&#58;", "//": "/&#47;", ".": "&#46;", "@": "@&#8203;"}
+# a dot before a letter (www.x, example.com, a TLD), "@" (e-mails, @mentions) and "#" before a
+# digit (GitHub links #123 to an issue, and cross-references it)
+_LINKISH = re.compile(r"(?<=[A-Za-z]):(?=\S)|//|\.(?=[^\W\d_])|@|#(?=\d)")
+_NEUTRAL = {":": "&#58;", "//": "/&#47;", ".": "&#46;", "@": "@&#8203;", "#": "#&#8203;"}
 _FAILING_SHOWN = 10
 
 
