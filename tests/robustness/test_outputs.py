@@ -277,6 +277,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outputs]:
     outputs["runs (terminal)"] = _cli("runs", "--db", db, env=colour)
     outputs["compare (terminal)"] = _cli("compare", "previous", "latest", "--db", db, env=colour)
     outputs["align (terminal)"] = _cli("align", "latest", str(labels), "--db", db, env=colour)
+    outputs["run with progress (terminal)"] = _cli("run", str(base), "--db", db, env=colour)
     return out, outputs
 
 
@@ -319,6 +320,17 @@ def test_hostile_text_is_printed_inert(
     if command.startswith("align"):
         assert "[link=https://evil.example]click[/link]" in text
         assert "\\u202eevil\\u202c" in text
+
+
+def test_the_progress_bar_shows_the_suite_name_inert(hostile: tuple[Path, Outputs]) -> None:
+    """The bar moves the cursor with its own escape sequences; the data's must not be there."""
+    code, out, err = hostile[1]["run with progress (terminal)"]
+    assert code == 0, out + err
+    assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com" in err  # the bar's description
+    for stream in (out, err):
+        assert "\x1b]" not in stream  # no OSC: no title, no hyperlink
+        assert "\x1b[2J" not in stream
+        assert not re.search("[\x07\x08\x9b\u202a-\u202e\u2066-\u2069]", stream)
 
 
 def _links_and_tags(html: str) -> list[str]:
