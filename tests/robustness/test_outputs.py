@@ -333,6 +333,59 @@ def test_the_progress_bar_shows_the_suite_name_inert(hostile: tuple[Path, Output
         assert not re.search("[\x07\x08\x9b\u202a-\u202e\u2066-\u2069]", stream)
 
 
+HOSTILE_AGENT = """\
+def run(request):
+    text = request["text"]
+    if request["fail"]:
+        raise RuntimeError("calendar said " + text)
+    return {
+        "trace": [
+            {"kind": "tool_call", "name": "check_availability"},
+            {"kind": "tool_call", "name": "book_meeting"},
+            {"kind": "assistant", "content": "Booked. " + text},
+        ],
+        "final_state": {"booking": {"participants": ["Alice", "Bob"], "time": text}},
+    }
+"""
+
+
+def test_a_live_agents_output_and_errors_are_printed_inert(tmp_path: Path) -> None:
+    """Agent text reaches the report twice: in a check's reason (the time it booked) and in
+    the message of the exception it raised."""
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "hostile_agent.py").write_text(HOSTILE_AGENT)
+    cases = [
+        {
+            "id": f"a{i}",
+            "input": {"text": text, "fail": i % 2 == 1},
+            "ground_truth": {"participants": ["Alice", "Bob"], "time": "10:00"},
+        }
+        for i, (_, text) in enumerate(HOSTILE)
+    ]
+    suite = write_suite(folder, cases)
+    suite.write_text(
+        suite.read_text().replace(
+            "cases: cases.jsonl\n", "cases: cases.jsonl\ntarget:\n  agent: hostile_agent:run\n"
+        )
+    )
+    md = tmp_path / "r.md"
+    colour = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    code, out, err = _cli("run", str(suite), "--db", db, "-q", "--markdown", str(md), env=colour)
+    assert code == 1, out + err  # the agent errors fail the TCR gate
+    assert "Traceback" not in out + err
+    text = SGR.sub("", out)
+    assert not RAW.search(text), RAW.search(text)
+    assert not RAW.search(SGR.sub("", err))
+    assert "errored a1#0: agent raised RuntimeError: calendar said [bold red]x[/]" in text
+    assert "errored a3#0: agent raised RuntimeError: calendar said \\x1b]0;pwned\\x07" in text
+    assert "final_state.booking.time is '[link=https://evil.example]click[/link]'" in text
+    rendered = MARKDOWN.render(md.read_text(encoding="utf-8"))
+    assert _links_and_tags(rendered) == []
+    assert "calendar said [bold red]x[/]" in rendered
+
+
 def _links_and_tags(html: str) -> list[str]:
     class Tags(HTMLParser):
         found: list[str] = []  # noqa: RUF012 (one parser per call)
