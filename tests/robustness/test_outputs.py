@@ -269,8 +269,12 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outputs]:
         "300",
         "--html",
         str(out / "stability.html"),
+        "--json",
+        str(out / "stability.json"),
     )
-    outputs["align"] = _cli("align", "latest", str(labels), "--db", db)
+    outputs["align"] = _cli(
+        "align", "latest", str(labels), "--db", db, "--json", str(out / "align.json")
+    )
     # on a terminal rich writes its own colour codes: the data's must still not get through
     colour = {"FORCE_COLOR": "1", "TERM": "xterm-256color"}
     outputs["show (terminal)"] = _cli("show", "latest", "--db", db, env=colour)
@@ -436,11 +440,21 @@ def test_hostile_text_in_junit_and_json_is_kept_as_data(hostile: tuple[Path, Out
     assert names[3] == "c3 \\x1b]0;pwned\\x07"
     assert names[10] == "c10 <script>alert(1)</script>"  # XML escapes it; CI pages show text
     assert not any(RAW.search(n) for n in names)
-    # JSON is data: the exact text survives, escaped by JSON itself
-    results = json.loads((out / "run.json").read_text(encoding="utf-8"))["results"]
-    assert [r["case_id"] for r in results] == [f"c{i} {t}" for i, (_, t) in enumerate(HOSTILE)]
-    compared = json.loads((out / "compare.json").read_text(encoding="utf-8"))
-    assert compared["paired"] == len(HOSTILE)
+    # JSON is data: the exact text survives, its control characters written as \u escapes
+    ids = [f"c{i} {t}" for i, (_, t) in enumerate(HOSTILE)]
+    documents = {}
+    for name in ("run.json", "compare.json", "stability.json", "align.json"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert not RAW.search(text), (name, RAW.search(text))
+        documents[name] = json.loads(text)
+    assert [r["case_id"] for r in documents["run.json"]["results"]] == ids
+    assert documents["run.json"]["run"]["suite"] == SUITE_NAME
+    assert documents["compare.json"]["paired"] == len(HOSTILE)
+    assert sorted(c["case_id"] for c in documents["compare.json"]["regressions"]) == sorted(ids)
+    assert documents["stability.json"]["run"]["suite"] == SUITE_NAME
+    (check,) = documents["align.json"]["checks"]
+    assert check["check"] == TIME_CHECK
+    assert {d["note"] for d in check["disagreements"]} == {t for _, t in HOSTILE}
 
 
 @pytest.mark.parametrize(("what", "text"), HOSTILE)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import AlignmentFigures, AlignmentReport, NotCompared
-from ..reports import clean, plain
+from ..reports import clean, json_inert, plain
 
 NOT_COMPARED_WORDS = {
     NotCompared.JUDGE_ERRORED: "verdict errored",
@@ -131,4 +131,5 @@ def write_alignment_json(
     """
     document = alignment_document(report, run=run, labels_path=labels_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(json_inert(text), encoding="utf-8")

@@ -14,7 +14,7 @@ import typer
 
 from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
-from ..reports import comparison_markdown, plain, render_comparison
+from ..reports import comparison_markdown, json_inert, plain, render_comparison
 from ..store import Store
 from ._common import EXIT_GATES_FAILED, DbOption, app, check_writable, consoles, fail_input
 
@@ -148,7 +148,8 @@ def compare(
         if json_out is not None:
             data = {"base": base_run.id, "candidate": cand_run.id, **result.model_dump(mode="json")}
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+            text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+            json_out.write_text(json_inert(text), encoding="utf-8")
             out.print(plain(f"wrote {json_out}"))
         if markdown is not None:
             markdown.parent.mkdir(parents=True, exist_ok=True)

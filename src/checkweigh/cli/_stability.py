@@ -30,6 +30,7 @@ from ..judges import (
     JudgeSpec,
 )
 from ..reports import (
+    json_inert,
     plain,
     plots_missing,
     render_stability,
@@ -110,7 +111,8 @@ def stability_command(
             run = info.model_dump(mode="json", include={"id", "suite", "status", "created_at"})
             data = {"run": run, "stability": report.model_dump(mode="json")}
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            json_out.write_text(json_inert(text), encoding="utf-8")
             out.print(plain(f"wrote the stability report to {json_out}"))
     except OSError as exc:
         where = exc.filename or "an output file"

@@ -6,7 +6,7 @@ from ._console import render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
-from ._safe import clean, plain
+from ._safe import clean, json_inert, plain
 from ._stability import (
     PLOTS_HINT,
     plots_missing,
@@ -26,6 +26,7 @@ __all__ = [
     "write_stability_html",
     "write_stability_png",
     "clean",
+    "json_inert",
     "plain",
     "comparison_markdown",
     "render_comparison",

@@ -7,6 +7,7 @@ characters (an ESC sequence retitles or clears the terminal, ``\\r`` and ``\\b``
 was printed, bidi overrides reorder it). :func:`clean` shows such characters as visible
 escapes (``\\x1b``, ``\\u202e``); :func:`plain` wraps the result in a :class:`rich.text.Text`,
 which rich never parses for markup. The Markdown, HTML and JUnit writers use :func:`clean` too.
+JSON keeps the exact data: :func:`json_inert` only writes those characters as ``\\u`` escapes.
 """
 
 from __future__ import annotations
@@ -66,3 +67,22 @@ def clean(text: object, *, lines: bool = False) -> str:
 def plain(text: object, style: str = "") -> Text:
     """``text`` cleaned and wrapped as rich Text: printed literally, never read as markup."""
     return Text(clean(text), style=style)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # JSON spells it as a UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_inert(document: str) -> str:
+    """A JSON document with every control, bidi and invisible character of its strings written
+    as a ``\\u`` escape: the same data once parsed, and nothing raw for a terminal that shows
+    the file. JSON's own structure is ASCII, so such a character can only be inside a string;
+    newlines and tabs are left alone (encoders escape them inside strings and indent with them).
+    """
+    if _UNSAFE_BUT_LINES.search(document) is None:
+        return document
+    return _UNSAFE_BUT_LINES.sub(_json_escape, document)
