@@ -82,13 +82,15 @@ def test_an_errored_expected_outcome_is_an_errored_execution_everywhere(
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": "sk-test",
             "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+            # a terminal, so that the progress bar is drawn (on stderr) with its errored count
+            "FORCE_COLOR": "1",
+            "TERM": "xterm-256color",
         }
         code, out, err = _cli(
             "run",
             str(suite),
             "--db",
             db,
-            "-q",
             "--judge",
             "openai:gpt-test",
             *flags,
@@ -100,8 +102,10 @@ def test_an_errored_expected_outcome_is_an_errored_execution_everywhere(
             str(files["md"]),
             env=env,
         )
+    out, err = SGR.sub("", out), SGR.sub("", err)
     assert code == 1, fault + out + err
     assert "Traceback" not in out + err
+    assert "3/3 1 errored" in err  # the progress bar's last frame
     assert "3 execution(s) of 3 case(s); 1 errored" in out
     assert "cases 2 passed, 0 failed, 1 errored of 3" in out
     assert re.search(r"gate FAIL  errored_executions.*\(actual 1\)", out), out

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..core import CaseResult, PassPolicy
+from ..core import CaseResult, CaseState, PassPolicy
 from ..errors import CheckweighError, InputError
 from ..judges import (
     DEFAULT_CONCURRENCY,
@@ -174,7 +174,8 @@ def run(
 
     def tick(result: CaseResult) -> None:
         nonlocal errored
-        errored += result.errored
+        # the case verdict, as the summary counts it (an errored expected outcome included)
+        errored += policy.state(result)[0] is CaseState.ERRORED
         calls = ""
         if judge is not None:
             stats = judge.stats()
