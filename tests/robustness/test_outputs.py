@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 import xmlschema
@@ -392,6 +393,80 @@ def test_a_live_agents_output_and_errors_are_printed_inert(tmp_path: Path) -> No
     rendered = MARKDOWN.render(md.read_text(encoding="utf-8"))
     assert _links_and_tags(rendered) == []
     assert "calendar said [bold red]x[/]" in rendered
+
+
+EVIL = "\x1b]0;pwned\x07[/][link=https://evil.example]x[/link]\u202e"
+SHOWN = "\\x1b]0;pwned\\x07[/][link=https://evil.example]x[/link]\\u202e"
+
+
+def _unknown_key_suite(tmp: Path) -> list[str]:
+    suite = write_suite(tmp / "s", [make_case("ok", participants=["Alice"], time="10:00")])
+    suite.write_text(suite.read_text() + f"{json.dumps(EVIL)}: 1\n", encoding="utf-8")
+    return ["run", str(suite), "--db", f"sqlite:///{tmp / 'r.db'}", "-q"]
+
+
+MESSAGES = [
+    (
+        "a suite key that is not known",
+        _unknown_key_suite,
+        2,
+        "unknown key",
+    ),
+    (
+        "a run reference that matches no run",
+        lambda tmp: ["show", EVIL, "--db", f"sqlite:///{tmp / 'r.db'}"],
+        2,
+        "no run '",
+    ),
+    (
+        "a database path with control characters",
+        lambda tmp: ["runs", "--db", f"sqlite:///{tmp / EVIL.replace('/', '_')}.db"],
+        0,
+        "no runs in sqlite:///",  # the URL is shown percent-encoded
+    ),
+    (
+        "compare with a reference that matches no run",
+        lambda tmp: ["compare", "latest", EVIL, "--db", f"sqlite:///{tmp / 'r.db'}"],
+        2,
+        "error: ",
+    ),
+    (
+        "align with a check that has no label",
+        lambda tmp: [
+            "align",
+            "latest",
+            str(_labels(tmp)),
+            "--check",
+            EVIL,
+            "--db",
+            f"sqlite:///{tmp / 'r.db'}",
+        ],
+        2,
+        f"no labels for check '{SHOWN}'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fault", "args", "exit_code", "fragment"), MESSAGES, ids=[row[0] for row in MESSAGES]
+)
+def test_hostile_text_in_messages_is_inert(
+    tmp_path: Path, fault: str, args: Any, exit_code: int, fragment: str
+) -> None:
+    code, out, err = _cli(*args(tmp_path))
+    assert code == exit_code, fault + out + err
+    assert "Traceback" not in out + err
+    assert fragment in (err if exit_code == 2 else out), fault + out + err
+    if exit_code == 2:
+        assert len(err.strip().splitlines()) == 1, err
+    for stream in (out, err):
+        assert not RAW.search(stream), (fault, stream)
+
+
+def _labels(tmp: Path) -> Path:
+    path = tmp / "labels.csv"
+    path.write_text("case,check,label\nok,time,yes\n", encoding="utf-8")
+    return path
 
 
 def _links_and_tags(html: str) -> list[str]:
