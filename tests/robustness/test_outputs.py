@@ -559,6 +559,7 @@ def test_each_hostile_text_is_inert_in_markdown_and_on_the_console(what: str, te
         ("javascript:alert(1)", "javascript&#58;alert(1)"),
         ("[x](http://evil)", "\\[x\\](http&#58;/&#47;evil)"),
         ("<https://evil.com>", "&lt;https&#58;/&#47;evil&#46;com&gt;"),
+        ("$\\href{http://evil}{x}$", "\\$\\\\href{http&#58;/&#47;evil}{x}\\$"),
         # ordinary text is left alone
         ("time: 10:00, score 60.5", "time: 10:00, score 60.5"),
     ],

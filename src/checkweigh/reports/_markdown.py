@@ -18,7 +18,8 @@ from pathlib import Path
 from ..core import CaseGates, RunSummary
 from ._safe import clean
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Markdown punctuation, and "$" (GitHub renders $...$ as math)
+_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 # what an autolinker would take for the start of a link, and its neutral spelling:
 # "scheme:" before a non-space (https://, mailto:, javascript:), "//" (protocol-relative),
 # a dot before a letter (www.x, example.com, a TLD), "@" (e-mails, @mentions) and "#" before a
