@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import cmarkgfm
 import pytest
 import xmlschema
 from markdown_it import MarkdownIt
@@ -390,7 +391,7 @@ def test_a_live_agents_output_and_errors_are_printed_inert(tmp_path: Path) -> No
     assert "errored a1#0: agent raised RuntimeError: calendar said [bold red]x[/]" in text
     assert "errored a3#0: agent raised RuntimeError: calendar said \\x1b]0;pwned\\x07" in text
     assert "final_state.booking.time is '[link=https://evil.example]click[/link]'" in text
-    rendered = MARKDOWN.render(md.read_text(encoding="utf-8"))
+    rendered = _rendered(md.read_text(encoding="utf-8"))
     assert _links_and_tags(rendered) == []
     assert "calendar said [bold red]x[/]" in rendered
 
@@ -485,7 +486,21 @@ def _links_and_tags(html: str) -> list[str]:
     return parser.found
 
 
-MARKDOWN = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "table"])
+_MARKDOWN_IT = MarkdownIt("commonmark", {"linkify": True}).enable(["linkify", "table"])
+
+
+def _github(text: str) -> str:
+    """GitHub's own renderer: cmark-gfm with its autolink, table and tag-filter extensions."""
+    return str(cmarkgfm.github_flavored_markdown_to_html(text))
+
+
+# two renderers that autolink: linkify-it (bare domains too) and GitHub's cmark-gfm
+RENDERERS = {"markdown-it + linkify": _MARKDOWN_IT.render, "GitHub (cmark-gfm)": _github}
+
+
+def _rendered(text: str) -> str:
+    """``text`` rendered by each renderer; the tests ask the same of both."""
+    return "\n".join(render(text) for render in RENDERERS.values())
 
 
 @pytest.mark.parametrize("name", ["run.md", "show.md", "compare.md"])
@@ -494,7 +509,7 @@ def test_hostile_text_in_markdown_renders_as_text_without_links(
 ) -> None:
     text = (hostile[0] / name).read_text(encoding="utf-8")
     assert not RAW.search(text), RAW.search(text)
-    html = MARKDOWN.render(text)
+    html = _rendered(text)
     assert _links_and_tags(html) == []
     assert "<table>" in html  # the tables are intact: no "|" from the data broke them
     assert "[bold red]x[/]" in html  # the text is there, only inert
@@ -540,7 +555,7 @@ def test_hostile_text_in_junit_and_json_is_kept_as_data(hostile: tuple[Path, Out
 def test_each_hostile_text_is_inert_in_markdown_and_on_the_console(what: str, text: str) -> None:
     md = escape_md(f"reason: {text}")
     assert not RAW.search(md), what
-    assert _links_and_tags(MARKDOWN.render(f"| a |\n| --- |\n| {md} |\n")) == [], what
+    assert _links_and_tags(_rendered(f"| a |\n| --- |\n| {md} |\n")) == [], what
     shown = clean(text)
     assert not RAW.search(shown), what
     assert "\n" not in clean(f"{text}\nforged line"), what
@@ -566,7 +581,7 @@ def test_each_hostile_text_is_inert_in_markdown_and_on_the_console(what: str, te
 )
 def test_markdown_spells_links_so_that_nothing_links_them(text: str, written: str) -> None:
     assert escape_md(text) == written
-    assert _links_and_tags(MARKDOWN.render(escape_md(text))) == []
+    assert _links_and_tags(_rendered(escape_md(text))) == []
 
 
 def test_a_test_failure_report_shows_hostile_text_escaped() -> None:
