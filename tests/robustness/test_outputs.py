@@ -162,7 +162,7 @@ TIME_CHECK = "time [bold red]x[/] \x1b]0;pwned\x07"
 WHO_CHECK = "who \u202eevil\u202c https://evil.com"
 WORDS_CHECK = "words [/] <b>"
 RUBRIC = "rubric [link=https://evil.example]click[/link] \x1b[2J"
-SUITE_NAME = "evil [/] suite \x1b]0;pwned\x07 www.evil.com"
+SUITE_NAME = "evil [/] suite \x1b]0;pwned\x07 www.evil.com $\\frac{$"  # "$": matplotlib mathtext
 # raw control characters and bidi controls: none may reach a terminal, Markdown or HTML
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 SGR = re.compile("\x1b\\[[0-9;]*m")  # rich's own colours, when the output is a terminal
@@ -275,6 +275,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outputs]:
         "300",
         "--html",
         str(out / "stability.html"),
+        "--png",
+        str(out / "stability.png"),
         "--json",
         str(out / "stability.json"),
     )
@@ -318,7 +320,7 @@ def test_hostile_text_is_printed_inert(
         assert not RAW.search(bare), f"{command}: raw {RAW.search(bare)!r} in {bare!r}"
         assert "\x1b]8;" not in stream  # no terminal hyperlink
     if command.startswith("runs"):
-        assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com" in SGR.sub("", out)
+        assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com $\\frac{$" in SGR.sub("", out)
         return
     text = SGR.sub("", out)
     if command.startswith(("run", "show", "compare")) and command != "run (base)":
@@ -336,7 +338,7 @@ def test_the_progress_bar_shows_the_suite_name_inert(hostile: tuple[Path, Output
     """The bar moves the cursor with its own escape sequences; the data's must not be there."""
     code, out, err = hostile[1]["run with progress (terminal)"]
     assert code == 0, out + err
-    assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com" in err  # the bar's description
+    assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com $\\frac{$" in err  # the bar's description
     for stream in (out, err):
         assert "\x1b]" not in stream  # no OSC: no title, no hyperlink
         assert "\x1b[2J" not in stream
