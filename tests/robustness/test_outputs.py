@@ -68,7 +68,7 @@ def _outcome_suite(tmp_path: Path) -> Path:
     ("fault", "flags", "why"),
     [
         # the judge answers junk to the statement and to the repair request
-        ("invalid judge answer", [], "invalid judge answer after one repair"),
+        ("invalid judge answer", [], "invalid judge answer"),
         # --replay with a cold cache: the statement's call is a replay miss
         ("replay miss", ["--replay"], "no cached answer for this call"),
     ],
