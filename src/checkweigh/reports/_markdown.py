@@ -22,9 +22,9 @@ from ._safe import clean
 _SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 # what an autolinker would take for the start of a link, and its neutral spelling:
 # "scheme:" before a non-space (https://, mailto:, javascript:), "//" (protocol-relative),
-# a dot before a letter (www.x, example.com, a TLD), "@" (e-mails, @mentions) and "#" before a
-# digit (GitHub links #123 to an issue, and cross-references it)
-_LINKISH = re.compile(r"(?<=[A-Za-z]):(?=\S)|//|\.(?=[^\W\d_])|@|#(?=\d)")
+# a dot before a letter (www.x, example.com, a TLD) or after "www", "@" (e-mails, @mentions)
+# and "#" before a digit (GitHub links #123 to an issue, and cross-references it)
+_LINKISH = re.compile(r"(?<=[A-Za-z]):(?=\S)|//|\.(?=[^\W\d_])|(?<=(?i:www))\.|@|#(?=\d)")
 _NEUTRAL = {":": "&#58;", "//": "/&#47;", ".": "&#46;", "@": "@&#8203;", "#": "#&#8203;"}
 _FAILING_SHOWN = 10
 
