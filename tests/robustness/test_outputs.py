@@ -338,7 +338,8 @@ def test_the_progress_bar_shows_the_suite_name_inert(hostile: tuple[Path, Output
     """The bar moves the cursor with its own escape sequences; the data's must not be there."""
     code, out, err = hostile[1]["run with progress (terminal)"]
     assert code == 0, out + err
-    assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com $\\frac{$" in err  # the bar's description
+    # the bar's description
+    assert "evil [/] suite \\x1b]0;pwned\\x07 www.evil.com $\\frac{$" in err
     for stream in (out, err):
         assert "\x1b]" not in stream  # no OSC: no title, no hyperlink
         assert "\x1b[2J" not in stream
