@@ -116,3 +116,30 @@ def test_unknown_and_identical_runs(tmp_path: Path) -> None:
     code, _, err = _run("compare", "latest", "latest", "--db", db)
     assert code == 2
     assert "both refer to run" in err
+
+
+def test_runs_that_share_no_case_are_refused_in_one_line(tmp_path: Path) -> None:
+    """Two unrelated runs have nothing to pair: a NO REGRESSION there would be a pass that
+    nobody measured."""
+    base = [_good(i) for i in range(6)]
+    cand = [make_case(f"other-{i}", participants=["Alice"], time="10:00") for i in range(3)]
+    db = _two_runs(tmp_path, base, cand)
+    out_md = tmp_path / "c.md"
+    code, out, err = _run("compare", "previous", "latest", "--db", db, "--markdown", str(out_md))
+    assert code == 2, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: the runs share no case (0 paired of 6 base, 3 candidate ")
+    assert "NO REGRESSION" not in out
+    assert not out_md.exists()
+
+
+def test_the_paired_count_is_always_reported(tmp_path: Path) -> None:
+    base = [_good(i) for i in range(6)]
+    cand = [*base[:4], _good(10)]
+    db = _two_runs(tmp_path, base, cand)
+    out_md = tmp_path / "c.md"
+    code, out, _ = _run("compare", "previous", "latest", "--db", db, "--markdown", str(out_md))
+    assert code == 0, out
+    assert "4 paired execution(s) (2 only in the base, 1 only in the candidate)" in out
+    assert ": 4 paired execution(s)." in out_md.read_text()

@@ -17,6 +17,7 @@ from checkweigh.core import (
     Condition,
     ConditionOp,
     FieldPath,
+    PassPolicy,
     Rubric,
     RunAggregator,
     SlowCase,
@@ -333,3 +334,22 @@ def test_normalization_note_reaches_the_summary(
     )
     assert s.checks[0].weight == pytest.approx(0.30 / 0.95)
     assert s.tcr == pytest.approx(0.90 / 0.95)
+
+
+def test_an_errored_expected_outcome_check_is_an_errored_execution(
+    rubrics: tuple[Rubric, Rubric], mixed_run: list[CaseResult], make_case: Callable[..., Case]
+) -> None:
+    """The outcome check sits in no rubric: only the case verdict says the execution errored,
+    and the summary must count it the way the case gates (and JUnit) do."""
+    judged = execute(make_case("judged"), rubrics)
+    judged = judged._replace(
+        verdicts={**judged.verdicts, "outcomes": errored("no cached answer for this call")}
+    )
+    policy = PassPolicy(outcome_checks=("outcomes",), cases_pass_threshold=0.0)
+    summary = RunAggregator(rubrics, policy=policy).add_all([*mixed_run, judged]).summary()
+    assert summary.errored_executions == 3  # timeout, agent-down and judged
+    assert summary.case_gates is not None
+    assert summary.case_gates.errored == 3
+    assert summary.rubric("completion").errored == 2  # the rubrics themselves scored "judged"
+    # without a pass policy there is no case verdict: only what the rubrics saw counts
+    assert RunAggregator(rubrics).add_all([*mixed_run, judged]).summary().errored_executions == 2

@@ -1,5 +1,6 @@
 """The alignment report on a console, and as JSON. Every piece of user or agent text (case ids,
-check names, reasons, notes, paths) is printed as plain text, never read as rich markup."""
+check names, reasons, notes, paths) is printed as plain text, never read as rich markup, with
+its control characters shown escaped (:func:`checkweigh.reports.clean`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import AlignmentFigures, AlignmentReport, NotCompared
+from ..reports import clean, json_inert, plain
 
 NOT_COMPARED_WORDS = {
     NotCompared.JUDGE_ERRORED: "verdict errored",
@@ -60,8 +62,10 @@ def render_alignment(
     console.print(
         Text.assemble(
             ("Judge alignment", "bold"),
-            f": run {run_id} ({suite}) against {labels_path}: {labels} label(s), "
-            f"{report.pairs} label-execution pair(s)",
+            clean(
+                f": run {run_id} ({suite}) against {labels_path}: {labels} label(s), "
+                f"{report.pairs} label-execution pair(s)"
+            ),
         )
     )
     table = Table(header_style="bold")
@@ -71,14 +75,14 @@ def render_alignment(
     table.add_column("recall (yes)", justify="right")
     table.add_column("not compared", justify="right")
     for i, check in enumerate(report.checks):
-        table.add_row(*_row(Text(check.check), check), end_section=i == len(report.checks) - 1)
+        table.add_row(*_row(plain(check.check), check), end_section=i == len(report.checks) - 1)
     table.add_row(*_row(Text("all checks", style="bold"), report.overall))
     console.print(table)
     notes = [(c.check, c.kappa_note) for c in report.checks if c.compared and c.kappa_note]
     if report.overall.compared and report.overall.kappa_note:
         notes.append(("all checks", report.overall.kappa_note))
     for name, note in notes:
-        console.print(Text(f"note: kappa of {name} is {note}", style="dim"))
+        console.print(plain(f"note: kappa of {name} is {note}", style="dim"))
 
     disagreements = [d for check in report.checks for d in check.disagreements]
     if disagreements:
@@ -88,13 +92,13 @@ def render_alignment(
             listing.add_column(col, overflow="fold")
         for d in disagreements:
             listing.add_row(
-                Text(d.check),
-                Text(d.case_id),
+                plain(d.check),
+                plain(d.case_id),
                 Text(str(d.repeat)),
-                Text(d.human),
-                Text(d.judge),
-                Text(d.reason),
-                Text(d.note),
+                plain(d.human),
+                plain(d.judge),
+                plain(d.reason),
+                plain(d.note),
             )
         console.print(listing)
     else:
@@ -107,7 +111,7 @@ def render_alignment(
             parts = ", ".join(
                 f"{n} {NOT_COMPARED_WORDS[reason]}" for reason, n in check.not_compared.items()
             )
-            console.print(Text(f"  {check.check}: {parts}"))
+            console.print(plain(f"  {check.check}: {parts}"))
 
 
 def alignment_document(
@@ -127,4 +131,5 @@ def write_alignment_json(
     """
     document = alignment_document(report, run=run, labels_path=labels_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(json_inert(text), encoding="utf-8")

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from ..alignment import load_labels, render_alignment, write_alignment_json
 from ..core import align, pair_labels
 from ..errors import InputError
+from ..reports import plain
 from ..store import Store
 from ._common import DbOption, app, consoles, fail_input
 
@@ -74,4 +74,4 @@ def align_command(
             fail_input(
                 err, InputError(f"cannot write {json_out}: {exc.strerror or exc}", field="--json")
             )
-        out.print(Text(f"wrote the alignment report to {json_out}"))
+        out.print(plain(f"wrote the alignment report to {json_out}"))

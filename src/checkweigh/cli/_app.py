@@ -22,9 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from rich.text import Text
 
-from ..core import CaseResult, PassPolicy
+from ..core import CaseResult, CaseState, PassPolicy
 from ..errors import CheckweighError, InputError
 from ..judges import (
     DEFAULT_CONCURRENCY,
@@ -37,7 +36,7 @@ from ..judges import (
     cache_dir,
     make_judge,
 )
-from ..reports import render_summary, write_json_report, write_junit, write_markdown
+from ..reports import clean, plain, render_summary, write_json_report, write_junit, write_markdown
 from ..runs import RunOutcome, RunStopped, execute
 from ..store import Store
 from ..suites import Suite, count_cases, load_suite
@@ -159,7 +158,7 @@ def run(
         fail_input(err, exc)
     signal.signal(signal.SIGTERM, _sigterm)
     progress = Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[errored]} errored"),
@@ -170,12 +169,13 @@ def run(
         disable=quiet,
         transient=True,
     )
-    task = progress.add_task(loaded.name, total=total, errored=0, judge="")
+    task = progress.add_task(clean(loaded.name), total=total, errored=0, judge="")
     errored = 0
 
     def tick(result: CaseResult) -> None:
         nonlocal errored
-        errored += result.errored
+        # the case verdict, as the summary counts it (an errored expected outcome included)
+        errored += policy.state(result)[0] is CaseState.ERRORED
         calls = ""
         if judge is not None:
             stats = judge.stats()
@@ -212,7 +212,7 @@ def run(
             raise typer.Exit(EXIT_INTERRUPTED)
         if isinstance(cause, InputError):
             err.print(labelled("error:", cause.one_line()), soft_wrap=True)
-            err.print(Text(f"{kept}, marked incomplete"))
+            err.print(plain(f"{kept}, marked incomplete"))
             raise typer.Exit(EXIT_INPUT)
         raise cause
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
@@ -285,7 +285,7 @@ def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
     )
-    out.print(Text(f"stored in {store.safe_url}", style="dim"))
+    out.print(plain(f"stored in {store.safe_url}", style="dim"))
 
 
 def _exports(
@@ -312,7 +312,7 @@ def _exports(
                     results=store.iter_results(outcome.run_id),
                     policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
                 )
-                out.print(Text(f"wrote {n} result(s) to {path}"))
+                out.print(plain(f"wrote {n} result(s) to {path}"))
             elif flag == "--junit":
                 n = write_junit(
                     path,
@@ -323,7 +323,7 @@ def _exports(
                     results=store.iter_results(outcome.run_id),
                     repeats=info.repeat > 1,
                 )
-                out.print(Text(f"wrote {n} test case(s) to {path}"))
+                out.print(plain(f"wrote {n} test case(s) to {path}"))
             else:
                 write_markdown(
                     path,
@@ -332,7 +332,7 @@ def _exports(
                     status=outcome.status.value,
                     summary=outcome.summary,
                 )
-                out.print(Text(f"wrote the Markdown summary to {path}"))
+                out.print(plain(f"wrote the Markdown summary to {path}"))
         except OSError as exc:
             raise InputError(
                 f"cannot write {path}: {exc.strerror or exc}; the run is stored as "
@@ -355,7 +355,7 @@ def list_runs(
         fail_input(err, exc)
     runs = store.list_runs(limit=limit, suite=suite)
     if not runs:
-        out.print(Text(f"no runs in {store.safe_url}"))
+        out.print(plain(f"no runs in {store.safe_url}"))
         return
     table = Table(header_style="bold")
     for col in ("run", "suite", "started", "status", "executions", "TCR", "gates"):
@@ -366,11 +366,11 @@ def list_runs(
         gates = "—" if r.gates_passed is None else ("pass" if r.gates_passed else "FAIL")
         table.add_row(
             r.id,
-            r.suite,
+            plain(r.suite),
             r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
             r.status.value,
             str(r.executions),
-            tcr,
+            plain(tcr),
             gates,
         )
     out.print(table)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..errors import InputError
+from ..reports import clean
 
 app = typer.Typer(
     name="checkweigh",
@@ -46,8 +47,9 @@ EXIT_INTERRUPTED = 130
 
 
 def labelled(label: str, text: str) -> Text:
-    """A red label and plain text: user text is never read as markup or emoji codes."""
-    return Text.assemble((label, "bold red"), " ", text)
+    """A red label and plain text: user text is never read as markup or emoji codes, and its
+    control characters are shown escaped."""
+    return Text.assemble((label, "bold red"), " ", clean(text))
 
 
 def fail_input(err: Console, exc: InputError) -> NoReturn:

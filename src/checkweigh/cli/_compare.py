@@ -11,11 +11,10 @@ from typing import Annotated
 
 import orjson
 import typer
-from rich.text import Text
 
 from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
-from ..reports import comparison_markdown, render_comparison
+from ..reports import comparison_markdown, json_inert, plain, render_comparison
 from ..store import Store
 from ._common import EXIT_GATES_FAILED, DbOption, app, check_writable, consoles, fail_input
 
@@ -127,9 +126,19 @@ def compare(
         thresholds=thresholds,
         strict=strict,
     )
+    if result.paired == 0:
+        # no pair means no test: "no regression" would be a pass nobody measured
+        fail_input(
+            err,
+            InputError(
+                f"the runs share no case (0 paired of {result.only_base} base, "
+                f"{result.only_candidate} candidate executions): {base_run.id} and {cand_run.id} "
+                "cannot be compared"
+            ),
+        )
     if base_run.suite != cand_run.suite:
         out.print(
-            Text(
+            plain(
                 f"note: comparing different suites ({base_run.suite} and {cand_run.suite})",
                 style="yellow",
             )
@@ -139,14 +148,15 @@ def compare(
         if json_out is not None:
             data = {"base": base_run.id, "candidate": cand_run.id, **result.model_dump(mode="json")}
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-            out.print(Text(f"wrote {json_out}"))
+            text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+            json_out.write_text(json_inert(text), encoding="utf-8")
+            out.print(plain(f"wrote {json_out}"))
         if markdown is not None:
             markdown.parent.mkdir(parents=True, exist_ok=True)
             markdown.write_text(
                 comparison_markdown(result, base_run.id, cand_run.id), encoding="utf-8"
             )
-            out.print(Text(f"wrote {markdown}"))
+            out.print(plain(f"wrote {markdown}"))
     except OSError as exc:
         fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
     raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
 
 from ..core import (
     DEFAULT_SIMULATIONS,
@@ -31,6 +30,8 @@ from ..judges import (
     JudgeSpec,
 )
 from ..reports import (
+    json_inert,
+    plain,
     plots_missing,
     render_stability,
     write_stability_html,
@@ -102,16 +103,17 @@ def stability_command(
     try:
         if png is not None:
             write_stability_png(png, report, title=f"{info.suite} {info.id}")
-            out.print(Text(f"wrote the plot to {png}"))
+            out.print(plain(f"wrote the plot to {png}"))
         if html is not None:
             write_stability_html(html, report, suite=info.suite, run_id=info.id)
-            out.print(Text(f"wrote the HTML report to {html}"))
+            out.print(plain(f"wrote the HTML report to {html}"))
         if json_out is not None:
             run = info.model_dump(mode="json", include={"id", "suite", "status", "created_at"})
             data = {"run": run, "stability": report.model_dump(mode="json")}
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            out.print(Text(f"wrote the stability report to {json_out}"))
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            json_out.write_text(json_inert(text), encoding="utf-8")
+            out.print(plain(f"wrote the stability report to {json_out}"))
     except OSError as exc:
         where = exc.filename or "an output file"
         fail_input(err, InputError(f"cannot write {where}: {exc.strerror or exc}"))

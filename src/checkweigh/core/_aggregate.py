@@ -11,7 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._case_pass import CaseTally, PassPolicy
+from ._case_pass import CaseState, CaseTally, PassPolicy
 from ._outcome import OutcomeClass
 from ._result import CaseResult
 from ._rubric import Rubric
@@ -28,6 +28,7 @@ from ._summary import (
 from ._verdict import Verdict, VerdictState
 
 _ERRORED = ScoreStatus.ERRORED
+_CASE_ERRORED = CaseState.ERRORED
 _NOT_APPLICABLE = ScoreStatus.NOT_APPLICABLE
 _TOP_FAILING = 5
 _SLOT = {
@@ -230,10 +231,12 @@ class RunAggregator:
             self._agent_errors += 1
         for acc in self._accs:
             errored = acc.add(result) or errored
+        # an errored expected-outcome check (or judge replay miss) sits in no rubric: the case
+        # verdict is what says the execution errored, as JUnit and the case gates read it
+        if self._cases is not None and self._cases.count(result) is _CASE_ERRORED:
+            errored = True
         if errored:
             self._errored += 1
-        if self._cases is not None:
-            self._cases.count(result)
         ms = result.latency_ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow

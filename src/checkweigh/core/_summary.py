@@ -201,7 +201,8 @@ class RunSummary(BaseModel):
     cases: int
     """Distinct cases."""
     errored_executions: int
-    """Executions where the agent or a check errored."""
+    """Executions whose case verdict is errored: the agent failed, a rubric could not be
+    scored, or an expected-outcome check errored (a judge error or a replay miss)."""
     agent_errors: int
     """Executions where the agent target raised."""
     rubrics: list[RubricSummary]

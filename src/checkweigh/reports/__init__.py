@@ -1,10 +1,12 @@
-"""Reports of a run: the console report, the JSON export, JUnit XML and Markdown for CI."""
+"""Reports of a run: the console report, the JSON export, JUnit XML and Markdown for CI, and
+the one sanitiser (:func:`clean`, :func:`plain`) that keeps untrusted text inert in them."""
 
 from ._compare import comparison_markdown, render_comparison
 from ._console import render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
+from ._safe import clean, json_inert, plain
 from ._stability import (
     PLOTS_HINT,
     plots_missing,
@@ -23,6 +25,9 @@ __all__ = [
     "stability_png",
     "write_stability_html",
     "write_stability_png",
+    "clean",
+    "json_inert",
+    "plain",
     "comparison_markdown",
     "render_comparison",
     "escape_md",

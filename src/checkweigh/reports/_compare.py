@@ -1,5 +1,6 @@
 """The comparison report: suite-level changes with their tests, then the cases that moved and
-the checks whose pass rates changed. Case ids and reasons are user text: printed literally."""
+the checks whose pass rates changed. Case ids, check names and reasons are user text: printed
+literally, control characters shown escaped (see :mod:`._safe`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from ..core import CaseChange, CompareVerdict, Comparison
 from ._markdown import escape_md
+from ._safe import clean, plain
 
 _SHOWN = 20
 _HEADLINE = {
@@ -37,7 +39,9 @@ def _change_line(c: CaseChange) -> Text:
         f"{c.base_state} {_score(c.base_score)} -> {c.candidate_state} {_score(c.candidate_score)}"
     )
     style = "red" if c.kind == "regression" else "green"
-    return Text.assemble("  ", (f"{c.case_id}#{c.repeat}", style), f": {move}  ({c.reason})")
+    return Text.assemble(
+        "  ", (clean(f"{c.case_id}#{c.repeat}"), style), clean(f": {move}  ({c.reason})")
+    )
 
 
 def explain(cmp: Comparison) -> str:
@@ -58,8 +62,10 @@ def explain(cmp: Comparison) -> str:
 def render_comparison(console: Console, cmp: Comparison, base: str, candidate: str) -> None:
     """Print the whole comparison."""
     label, style = _HEADLINE[cmp.verdict]
-    console.print(Text.assemble(("compare ", "bold"), f"{base} -> {candidate}   ", (label, style)))
-    console.print(Text(explain(cmp)))
+    console.print(
+        Text.assemble(("compare ", "bold"), clean(f"{base} -> {candidate}   "), (label, style))
+    )
+    console.print(plain(explain(cmp)))
     extra = []
     if cmp.only_base:
         extra.append(f"{cmp.only_base} only in the base")
@@ -84,14 +90,14 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         unit = "%" if "latency" in d.metric else ""
         allowed = f"+{d.allowed:g}%" if "latency" in d.metric else f"-{d.allowed:g}"
         table.add_row(
-            d.metric,
+            plain(d.metric),
             _num(d.base),
             _num(d.candidate),
             "—" if d.change is None else f"{d.change:+.1f}{unit}",
             allowed,
             Text("yes", style="red") if d.exceeded else Text("no"),
             _p(d.p_value),
-            d.test,
+            plain(d.test),
         )
     console.print(table)
     for title, items, style in (
@@ -113,7 +119,7 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
             checks.add_column(col, justify="left" if col == "check" else "right")
         for cd in moved:
             checks.add_row(
-                cd.check,
+                plain(cd.check),
                 _num(None if cd.base_rate is None else cd.base_rate * 100) + "%",
                 _num(None if cd.candidate_rate is None else cd.candidate_rate * 100) + "%",
                 "—" if cd.change is None else f"{cd.change * 100:+.1f}",
@@ -139,8 +145,8 @@ def comparison_markdown(cmp: Comparison, base: str, candidate: str) -> str:
     for d in cmp.suite:
         change = "—" if d.change is None else f"{d.change:+.1f}"
         lines.append(
-            f"| {d.metric} | {_num(d.base)} | {_num(d.candidate)} | {change} | {d.allowed:g} "
-            f"| {'yes' if d.exceeded else 'no'} | {_p(d.p_value)} |"
+            f"| {escape_md(d.metric)} | {_num(d.base)} | {_num(d.candidate)} | {change} "
+            f"| {d.allowed:g} | {'yes' if d.exceeded else 'no'} | {_p(d.p_value)} |"
         )
     for title, items in (("Regressions", cmp.regressions), ("Improvements", cmp.improvements)):
         if not items:

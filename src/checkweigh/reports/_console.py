@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from ..core import CaseGates, JudgeStats, OutcomeClass, RubricSummary, RunSummary
+from ._safe import clean, plain
 
 _OUTCOME_STYLE = {
     OutcomeClass.SUCCESSFUL_COMPLETION.value: "green",
@@ -36,20 +36,20 @@ def _rubric_panel(r: RubricSummary) -> Panel:
             # truncated, not rounded: 0.8496 must not read as 0.850 next to a 0.85 band edge
             (f"{math.floor(r.tcr * 1000) / 1000:.3f}", "bold"),
             f"  95% CI [{r.tcr_low:.3f}, {r.tcr_high:.3f}]  ",
-            (band, _BAND_STYLE.get(band, "")),
+            (clean(band), _BAND_STYLE.get(band, "")),
             f"   scored {r.scored} of {r.executions}",
             f", errored {r.errored}" if r.errored else "",
             f", not applicable {r.not_applicable}" if r.not_applicable else "",
         )
     parts.append(head)
     if r.normalization_note:
-        parts.append(Text(f"note: {r.normalization_note}", style="italic"))
+        parts.append(plain(f"note: {r.normalization_note}", style="italic"))
 
     outcomes = Table(box=None, show_header=False, pad_edge=False)
     for name, count in r.outcomes.items():
         share = count / r.scored if r.scored else 0.0
         outcomes.add_row(
-            Text(name.replace("_", " "), style=_OUTCOME_STYLE.get(name, "")),
+            plain(name.replace("_", " "), style=_OUTCOME_STYLE.get(name, "")),
             f"{count:>6}",
             f"{100 * share:5.1f}%",
         )
@@ -69,7 +69,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         checks.add_column(col, justify=justify, no_wrap=col == "check")  # type: ignore[arg-type]
     for c in r.checks:
         checks.add_row(
-            c.check,
+            plain(c.check),
             f"{c.weight:.3f}",
             _pct(c.pass_rate),
             f"{100 * c.ci_low:.0f}-{100 * c.ci_high:.0f}%",
@@ -80,18 +80,18 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         )
     parts.append(checks)
     if r.top_failing:
-        parts.append(Text("top failing: " + ", ".join(r.top_failing), style="red"))
+        parts.append(plain("top failing: " + ", ".join(r.top_failing), style="red"))
     for e in r.errored_examples[:3]:
-        parts.append(Text(f"  errored {e}", style="magenta"))
+        parts.append(plain(f"  errored {e}", style="magenta"))
     for w in r.worst[:3]:
-        parts.append(Text(f"  {w.case_id}#{w.repeat}: {w.explanation}", style="dim"))
+        parts.append(plain(f"  {w.case_id}#{w.repeat}: {w.explanation}", style="dim"))
     if r.case_variance and r.case_variance[0].stdev > 0:
         var = Table(title="least stable cases across repeats", title_justify="left")
         for col in ("case", "runs", "mean", "stdev", "min", "max", "outcomes"):
             var.add_column(col)
         for v in r.case_variance[:5]:
             var.add_row(
-                v.case_id,
+                plain(v.case_id),
                 str(v.runs),
                 f"{v.mean:.3f}",
                 f"{v.stdev:.3f}",
@@ -100,7 +100,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
                 ", ".join(f"{k}x{n}" for k, n in v.outcomes.items()),
             )
         parts.append(var)
-    return Panel(Group(*parts), title=f"[bold]{escape(r.rubric)}[/bold]", title_align="left")
+    return Panel(Group(*parts), title=plain(r.rubric, style="bold"), title_align="left")
 
 
 def judge_line(stats: JudgeStats) -> str:
@@ -129,7 +129,7 @@ def render_summary(
     status: str | None = None,
 ) -> None:
     """Print the whole report for a run."""
-    header = Text.assemble((title, "bold"))
+    header = Text.assemble((clean(title), "bold"))
     if run_id:
         header.append(f"   run {run_id}")
     if status and status != "complete":
@@ -142,7 +142,7 @@ def render_summary(
     )
     for note in summary.notes:
         if not any(note == r.normalization_note for r in summary.rubrics):
-            console.print(Text(f"note: {note}", style="italic"))
+            console.print(plain(f"note: {note}", style="italic"))
     for r in summary.rubrics:
         console.print(_rubric_panel(r))
     if summary.slowest:
@@ -150,15 +150,17 @@ def render_summary(
         slow.add_column("case")
         slow.add_column("latency", justify="right")
         for s in summary.slowest:
-            slow.add_row(f"{s.case_id}#{s.repeat}", f"{s.latency_ms:,.0f} ms")
+            slow.add_row(plain(f"{s.case_id}#{s.repeat}"), f"{s.latency_ms:,.0f} ms")
         console.print(slow)
     if summary.judge is not None:
-        console.print(Text(judge_line(summary.judge)))  # the judge's name is user text
+        console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
     if summary.case_gates is not None:
         _case_gates(console, summary.case_gates)
     for g in summary.gates:
         actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
-        console.print(Text.assemble("gate ", _mark(g.passed), f"  {g.gate}  (actual {actual})"))
+        console.print(
+            Text.assemble("gate ", _mark(g.passed), clean(f"  {g.gate}  (actual {actual})"))
+        )
     if summary.gates or summary.case_gates is not None:
         verdict = "passed" if summary.gates_passed else "FAILED"
         console.print(
@@ -183,7 +185,7 @@ def _case_gates(console: Console, g: CaseGates) -> None:
         if f.score_pct is not None and not f.reason.startswith("score"):
             score = f" (score {f.score_pct:.1f})"
         style = "magenta" if f.state == "errored" else "red"
-        console.print(Text(f"  {f.state} {f.case_id}#{f.repeat}: {f.reason}{score}", style=style))
+        console.print(plain(f"  {f.state} {f.case_id}#{f.repeat}: {f.reason}{score}", style=style))
     hidden = g.failed + g.errored - min(len(g.failing), 10)
     if hidden > 0:
         console.print(Text(f"  ... and {hidden} more", style="dim"))

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from ..core import CaseResult, PassPolicy, RunSummary
+from ._safe import json_inert
 
 
 def write_json_report(
@@ -22,6 +23,8 @@ def write_json_report(
 ) -> int:
     """Write ``{"run": ..., "summary": ..., "results": [...]}``; return how many results.
 
+    The data is exact; control and bidi characters in it are written as ``\\u`` escapes.
+
     With ``policy`` (the run's snapshotted thresholds), each result also carries its case
     verdict: ``"case": {"state", "score_pct", "reason"}``.
     """
@@ -29,9 +32,9 @@ def write_json_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         fh.write('{"run": ')
-        json.dump(run, fh, default=str)
+        fh.write(json_inert(json.dumps(run, default=str)))
         fh.write(', "summary": ')
-        fh.write(summary.model_dump_json())
+        fh.write(json_inert(summary.model_dump_json()))
         fh.write(', "results": [')
         for r in results:
             if count:
@@ -40,7 +43,7 @@ def write_json_report(
             if policy is not None:
                 v = policy.decide(r)
                 record["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
-            fh.write(orjson.dumps(record).decode())
+            fh.write(json_inert(orjson.dumps(record).decode()))
             count += 1
         fh.write("]}\n")
     return count

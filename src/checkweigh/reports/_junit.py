@@ -3,19 +3,18 @@ their reasons, and a second testsuite with the run's gates."""
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..core import CaseResult, CaseState, PassPolicy, RunSummary, VerdictState
-
-# XML 1.0 cannot carry most control characters, even escaped; agent text may hold them
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+from ._safe import clean
 
 
 def _clean(text: str) -> str:
-    return _INVALID_XML.sub("\ufffd", text)
+    # XML 1.0 cannot carry most control characters, even escaped, nor lone surrogates; CI pages
+    # show this text to people: every control character is shown escaped, lines are kept
+    return clean(text, lines=True)
 
 
 def _check_lines(result: CaseResult) -> list[str]:

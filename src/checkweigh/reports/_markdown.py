@@ -1,7 +1,12 @@
 """A Markdown summary of a run, fit for a pull-request comment or a CI job summary.
 
 Case ids, reasons and check names are user and agent text: they are escaped so that they can
-neither break a table nor inject HTML or links into the page that renders them.
+neither break a table nor inject HTML, control characters or links into the page that renders
+them. Bare URLs, ``www.`` names, e-mail addresses, @mentions and #123 issue references are
+broken with character references (and a zero-width space after ``@`` and ``#``), so GitHub's
+autolinker (which matches the source text for ``scheme://`` and ``www.`` and the merged text
+for e-mails) and linkify-it (which matches each text run between references) find nothing to
+link; the page still reads the same.
 """
 
 from __future__ import annotations
@@ -11,18 +16,29 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
+from ._safe import clean
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Markdown punctuation, and "$" (GitHub renders $...$ as math)
+_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+# what an autolinker would take for the start of a link, and its neutral spelling:
+# "scheme:" before a non-space (https://, mailto:, javascript:), "//" (protocol-relative),
+# a dot before a letter (www.x, example.com, a TLD) or after "www", "@" (e-mails, @mentions)
+# and "#" before a digit (GitHub links #123 to an issue, and cross-references it)
+_LINKISH = re.compile(r"(?<=[A-Za-z]):(?=\S)|//|\.(?=[^\W\d_])|(?<=(?i:www))\.|@|#(?=\d)")
+_NEUTRAL = {":": "&#58;", "//": "/&#47;", ".": "&#46;", "@": "@&#8203;", "#": "#&#8203;"}
 _FAILING_SHOWN = 10
 
 
 def escape_md(text: str, limit: int = 300) -> str:
-    """``text`` as literal inline Markdown: one line, no HTML, no markup, at most ``limit``."""
+    """``text`` as literal inline Markdown: one line, no HTML, no markup, no link, no control
+    character (shown escaped, as on the console), at most ``limit`` characters."""
     one_line = " ".join(text.split())
     if len(one_line) > limit:
         one_line = one_line[: limit - 1] + "…"
-    html_safe = one_line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", html_safe)
+    visible = clean(one_line)
+    html_safe = visible.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    literal = _SPECIAL.sub(r"\\\1", html_safe)
+    return _LINKISH.sub(lambda m: _NEUTRAL[m.group()], literal)
 
 
 def _mark(ok: bool) -> str:

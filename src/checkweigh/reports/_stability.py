@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import RerunSpread, StabilityReport
+from ._safe import clean, plain
 
 PLOTS_HINT = "pip install 'checkweigh[plots]'"
 _SHOWN_CASES = 50
@@ -52,7 +53,7 @@ def _num(x: float | None) -> str:
 def render_stability(out: Console, report: StabilityReport, *, suite: str, run_id: str) -> None:
     """The report on a console; case ids and check names are printed literally."""
     out.print(
-        Text(
+        plain(
             f"Gate stability of run {run_id} ({suite}): {report.simulations} simulated reruns, "
             f"seed {report.seed}, {len(report.cases)} execution(s)",
             style="bold",
@@ -65,7 +66,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
     for n in report.noise:
         measured = f" ({n.answers} answers)" if n.source == "measured" else ""
         noise.add_row(
-            Text(n.check),
+            plain(n.check),
             n.source + measured,
             f"{n.answer_noise:.3f}",
             str(n.samples),
@@ -78,7 +79,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
     for g in report.gates:
         flaky = "yellow" if g.flip.p > 0 else ""
         gates.add_row(
-            g.gate,
+            plain(g.gate),
             "pass" if g.observed_passed else "FAIL",
             Text(f"{_pct(g.flip.p)} ± {_pct(g.flip.se)}", style=flaky),
         )
@@ -97,7 +98,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
         )
     out.print(spread)
     for w in report.warnings:
-        out.print(Text.assemble(("warning:", "bold yellow"), " ", w), soft_wrap=True)
+        out.print(Text.assemble(("warning:", "bold yellow"), " ", clean(w)), soft_wrap=True)
     flaky_cases = [c for c in report.cases if c.flip.p > 0.0]
     if flaky_cases:
         shown = flaky_cases[:_SHOWN_ON_CONSOLE]
@@ -110,10 +111,10 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
         for col in ("observed", "score", "chance a rerun differs", "95% score range"):
             cases.add_column(col, justify="right")
         for c in shown:
-            cells: list[Text | str] = [Text(c.case_id), *([str(c.repeat)] if repeats else [])]
+            cells: list[Text | str] = [plain(c.case_id), *([str(c.repeat)] if repeats else [])]
             cases.add_row(
                 *cells,
-                c.observed,
+                plain(c.observed),
                 _num(c.score_pct),
                 f"{_pct(c.flip.p)} ± {_pct(c.flip.se)}",
                 f"{_num(c.score_low)} to {_num(c.score_high)}",
@@ -122,7 +123,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
     else:
         out.print(Text("no execution changed its pass/fail in the simulated reruns"))
     for note in report.notes:
-        out.print(Text(f"note: {note}", style="italic"), soft_wrap=True)
+        out.print(plain(f"note: {note}", style="italic"), soft_wrap=True)
 
 
 def _bars(values: list[float]) -> tuple[list[float], list[int], float]:
@@ -184,8 +185,8 @@ def stability_png(report: StabilityReport, title: str = "") -> bytes:
     n = report.simulations
     _panel(left, report.metrics, "metrics: mean case score", n)
     _panel(right, report.cases_rate, "cases: pass rate", n)
-    if title:
-        fig.suptitle(title, fontsize=12)
+    if title:  # user text: control characters shown escaped, "$" never read as mathtext
+        fig.suptitle(clean(title), fontsize=12, parse_math=False)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
@@ -248,11 +249,22 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 """
 
 
+def _inert(value: Any) -> Any:
+    """Jinja's finalize: every printed string has its control characters shown escaped (the
+    escapes are plain ASCII, so already-escaped markup stays safe)."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return Markup(clean(str(value)))
+    return clean(value) if isinstance(value, str) else value
+
+
 def render_stability_html(report: StabilityReport, *, suite: str, run_id: str) -> str:
-    """The report as one HTML page (every user string escaped), the plot inlined as PNG."""
+    """The report as one HTML page (every user string escaped, its control characters shown
+    escaped), the plot inlined as PNG."""
     from jinja2 import Environment
 
-    env = Environment(autoescape=True, keep_trailing_newline=True)
+    env = Environment(autoescape=True, keep_trailing_newline=True, finalize=_inert)
     flaky = [c for c in report.cases if c.flip.p > 0.0]
     return env.from_string(_TEMPLATE).render(
         r=report,

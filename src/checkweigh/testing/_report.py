@@ -1,11 +1,14 @@
 """The text a failed test shows for one case: its verdict, each rubric's score and outcome, and
-one line per failed or errored check. Pure: it reads a result and returns a string."""
+one line per failed or errored check. Pure: it reads a result and returns a string. Case ids,
+check names and reasons are shown with their control characters escaped: a test report is
+printed on a terminal."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ..core import CaseResult, CaseVerdict, EvaluationResult, ScoreStatus, VerdictState
+from ..reports import clean
 
 
 def _one_line(text: str) -> str:
@@ -66,4 +69,4 @@ def case_report(
         lines.extend(f"  - {name}: {_one_line(error)}" for name, error in errored)
     if skipped_judge:
         lines.append(f"judge checks skipped: {', '.join(skipped_judge)} ({judge_hint})")
-    return "\n".join(lines)
+    return "\n".join(clean(line) for line in lines)
