@@ -49,6 +49,16 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
+"""Raised by a check, these would end the run (and choose its exit code): an errored verdict."""
+
+
+def _exit_text(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"check called sys.exit({exc.code!r})"
+    return f"check raised {type(exc).__name__}"
+
+
 def _version_of(check: object) -> str:
     version = getattr(check, "version", None)
     if isinstance(version, str):
@@ -107,6 +117,8 @@ class NamedCheck:
                 answer = fn(case)
             except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
                 return errored(_error_text(exc))
+            except _EXITS as exc:
+                return errored(_exit_text(exc))
             if type(answer) is Verdict:  # the common case, kept cheap
                 return answer
             return judge_answer(answer)
@@ -123,6 +135,8 @@ class NamedCheck:
                     answer = fn(case)
                 except Exception as exc:  # noqa: BLE001 - as in judge()
                     return errored(_error_text(exc))
+                except _EXITS as exc:
+                    return errored(_exit_text(exc))
                 return answer if type(answer) is Verdict else judge_answer(answer)
 
             return guarded_once
@@ -147,6 +161,8 @@ class NamedCheck:
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - see run()
             return errored(_error_text(exc))
+        except _EXITS as exc:  # raised in a task, these would stop the event loop
+            return errored(_exit_text(exc))
         return to_verdict(answer)
 
 

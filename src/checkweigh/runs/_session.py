@@ -1,7 +1,7 @@
 """One run from start to end: snapshot, evaluate, persist as cases finish, summarize.
 
-Whatever stops a run early (Ctrl-C, SIGTERM, a bad case in the file) leaves every finished
-case stored and the run marked incomplete.
+Whatever stops a run early (Ctrl-C, SIGTERM, a bad case in the file, a failed write) leaves
+every finished case stored (as far as the database takes it) and the run marked incomplete.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
+from ..errors import StoreError
 from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
-from ..store import ResultWriter, RunStatus, Store
+from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite, iter_cases
 from ._engine import Evaluator, judge_checks, run_cases
+from ._stop import StopToken
 from ._target import AgentTarget
 
 
@@ -33,6 +35,8 @@ class RunOutcome:
     run_id: str
     status: RunStatus
     summary: RunSummary
+    kept: int
+    """Results the store holds for the run, counted there once the run ended."""
 
 
 def execute(
@@ -46,12 +50,16 @@ def execute(
     judge_batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
     policy: PassPolicy | None = None,
+    stop: StopToken | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
+    ``stop``, when requested (e.g. by a signal handler), ends the run between cases.
+
     Raises:
-        RunStopped: anything that ended the run early (Ctrl-C, a bad case in the file, ...),
-            raised after the finished cases were stored and the run marked incomplete.
+        RunStopped: anything that ended the run early (a stop request, a bad case in the file,
+            a failed write, ...), raised after the finished cases were stored (as far as the
+            database allowed) and the run marked incomplete.
     """
     target = None
     if suite.target is not None:
@@ -66,6 +74,7 @@ def execute(
         "judge_mode": "batch" if judge_batch else "single",
         "graded_weights": dict(graded_weights or {}),
         "thresholds": policy.snapshot(),
+        "gate_specs": gate_specs(suite.gates),
     }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
 
@@ -75,33 +84,53 @@ def execute(
         return summary.model_copy(update={"notes": notes, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
-    with ResultWriter(store, run_id) as writer:
+    writer = ResultWriter(store, run_id)
 
-        def handle(result: CaseResult) -> None:
-            writer.add(result)
-            aggregator.add(result)
-            if on_result is not None:
-                on_result(result)
+    def handle(result: CaseResult) -> None:
+        aggregator.add(result)
+        if on_result is not None:
+            on_result(result)
+        writer.add(result)  # last: a failed write raises with the result queued and counted
 
-        try:
-            run_cases(
-                evaluator,
-                iter_cases(suite.cases_path),
-                handle,
-                target=target,
-                repeat=repeat,
-                concurrency=limit,
-                judge=judge,
-            )
-        except BaseException as exc:
-            writer.flush()
-            summary = summarize()
-            store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
-            raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
+    try:
+        run_cases(
+            evaluator,
+            iter_cases(suite.cases_path),
+            handle,
+            target=target,
+            repeat=repeat,
+            concurrency=limit,
+            judge=judge,
+            stop=stop,
+        )
         writer.flush()
+    except BaseException as exc:
+        outcome = _stop_early(store, run_id, writer, summarize)
+        raise RunStopped(outcome, exc) from exc
     summary = summarize()
-    store.finish_run(run_id, RunStatus.COMPLETE, summary)
-    return RunOutcome(run_id, RunStatus.COMPLETE, summary)
+    kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+def _stop_early(
+    store: Store, run_id: str, writer: ResultWriter, summarize: Callable[[], RunSummary]
+) -> RunOutcome:
+    """Store what can be stored and mark the run incomplete; the outcome says what was kept.
+
+    A database that fails again here (full, read-only, gone) is reported by the caller through
+    the first error; the count then is what was written before it failed.
+    """
+    summary = summarize()
+    try:
+        writer.flush()
+    except StoreError:  # the first failure is the one reported; the note says what it cost
+        lost = f"{writer.pending} finished execution(s) could not be stored"
+        summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
+    try:
+        kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
+    except StoreError:
+        kept = writer.written
+    return RunOutcome(run_id, RunStatus.INCOMPLETE, summary, kept)
 
 
 def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
