@@ -84,7 +84,9 @@ def execute(
         return summary.model_copy(update={"notes": notes, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
-    writer = ResultWriter(store, run_id)
+    # an agent's result costs far more than a commit: write each as it finishes, so that even
+    # a crash of the process (kill -9, a segfaulting agent) loses none of them
+    writer = ResultWriter(store, run_id, max_delay_s=0.0 if target is not None else 0.5)
 
     def handle(result: CaseResult) -> None:
         aggregator.add(result)

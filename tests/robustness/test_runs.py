@@ -1,0 +1,342 @@
+"""Catalogue: agent faults and interrupts against the real `checkweigh run` in a subprocess.
+
+Each row is a realistic fault with its exact expected outcome: exit code, a one-line message
+fragment, no traceback, nothing finished lost (the stored count equals the printed "kept N"
+and the run's stored executions), and the run ending in time.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support import cli_process as cli
+from support.recorded_suite import make_case, write_suite
+
+AGENTS = """\
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+
+OK = {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}],
+      "final_state": {"time": "10:00"}}
+
+
+def raises(request):
+    if request["n"] == 2:
+        raise ConnectionError("calendar API unreachable")
+    return OK
+
+
+def sleeps(request):
+    time.sleep(10)
+    return OK
+
+
+def blocks_on_socket(request):
+    # a reply that never comes: the read blocks in C, beyond any Python-level timeout
+    mine, theirs = socket.socketpair()
+    mine.recv(1024)
+    return OK
+
+
+def exits_0(request):
+    if request["n"] == 2:
+        sys.exit(0)
+    return OK
+
+
+async def async_exits_3(request):
+    if request["n"] == 1:
+        sys.exit(3)
+    return OK
+
+
+def keyboard_interrupt(request):
+    if request["n"] == 0:
+        raise KeyboardInterrupt
+    return OK
+
+
+async def async_generator_exit(request):
+    if request["n"] == 4:
+        raise GeneratorExit
+    return OK
+
+
+async def async_system_exit(request):
+    await asyncio.sleep(0.01)
+    if request["n"] == 3:
+        raise SystemExit("stop everything")
+    return OK
+
+
+def junk(request):
+    return "Booked at 10:00" if request["n"] == 1 else OK
+
+
+def huge(request):
+    return {"trace": [{"kind": "assistant", "content": "x" * 2_000_000}],
+            "final_state": {"time": "10:00"}}
+
+
+def segfaults(request):
+    if request["n"] == 3:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return OK
+
+
+def os_exit_0(request):
+    if request["n"] == 3:
+        os._exit(0)
+    return OK
+"""
+
+SUITE = """\
+name: bookings-{name}
+cases: cases.jsonl
+target:
+  agent: agents:{name}
+  concurrency: {concurrency}
+{timeout}checks:
+  correct_time: {{type: equals, path: final_state.time, value: "10:00"}}
+rubrics:
+  completion:
+    weights: {{correct_time: 1.0}}
+"""
+
+
+def _write(folder: Path, agent: str, *, timeout_s: float | None, concurrency: int) -> None:
+    (folder / "agents.py").write_text(AGENTS)
+    timeout = f"  timeout_s: {timeout_s:g}\n" if timeout_s else ""
+    (folder / "suite.yaml").write_text(
+        SUITE.format(name=agent, concurrency=concurrency, timeout=timeout)
+    )
+    (folder / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(5))
+    )
+
+
+@dataclass(frozen=True)
+class Fault:
+    agent: str
+    code: int
+    message: str
+    errored: int
+    timeout_s: float | None = None
+    concurrency: int = 1
+    max_seconds: float = 15.0
+
+
+FAULTS = [
+    Fault("raises", 1, "agent raised ConnectionError: calendar API unreachable", 1),
+    Fault("sleeps", 1, "agent timed out after 2s", 5, timeout_s=2, concurrency=5, max_seconds=7),
+    Fault(
+        "blocks_on_socket",
+        1,
+        "agent timed out after 2s",
+        5,
+        timeout_s=2,
+        concurrency=5,
+        max_seconds=7,
+    ),
+    Fault("exits_0", 1, "agent called sys.exit(0)", 1),
+    Fault("async_exits_3", 1, "agent called sys.exit(3)", 1, concurrency=3),
+    Fault("keyboard_interrupt", 1, "agent raised KeyboardInterrupt", 1),
+    Fault("async_generator_exit", 1, "agent raised GeneratorExit", 1),
+    Fault("async_system_exit", 1, "agent called sys.exit('stop everything')", 1, concurrency=5),
+    Fault("junk", 1, "agent returned str; expected AgentRun", 1),
+    Fault("huge", 0, "5 execution(s) of 5 case(s); 0 errored", 0),
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.agent for f in FAULTS])
+def test_an_agent_fault_is_an_errored_case_never_the_runs_end(tmp_path: Path, fault: Fault) -> None:
+    _write(tmp_path, fault.agent, timeout_s=fault.timeout_s, concurrency=fault.concurrency)
+    db = tmp_path / "runs.db"
+    done = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    assert done.code == fault.code, done.out + done.err
+    assert fault.message in done.out
+    assert "Traceback" not in done.out + done.err
+    assert done.seconds < fault.max_seconds
+    assert cli.stored(db) == 5
+    assert cli.run_row(db) == ("complete", 5, False)
+    assert f"{fault.errored} errored" in done.out
+
+
+@pytest.mark.parametrize(
+    ("agent", "died_with"),
+    [("segfaults", -signal.SIGSEGV), ("os_exit_0", 0)],
+)
+def test_an_agent_that_ends_the_process_leaves_an_abandoned_run(
+    tmp_path: Path, agent: str, died_with: int
+) -> None:
+    # the process is gone (a crash, or os._exit choosing its own code): what finished before is
+    # stored, and the next command finds the run abandoned instead of "running" forever
+    _write(tmp_path, agent, timeout_s=None, concurrency=1)
+    db = tmp_path / "runs.db"
+    died = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    assert died.code == died_with
+    assert cli.run_row(db) == ("running", 0, False)
+    assert cli.stored(db) == 3  # book-0..2, each written as it finished
+
+    shown = cli.run(["show", "latest", "--db", f"sqlite:///{db}"], tmp_path)
+    assert shown.code == 0, shown.out + shown.err
+    assert "was abandoned: its process died before finishing it" in shown.err
+    assert "it keeps 3 stored execution(s)" in shown.err
+    assert "3 execution(s) of 3 case(s)" in shown.out
+    assert "[incomplete]" in shown.out
+    assert "Traceback" not in shown.out + shown.err
+    assert cli.run_row(db) == ("incomplete", 3, True)
+
+
+# interrupts -----------------------------------------------------------------------------
+
+SLOW = """\
+import time
+
+
+def run(request):
+    time.sleep(0.1)
+    return {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}],
+            "final_state": {"time": "10:00"}}
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("agent", "timeout_s", "after"),
+    [
+        ("slow", None, 3),  # mid-run, cases finishing all the time
+        ("blocks_on_socket", None, 0),  # every worker stuck in C, no timeout to save it
+        ("sleeps", 30, 0),  # stuck past any Python-level check, with a long timeout
+    ],
+)
+def test_one_signal_stops_an_agent_run_promptly_and_keeps_what_finished(
+    tmp_path: Path, sig: signal.Signals, agent: str, timeout_s: float | None, after: int
+) -> None:
+    if agent == "slow":
+        _write(tmp_path, "raises", timeout_s=None, concurrency=2)
+        (tmp_path / "slow.py").write_text(SLOW)
+        suite = (tmp_path / "suite.yaml").read_text().replace("agents:raises", "slow:run")
+        (tmp_path / "suite.yaml").write_text(suite)
+        (tmp_path / "cases.jsonl").write_text(
+            "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(60))
+        )
+    else:
+        _write(tmp_path, agent, timeout_s=timeout_s, concurrency=5)
+    db = tmp_path / "runs.db"
+    proc = cli.start(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    if after:
+        cli.wait_for_stored(db, after, proc)
+    else:
+        _wait_for_run_row(db, proc)
+        time.sleep(0.3)  # the agents are blocked by now
+    began = time.monotonic()
+    proc.send_signal(sig)
+    done = cli.finish(proc, began)
+    assert done.code == 130, done.out + done.err
+    assert done.seconds < 3.0
+    assert "interrupted: run" in done.err
+    assert "Traceback" not in done.out + done.err
+    kept = done.kept()
+    assert kept is not None
+    assert kept == cli.stored(db)
+    assert cli.run_row(db) == ("incomplete", kept, False)
+    assert "[incomplete]" in done.out
+    if agent == "slow":
+        assert 3 <= kept < 60
+
+
+def _wait_for_run_row(db: Path, proc: object, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            cli.run_row(db)
+            return
+        except Exception:  # noqa: BLE001 - the file or its tables are not there yet
+            time.sleep(0.05)
+    raise AssertionError("the run never started")
+
+
+HANGING_CHECK = """\
+import time
+
+from checkweigh import check
+
+
+@check
+def waits_forever(case):
+    if case.id == "c00040":
+        time.sleep(60)
+    return True
+"""
+
+
+def test_a_second_signal_ends_the_process_at_once(tmp_path: Path) -> None:
+    # a synchronous check that hangs: the first Ctrl-C waits for it to end, the second does not
+    cases = [make_case(f"c{i:05d}", participants=["Alice", "Bob"], time="10:00") for i in range(80)]
+    write_suite(tmp_path, cases)
+    (tmp_path / "hang.py").write_text(HANGING_CHECK)
+    suite = (tmp_path / "suite.yaml").read_text()
+    suite = suite.replace(
+        "  clear_explanation:\n",
+        "  waits:\n    type: python\n    function: hang:waits_forever\n  clear_explanation:\n",
+    ).replace("      clear_explanation: 0.2", "      clear_explanation: 0.2\n      waits: 0.1")
+    (tmp_path / "suite.yaml").write_text(suite)
+    db = tmp_path / "runs.db"
+    proc = cli.start(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    _wait_for_run_row(db, proc)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    assert proc.poll() is None  # still inside the check
+    began = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    done = cli.finish(proc, began)
+    assert done.code == 130
+    assert done.seconds < 2.0
+    assert "Traceback" not in done.out + done.err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_a_random_moment_of_a_large_recorded_run_loses_nothing(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    # 20,000 recorded cases written in batches of 500: the signal often lands inside a write
+    cases = [
+        make_case(f"c{i:05d}", participants=["Alice", "Bob"], time="10:00" if i % 7 else "11:00")
+        for i in range(20_000)
+    ]
+    write_suite(tmp_path, cases)
+    db = tmp_path / "runs.db"
+    rng = random.Random(sig.value)
+    for attempt in range(3):
+        db.unlink(missing_ok=True)
+        proc = cli.start(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+        cli.wait_for_stored(db, 500, proc)
+        time.sleep(rng.uniform(0.0, 0.3))
+        began = time.monotonic()
+        proc.send_signal(sig)
+        done = cli.finish(proc, began)
+        assert "Traceback" not in done.out + done.err
+        if done.code == 130:
+            kept = done.kept()
+            assert kept is not None
+            assert kept >= 500
+            assert kept == cli.stored(db)
+            assert cli.run_row(db) == ("incomplete", kept, False)
+            assert done.seconds < 3.0
+            return
+        # the run had just finished: then it must be complete and whole
+        assert cli.run_row(db) == ("complete", 20_000, False), (attempt, done.err)
+    pytest.fail("the run always ended before the signal")
