@@ -340,3 +340,194 @@ def test_a_signal_at_a_random_moment_of_a_large_recorded_run_loses_nothing(
         # the run had just finished: then it must be complete and whole
         assert cli.run_row(db) == ("complete", 20_000, False), (attempt, done.err)
     pytest.fail("the run always ended before the signal")
+
+
+# check code that tries to end the run ------------------------------------------------------
+
+CHECKS = """\
+import sys
+
+from checkweigh import check
+
+
+@check
+def exits_0(case):
+    if case.id == "c00002":
+        sys.exit(0)
+    return True
+
+
+@check
+def exits_3(case):
+    if case.id == "c00001":
+        sys.exit(3)
+    return True
+
+
+@check
+async def async_exits_0(case):
+    if case.id == "c00003":
+        sys.exit(0)
+    return True
+
+
+@check
+async def async_keyboard_interrupt(case):
+    if case.id == "c00000":
+        raise KeyboardInterrupt
+    return True
+
+
+class Stops:
+    def evaluate(self, case):
+        if case.id == "c00004":
+            raise GeneratorExit
+        return True
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        ("exits_0", "check called sys.exit(0)"),  # the recorded-trace fast path
+        ("exits_3", "check called sys.exit(3)"),
+        ("async_exits_0", "check called sys.exit(0)"),  # the async path
+        ("async_keyboard_interrupt", "check raised KeyboardInterrupt"),
+        ("Stops", "check raised GeneratorExit"),
+    ],
+)
+def test_a_check_that_exits_is_an_errored_verdict(
+    tmp_path: Path, function: str, message: str
+) -> None:
+    cases = [make_case(f"c{i:05d}", participants=["Alice", "Bob"], time="10:00") for i in range(6)]
+    write_suite(tmp_path, cases, thresholds=None)  # every execution must pass
+    (tmp_path / "user_checks.py").write_text(CHECKS)
+    suite = (tmp_path / "suite.yaml").read_text()
+    suite = suite.replace(
+        "  clear_explanation:\n",
+        f"  mine:\n    type: python\n    function: user_checks:{function}\n  clear_explanation:\n",
+    ).replace("      clear_explanation: 0.2", "      clear_explanation: 0.2\n      mine: 0.1")
+    (tmp_path / "suite.yaml").write_text(suite)
+    db = tmp_path / "runs.db"
+    done = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    assert done.code == 1, done.out + done.err  # one errored execution fails the cases gate
+    assert message in done.out
+    assert "1 errored" in done.out
+    assert "Traceback" not in done.out + done.err
+    assert cli.stored(db) == 6
+    assert cli.run_row(db) == ("complete", 6, False)
+
+
+# the process killed from outside ------------------------------------------------------------
+
+
+def test_kill_9_mid_run_leaves_a_run_the_next_command_marks_abandoned(tmp_path: Path) -> None:
+    _write(tmp_path, "raises", timeout_s=None, concurrency=2)
+    (tmp_path / "slow.py").write_text(SLOW)
+    suite = (tmp_path / "suite.yaml").read_text().replace("agents:raises", "slow:run")
+    (tmp_path / "suite.yaml").write_text(suite)
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(200))
+    )
+    db = tmp_path / "runs.db"
+    proc = cli.start(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    cli.wait_for_stored(db, 4, proc)
+    proc.kill()
+    proc.communicate(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    stored = cli.stored(db)
+    assert 4 <= stored < 200
+
+    listed = cli.run(["runs", "--db", f"sqlite:///{db}"], tmp_path)
+    assert listed.code == 0
+    assert "incomplete (abandoned)" in listed.out
+    assert "was abandoned" in listed.err
+    shown = cli.run(["show", "latest", "--db", f"sqlite:///{db}"], tmp_path)
+    assert shown.code == 0, shown.out + shown.err
+    assert f"it keeps {stored} stored execution(s)" in shown.err
+    assert f"{stored} execution(s) of {stored} case(s); 0 errored" in shown.out
+    assert "Traceback" not in listed.err + shown.out + shown.err
+    assert cli.run_row(db) == ("incomplete", stored, True)
+
+
+# the database at open and while writing ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        # --db under a regular file
+        (
+            lambda d: f"sqlite:///{d / 'suite.yaml' / 'runs.db'}",
+            "suite.yaml is a file, not a folder",
+        ),
+        (lambda d: f"sqlite:///{d / 'suite.yaml' / 'a' / 'runs.db'}", "is a file, not a folder"),
+        # a folder where the file should be
+        (lambda d: f"sqlite:///{d}", "is a folder, not a database file"),
+        # a file that is not a database
+        (lambda d: f"sqlite:///{d / 'cases.jsonl'}", "file is not a database"),
+        # opened read-only (a read-only mount, a snapshot): the run cannot be recorded
+        (
+            lambda d: f"sqlite:///file:{d / 'ro.db'}?mode=ro&uri=true",
+            "cannot record the run in",
+        ),
+        # read-only and missing
+        (
+            lambda d: f"sqlite:///file:{d / 'missing.db'}?mode=ro&uri=true",
+            "unable to open database file",
+        ),
+    ],
+    ids=[
+        "under-a-file",
+        "deep-under-a-file",
+        "a-folder",
+        "not-a-database",
+        "read-only",
+        "ro-missing",
+    ],
+)
+def test_a_database_that_cannot_be_used_is_one_line_and_exit_2(
+    tmp_path: Path, make: object, message: str
+) -> None:
+    write_suite(tmp_path, [make_case("c0", participants=["Alice", "Bob"], time="10:00")])
+    setup = cli.run(["runs", "--db", f"sqlite:///{tmp_path / 'ro.db'}"], tmp_path)
+    assert setup.code == 0
+    assert callable(make)
+    done = cli.run(["run", "suite.yaml", "--db", make(tmp_path), "-q"], tmp_path)
+    assert done.code == 2, done.out + done.err
+    assert message in done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert done.err.startswith("error:")
+    assert "Traceback" not in done.out + done.err
+
+
+def test_a_full_disk_mid_run_stops_with_one_line_and_keeps_what_was_written(
+    tmp_path: Path,
+) -> None:
+    # SQLite's max_page_count makes the file "full" at 300 pages (1.2 MB) in a 20,000-case run
+    cases = [
+        make_case(f"c{i:05d}", participants=["Alice", "Bob"], time="10:00") for i in range(20_000)
+    ]
+    write_suite(tmp_path, cases)
+    db = tmp_path / "runs.db"
+    prelude = (
+        "import checkweigh.store._store as s\n"
+        "_pragmas = s._sqlite_pragmas\n"
+        "def _full_at_300(conn, record):\n"
+        "    _pragmas(conn, record)\n"
+        "    conn.execute('PRAGMA max_page_count = 300')\n"
+        "s._sqlite_pragmas = _full_at_300\n"
+    )
+    done = cli.run(
+        ["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path, prelude=prelude
+    )
+    assert done.code == 2, done.out + done.err
+    assert "error: cannot write results to" in done.err
+    assert "database or disk is full" in done.err
+    assert "Traceback" not in done.out + done.err
+    kept = done.kept()
+    assert kept is not None
+    assert 0 < kept < 20_000
+    assert kept == cli.stored(db)
+    assert cli.run_row(db) == ("incomplete", kept, False)
+    assert "[incomplete]" in done.out

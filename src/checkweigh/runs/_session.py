@@ -84,15 +84,22 @@ def execute(
         return summary.model_copy(update={"notes": notes, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
+
+    def stored(batch: list[CaseResult]) -> None:
+        for result in batch:
+            aggregator.add(result)
+
+    # the summary counts what the store committed, so a failed write cannot make it claim more;
     # an agent's result costs far more than a commit: write each as it finishes, so that even
     # a crash of the process (kill -9, a segfaulting agent) loses none of them
-    writer = ResultWriter(store, run_id, max_delay_s=0.0 if target is not None else 0.5)
+    writer = ResultWriter(
+        store, run_id, max_delay_s=0.0 if target is not None else 0.5, on_written=stored
+    )
 
     def handle(result: CaseResult) -> None:
-        aggregator.add(result)
+        writer.add(result)
         if on_result is not None:
             on_result(result)
-        writer.add(result)  # last: a failed write raises with the result queued and counted
 
     try:
         run_cases(
@@ -122,11 +129,12 @@ def _stop_early(
     A database that fails again here (full, read-only, gone) is reported by the caller through
     the first error; the count then is what was written before it failed.
     """
-    summary = summarize()
     try:
         writer.flush()
+        summary = summarize()
     except StoreError:  # the first failure is the one reported; the note says what it cost
-        lost = f"{writer.pending} finished execution(s) could not be stored"
+        lost = f"{writer.pending} finished execution(s) could not be stored and are not counted"
+        summary = summarize()
         summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
     try:
         kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)

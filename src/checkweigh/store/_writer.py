@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from ..core import CaseResult
 from ._store import Store
@@ -18,9 +19,18 @@ class ResultWriter:
     """
 
     def __init__(
-        self, store: Store, run_id: str, *, batch_size: int = 500, max_delay_s: float = 0.5
+        self,
+        store: Store,
+        run_id: str,
+        *,
+        batch_size: int = 500,
+        max_delay_s: float = 0.5,
+        on_written: Callable[[list[CaseResult]], None] | None = None,
     ) -> None:
+        """``on_written`` gets each batch once it is committed (a run's summary counts only
+        what the store holds)."""
         self.store = store
+        self.on_written = on_written
         self.run_id = run_id
         self.batch_size = batch_size
         self.max_delay_s = max_delay_s
@@ -68,6 +78,8 @@ class ResultWriter:
                 self._buffer = batch + self._buffer
                 raise
             self.written += len(batch)
+            if self.on_written is not None:
+                self.on_written(batch)
         self._last = time.monotonic()
         if self._last - self._beat >= HEARTBEAT_S:
             self._beat = self._last
