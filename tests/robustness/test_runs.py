@@ -96,6 +96,13 @@ def segfaults(request):
     return OK
 
 
+def deletes_the_database(request):
+    # a clean-up job (or a careless agent) deletes the results file mid-run
+    if request["n"] == 2:
+        os.remove("runs.db")
+    return OK
+
+
 def os_exit_0(request):
     if request["n"] == 3:
         os._exit(0)
@@ -579,3 +586,17 @@ def test_show_of_a_run_still_in_progress_is_one_line_and_exit_2(tmp_path: Path) 
     assert " running " in listed.out  # alive: not taken for abandoned
     assert listed.err == ""
     assert stopped.code == 130
+
+
+def test_a_database_file_deleted_mid_run_stops_the_run_instead_of_losing_results(
+    tmp_path: Path,
+) -> None:
+    # SQLite would go on writing into the deleted file: every result would vanish with it
+    _write(tmp_path, "deletes_the_database", timeout_s=None, concurrency=1)
+    db = tmp_path / "runs.db"
+    done = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    assert done.code == 2, done.out + done.err
+    assert "the database file was deleted or replaced while the run was writing to it" in done.err
+    assert "kept 0 finished execution(s), marked incomplete" in done.err
+    assert "Traceback" not in done.out + done.err
+    assert not db.exists()

@@ -138,8 +138,8 @@ def _stop_early(
         summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
     try:
         kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
-    except StoreError:
-        kept = writer.written
+    except StoreError:  # what it wrote is still there, unless the file itself went away
+        kept = 0 if store.file_lost else writer.written
     return RunOutcome(run_id, RunStatus.INCOMPLETE, summary, kept)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -75,6 +76,30 @@ def _first_line(exc: SQLAlchemyError) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases, memory and URI filenames)."""
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or name in ("", ":memory:")
+        or name.startswith("file:")
+    ):
+        return None
+    return Path(name).expanduser()
+
+
+def _identity(path: Path | None) -> tuple[int, int] | None:
+    """The (device, inode) of ``path``; None when it does not exist (or there is none)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 @contextmanager
 def _db_errors(action: str) -> Iterator[None]:
     """A database failure (disk full, read-only file, lost connection) as one-line
@@ -133,6 +158,8 @@ class Store:
         except StoreError:
             self.engine.dispose()
             raise
+        self._file = _sqlite_file(self.url)
+        self._identity = _identity(self._file)
         try:
             self.reap_abandoned()
         except StoreError:
@@ -218,6 +245,7 @@ class Store:
         if not results:
             return
         dialect = self.engine.dialect
+        self.check_file()
         with _db_errors(f"write results to {self.safe_url}"):
             if dialect.name == "sqlite":
                 self._add_results_sqlite(run_id, results)
@@ -296,6 +324,24 @@ class Store:
         the store holds for it (also stored as its ``executions``)."""
         return self._finish(run_id, status, summary)
 
+    def check_file(self) -> None:
+        """Fail when the SQLite file was deleted or replaced since it was opened: SQLite would
+        go on writing into the deleted file, and every result would be lost with it.
+
+        Raises:
+            StoreError: the file is gone or is another file now.
+        """
+        if self._file is not None and _identity(self._file) != self._identity:
+            raise StoreError(
+                f"cannot write results to {self.safe_url}: the database file was deleted or "
+                "replaced while the run was writing to it"
+            )
+
+    @property
+    def file_lost(self) -> bool:
+        """Whether the SQLite file was deleted or replaced since it was opened."""
+        return self._file is not None and _identity(self._file) != self._identity
+
     def _finish(
         self, run_id: str, status: RunStatus, summary: RunSummary, *, abandoned: bool = False
     ) -> int:
@@ -305,6 +351,7 @@ class Store:
             .where(ResultRow.run_id == run_id)
             .scalar_subquery()
         )
+        self.check_file()
         stmt = update(RunRow).where(RunRow.id == run_id)
         if abandoned:  # another process may have reaped it meanwhile
             stmt = stmt.where(RunRow.status == RunStatus.RUNNING.value)
