@@ -600,3 +600,23 @@ def test_a_database_file_deleted_mid_run_stops_the_run_instead_of_losing_results
     assert "kept 0 finished execution(s), marked incomplete" in done.err
     assert "Traceback" not in done.out + done.err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("module", "message"),
+    [
+        ("import sys\nsys.exit(0)\n", "importing module 'agents' called sys.exit(0)"),
+        ("raise KeyboardInterrupt\n", "importing module 'agents' raised KeyboardInterrupt"),
+    ],
+    ids=["sys.exit(0)", "KeyboardInterrupt"],
+)
+def test_an_agent_module_that_exits_while_imported_is_one_line_and_exit_2(
+    tmp_path: Path, module: str, message: str
+) -> None:
+    _write(tmp_path, "raises", timeout_s=None, concurrency=1)
+    (tmp_path / "agents.py").write_text(module)
+    done = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{tmp_path / 'r.db'}", "-q"], tmp_path)
+    assert done.code == 2, done.out + done.err
+    assert message in done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert "Traceback" not in done.err

@@ -497,10 +497,12 @@ def _main() -> int:
 
 
 def _exit_code(code: object) -> int:
-    """SystemExit's code as the process's exit status (as the interpreter would map it)."""
+    """SystemExit's code as the process's exit status. checkweigh exits with numbers only: a
+    message instead is printed, as the interpreter would, but as the bug it is (not 1, which
+    means a failed gate)."""
     if code is None:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)
-    return 1
+    print(f"internal error: exit with {code!r}", file=sys.stderr)
+    return EXIT_INTERNAL
