@@ -206,6 +206,14 @@ def test_an_agent_that_ends_the_process_leaves_an_abandoned_run(
     assert "Traceback" not in shown.out + shown.err
     assert cli.run_row(db) == ("incomplete", 3, True)
 
+    # compared with a later, whole run of the same cases, it is flagged as well
+    _write(tmp_path, "raises", timeout_s=None, concurrency=1)
+    assert cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path).code == 1
+    compared = cli.run(["compare", "previous", "latest", "--db", f"sqlite:///{db}"], tmp_path)
+    assert compared.code in (0, 1), compared.out + compared.err
+    assert "was abandoned: its process died before finishing it" in compared.err
+    assert "Traceback" not in compared.out + compared.err
+
 
 # interrupts -----------------------------------------------------------------------------
 
