@@ -4,9 +4,12 @@ from outside (what a signal handler does) on both engine paths."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,10 +21,15 @@ from checkweigh.runs import (
     AgentTarget,
     Evaluator,
     Interrupted,
+    RunStopped,
     StopToken,
     abandoned_threads,
+    execute,
     run_cases,
 )
+from checkweigh.store import RunStatus, Store
+from checkweigh.suites import load_suite
+from support.recorded_suite import make_case, write_suite
 
 OK = {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}], "final_state": {"t": 1}}
 
@@ -163,3 +171,29 @@ def test_a_failing_result_handler_cancels_the_running_cases() -> None:
             concurrency=2,
         )
     assert calls == 3
+
+
+def test_ctrl_c_in_a_script_stops_execute_cleanly(tmp_path: Path) -> None:
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("something else handles Ctrl-C in this process")
+    write_suite(
+        tmp_path,
+        [make_case(f"c{i:04d}", participants=["Alice", "Bob"], time="10:00") for i in range(3000)],
+    )
+    suite = load_suite(tmp_path / "suite.yaml")
+    seen = 0
+
+    def press_ctrl_c(_result: CaseResult) -> None:
+        nonlocal seen
+        seen += 1
+        if seen == 1200:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with Store(f"sqlite:///{tmp_path / 'r.db'}") as store:
+        with pytest.raises(RunStopped) as stopped:
+            execute(suite, store, on_result=press_ctrl_c)
+        assert isinstance(stopped.value.cause, Interrupted)
+        outcome = stopped.value.outcome
+        assert outcome.kept == store.count_results(outcome.run_id) == 1200
+        assert store.get_run(outcome.run_id).status is RunStatus.INCOMPLETE
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handed back

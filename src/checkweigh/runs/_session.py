@@ -6,6 +6,8 @@ every finished case stored (as far as the database takes it) and the run marked 
 
 from __future__ import annotations
 
+import functools
+import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -15,7 +17,7 @@ from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite, iter_cases
 from ._engine import Evaluator, judge_checks, run_cases
-from ._stop import StopToken
+from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from ._target import AgentTarget
 
 
@@ -54,13 +56,46 @@ def execute(
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
-    ``stop``, when requested (e.g. by a signal handler), ends the run between cases.
+    ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
+    it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
+    a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
 
     Raises:
         RunStopped: anything that ended the run early (a stop request, a bad case in the file,
             a failed write, ...), raised after the finished cases were stored (as far as the
             database allowed) and the run marked incomplete.
     """
+    run = functools.partial(
+        _execute,
+        suite,
+        store,
+        repeat=repeat,
+        concurrency=concurrency,
+        on_result=on_result,
+        judge=judge,
+        judge_batch=judge_batch,
+        graded_weights=graded_weights,
+        policy=policy,
+    )
+    if stop is None and ctrl_c_is_default():
+        with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
+            return run(stop=token)
+    return run(stop=stop)
+
+
+def _execute(
+    suite: Suite,
+    store: Store,
+    *,
+    repeat: int,
+    concurrency: int | None,
+    on_result: Callable[[CaseResult], None] | None,
+    judge: JudgeModel | None,
+    judge_batch: bool,
+    graded_weights: Mapping[str, float] | None,
+    policy: PassPolicy | None,
+    stop: StopToken | None,
+) -> RunOutcome:
     target = None
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)

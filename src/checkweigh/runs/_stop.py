@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -61,10 +62,14 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def stop_on_signals(token: StopToken, force: Callable[[int], None]) -> Iterator[StopToken]:
-    """While inside, the first SIGINT or SIGTERM requests ``token`` to stop; a second one
-    calls ``force(signum)`` (which should end the process at once). The previous handlers
-    come back on exit."""
+def stop_on_signals(
+    token: StopToken,
+    force: Callable[[int], None],
+    signals: tuple[signal.Signals, ...] = SIGNALS,
+) -> Iterator[StopToken]:
+    """While inside, the first of ``signals`` (SIGINT, SIGTERM) requests ``token`` to stop; a
+    second one calls ``force(signum)`` (which should end the process at once). The previous
+    handlers come back on exit. Main thread only, as any signal handler."""
 
     def handle(signum: int, _frame: FrameType | None) -> None:
         if token.requested:
@@ -72,9 +77,23 @@ def stop_on_signals(token: StopToken, force: Callable[[int], None]) -> Iterator[
             return
         token.request(signal.Signals(signum).name)
 
-    previous = {s: signal.signal(s, handle) for s in SIGNALS}
+    previous = {s: signal.signal(s, handle) for s in signals}
     try:
         yield token
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def interrupt(_signum: int) -> None:
+    """A second Ctrl-C in a script: the usual ``KeyboardInterrupt``."""
+    raise KeyboardInterrupt
+
+
+def ctrl_c_is_default() -> bool:
+    """Whether Ctrl-C would raise ``KeyboardInterrupt`` here (the main thread, no handler of
+    the program's own): then a run can take it over."""
+    return (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
