@@ -81,6 +81,22 @@ async def async_system_exit(request):
     return OK
 
 
+class Abort(BaseException):  # a framework's own "stop everything", not an Exception
+    pass
+
+
+def raises_base_exception(request):
+    if request["n"] == 0:
+        raise Abort("tool budget exhausted")
+    return OK
+
+
+async def async_raises_base_exception(request):
+    if request["n"] == 4:
+        raise Abort("tool budget exhausted")
+    return OK
+
+
 def junk(request):
     return "Booked at 10:00" if request["n"] == 1 else OK
 
@@ -162,6 +178,14 @@ FAULTS = [
     Fault("keyboard_interrupt", 1, "agent raised KeyboardInterrupt", 1),
     Fault("async_generator_exit", 1, "agent raised GeneratorExit", 1),
     Fault("async_system_exit", 1, "agent called sys.exit('stop everything')", 1, concurrency=5),
+    Fault("raises_base_exception", 1, "agent raised Abort: tool budget exhausted", 1),
+    Fault(
+        "async_raises_base_exception",
+        1,
+        "agent raised Abort: tool budget exhausted",
+        1,
+        concurrency=2,
+    ),
     Fault("junk", 1, "agent returned str; expected AgentRun", 1),
     Fault("huge", 0, "5 execution(s) of 5 case(s); 0 errored", 0),
 ]
@@ -426,6 +450,17 @@ class Stops:
         if case.id == "c00004":
             raise GeneratorExit
         return True
+
+
+class Abort(BaseException):
+    pass
+
+
+@check
+def aborts(case):
+    if case.id == "c00005":
+        raise Abort("quota")
+    return True
 """
 
 
@@ -437,6 +472,7 @@ class Stops:
         ("async_exits_0", "check called sys.exit(0)"),  # the async path
         ("async_keyboard_interrupt", "check raised KeyboardInterrupt"),
         ("Stops", "check raised GeneratorExit"),
+        ("aborts", "check raised Abort: quota"),
     ],
 )
 def test_a_check_that_exits_is_an_errored_verdict(

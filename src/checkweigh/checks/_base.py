@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
@@ -49,14 +50,12 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
-"""Raised by a check, these would end the run (and choose its exit code): an errored verdict."""
-
-
 def _exit_text(exc: BaseException) -> str:
+    """A check's BaseException (sys.exit, KeyboardInterrupt, GeneratorExit, its own kind),
+    which would otherwise end the run and choose its exit code: an errored verdict."""
     if isinstance(exc, SystemExit):
         return f"check called sys.exit({exc.code!r})"
-    return f"check raised {type(exc).__name__}"
+    return f"check raised {_error_text(exc)}"
 
 
 def _version_of(check: object) -> str:
@@ -117,7 +116,7 @@ class NamedCheck:
                 answer = fn(case)
             except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
                 return errored(_error_text(exc))
-            except _EXITS as exc:
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() and the like too
                 return errored(_exit_text(exc))
             if type(answer) is Verdict:  # the common case, kept cheap
                 return answer
@@ -135,7 +134,7 @@ class NamedCheck:
                     answer = fn(case)
                 except Exception as exc:  # noqa: BLE001 - as in judge()
                     return errored(_error_text(exc))
-                except _EXITS as exc:
+                except BaseException as exc:  # noqa: BLE001 - as in judge()
                     return errored(_exit_text(exc))
                 return answer if type(answer) is Verdict else judge_answer(answer)
 
@@ -161,7 +160,9 @@ class NamedCheck:
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - see run()
             return errored(_error_text(exc))
-        except _EXITS as exc:  # raised in a task, these would stop the event loop
+        except asyncio.CancelledError:  # the run is being stopped
+            raise
+        except BaseException as exc:  # noqa: BLE001 - in a task, sys.exit() stops the loop
             return errored(_exit_text(exc))
         return to_verdict(answer)
 

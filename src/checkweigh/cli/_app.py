@@ -481,7 +481,7 @@ def _main() -> int:
     except CheckweighError as exc:
         Console(stderr=True).print(labelled("error:", str(exc)), soft_wrap=True)
         return EXIT_INPUT
-    except Exception as exc:  # noqa: BLE001 - a bug: one line and its own exit code
+    except BaseException as exc:  # noqa: BLE001 - a bug: one line and its own exit code
         if os.environ.get("CHECKWEIGH_DEBUG") == "1":
             traceback.print_exc()
         text = " ".join(str(exc).split())[:300]

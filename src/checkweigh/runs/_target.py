@@ -70,10 +70,10 @@ class AgentTarget:
             raw = await (asyncio.wait_for(call, self.timeout_s) if self.timeout_s else call)
         except TimeoutError:
             raise AgentFailure(f"agent timed out after {self.timeout_s:g}s") from None
-        except AgentFailure:
+        except (AgentFailure, asyncio.CancelledError):  # the run is being stopped: let it
             raise
-        except Exception as exc:  # the agent's own failure is recorded on the case
-            raise AgentFailure(f"agent raised {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:  # noqa: BLE001 - the agent's failure is its case's error
+            raise AgentFailure(agent_error(exc)) from None
         elapsed = (time.perf_counter() - start) * 1000.0
         run = _coerce(raw)
         return case.model_copy(update={"trace": run.trace, "final_state": run.final_state}), elapsed
@@ -97,6 +97,13 @@ def exit_text(who: str, exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"{who} called sys.exit({exc.code!r})"
     return f"{who} raised {type(exc).__name__}"
+
+
+def agent_error(exc: BaseException) -> str:
+    """What an agent's exception says on its case: ``agent raised ValueError: ...``."""
+    if isinstance(exc, EXITS):
+        return exit_text("agent", exc)
+    return f"agent raised {type(exc).__name__}: {exc}"
 
 
 _abandoned: set[threading.Thread] = set()
@@ -129,10 +136,8 @@ async def call_in_thread(fn: Callable[[Any], Any], value: Any) -> Any:
     def work() -> None:
         try:
             outcome: tuple[bool, Any] = (True, fn(value))
-        except EXITS as exc:
-            outcome = (False, AgentFailure(exit_text("agent", exc)))
-        except Exception as exc:  # noqa: BLE001 - handed to the awaiting task, which reports it
-            outcome = (False, exc)
+        except BaseException as exc:  # noqa: BLE001 - anything the agent raises is its case's error
+            outcome = (False, AgentFailure(agent_error(exc)))
         try:
             loop.call_soon_threadsafe(deliver, *outcome)
         except RuntimeError:  # the loop is closed: the run ended without this result
