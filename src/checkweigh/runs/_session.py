@@ -148,11 +148,11 @@ def _execute(
             stop=stop,
         )
         writer.flush()
+        summary = summarize()
+        kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
     except BaseException as exc:
         outcome = _stop_early(store, run_id, writer, summarize)
         raise RunStopped(outcome, exc) from exc
-    summary = summarize()
-    kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
 
 
