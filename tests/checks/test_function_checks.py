@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -236,3 +238,47 @@ def test_bind_rejects_unknown_options() -> None:
     assert bound.kwargs == {"prefix": "REF-"}
     assert mentions_confirmation.kwargs == {}
     assert bound.version == "3"
+
+
+def _ends_process(kind: str) -> Callable[[Case], bool]:
+    def body(case: Case) -> bool:
+        if kind == "exit0":
+            sys.exit(0)
+        if kind == "exit3":
+            raise SystemExit(3)
+        if kind == "interrupt":
+            raise KeyboardInterrupt
+        raise GeneratorExit
+
+    return body
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("exit0", "check called sys.exit(0)"),
+        ("exit3", "check called sys.exit(3)"),
+        ("interrupt", "check raised KeyboardInterrupt"),
+        ("generator", "check raised GeneratorExit"),
+    ],
+)
+def test_a_check_that_tries_to_end_the_process_is_errored(kind: str, message: str) -> None:
+    body = _ends_process(kind)
+
+    async def async_body(case: Case) -> bool:
+        return body(case)
+
+    case = Case.model_validate({"id": "c1", "input": {}})
+    sync_check = NamedCheck.of("ends", check(body))
+    guarded = NamedCheck.of(
+        "ends", check(body), (Condition(FieldPath.parse("id"), ConditionOp.EQUALS, "c1"),)
+    )
+    async_check = NamedCheck.of("ends", check(async_body))
+    for verdict in (
+        sync_check.run(case),
+        guarded.run(case),
+        asyncio.run(sync_check.arun(case)),
+        asyncio.run(async_check.arun(case)),
+    ):
+        assert verdict.state is VerdictState.ERRORED
+        assert verdict.error == message

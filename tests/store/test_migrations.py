@@ -64,12 +64,17 @@ def test_the_schema_comparison_notices_a_difference(store: Store) -> None:
 
 
 def test_a_database_made_by_create_all_is_adopted(db_url: str) -> None:
-    # the store before migrations: tables from create_all, no alembic_version, and a run in it
+    # the store before migrations: the tables create_all made then (revision 0001's), no
+    # alembic_version, and a run in it
     engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
-    Base.metadata.create_all(engine)
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), INITIAL_REVISION)
+        conn.execute(text("DROP TABLE alembic_version"))
+    old = MetaData()
+    old.reflect(engine)
     with engine.begin() as conn:
         conn.execute(
-            Base.metadata.tables["runs"].insert(),
+            old.tables["runs"].insert(),
             {
                 "id": "20260101-000000-abcdef",
                 "suite": "sched",
@@ -115,4 +120,5 @@ def test_the_migrations_ship_inside_the_package() -> None:
     assert (folder / "env.py").is_file()
     assert (folder / "script.py.mako").is_file()
     assert (folder / "versions" / f"{INITIAL_REVISION}_initial.py").is_file()
-    assert head_revision() == INITIAL_REVISION
+    assert (folder / "versions" / "0002_run_owner.py").is_file()
+    assert head_revision() == "0002"

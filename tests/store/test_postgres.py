@@ -72,7 +72,7 @@ def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_postgres_connections_time_out_unless_the_url_says_otherwise() -> None:
-    from checkweigh.store._store import CONNECT_TIMEOUT_S, connect_args
+    from checkweigh.store._connect import CONNECT_TIMEOUT_S, connect_args
 
     url = resolve_url("postgresql://ann:pw@db.internal/evals")
     assert connect_args(url) == {"connect_timeout": CONNECT_TIMEOUT_S}

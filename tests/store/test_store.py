@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy.exc import IntegrityError
 
 from checkweigh.core import (
     CaseResult,
@@ -19,7 +18,7 @@ from checkweigh.core import (
     passed,
     score_rubric,
 )
-from checkweigh.errors import InputError
+from checkweigh.errors import InputError, StoreError
 from checkweigh.store import ResultWriter, RunStatus, Store
 
 RUBRIC = Rubric.build(
@@ -99,9 +98,10 @@ def test_a_batch_that_cannot_be_written_raises_a_store_error(store: Store) -> No
     # a run id that does not exist violates the foreign key: the batch write fails
     writer = ResultWriter(store, "no-such-run", batch_size=2, max_delay_s=3600)
     writer.add(_result("c0", 0, True))
-    with pytest.raises(IntegrityError):
+    with pytest.raises(StoreError, match=r"(?i)foreign key"):
         writer.add(_result("c1", 1, True))
     assert writer.written == 0
+    assert writer.pending == 2  # the failed batch stays queued, not dropped
 
 
 def test_two_threads_writing_at_once_lose_nothing(store: Store) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,14 @@ def to_verdict(answer: object) -> Verdict:
 def _error_text(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _exit_text(exc: BaseException) -> str:
+    """A check's BaseException (sys.exit, KeyboardInterrupt, GeneratorExit, its own kind),
+    which would otherwise end the run and choose its exit code: an errored verdict."""
+    if isinstance(exc, SystemExit):
+        return f"check called sys.exit({exc.code!r})"
+    return f"check raised {_error_text(exc)}"
 
 
 def _version_of(check: object) -> str:
@@ -107,6 +116,8 @@ class NamedCheck:
                 answer = fn(case)
             except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
                 return errored(_error_text(exc))
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() and the like too
+                return errored(_exit_text(exc))
             if type(answer) is Verdict:  # the common case, kept cheap
                 return answer
             return judge_answer(answer)
@@ -123,6 +134,8 @@ class NamedCheck:
                     answer = fn(case)
                 except Exception as exc:  # noqa: BLE001 - as in judge()
                     return errored(_error_text(exc))
+                except BaseException as exc:  # noqa: BLE001 - as in judge()
+                    return errored(_exit_text(exc))
                 return answer if type(answer) is Verdict else judge_answer(answer)
 
             return guarded_once
@@ -147,6 +160,10 @@ class NamedCheck:
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - see run()
             return errored(_error_text(exc))
+        except asyncio.CancelledError:  # the run is being stopped
+            raise
+        except BaseException as exc:  # noqa: BLE001 - in a task, sys.exit() stops the loop
+            return errored(_exit_text(exc))
         return to_verdict(answer)
 
 

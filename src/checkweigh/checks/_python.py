@@ -82,6 +82,14 @@ def load_object(dotted: str, search: Sequence[Path] = ()) -> Any:
             raise ImportTargetError(
                 f"importing module {module_name!r} raised {type(exc).__name__}: {exc}"
             ) from None
+        except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+            # a module that exits while imported must not end checkweigh with its own code
+            did = (
+                f"called sys.exit({exc.code!r})"
+                if isinstance(exc, SystemExit)
+                else f"raised {type(exc).__name__}"
+            )
+            raise ImportTargetError(f"importing module {module_name!r} {did}") from None
     obj = module
     for part in attr.split("."):
         try:

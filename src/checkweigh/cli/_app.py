@@ -1,15 +1,18 @@
 """The ``checkweigh`` command: run a suite, list runs, show a run.
 
-Exit codes: 0 gates passed, 1 gates failed, 2 usage or input error, 130 interrupted.
+Exit codes: 0 gates passed, 1 gates failed, 2 usage or input error (including a database that
+cannot be opened or written), 3 internal error (a bug), 130 interrupted.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -24,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from ..core import CaseResult, CaseState, PassPolicy
-from ..errors import CheckweighError, InputError
+from ..errors import CheckweighError, InputError, StoreError
 from ..judges import (
     DEFAULT_CONCURRENCY,
     CachedJudge,
@@ -37,12 +40,20 @@ from ..judges import (
     make_judge,
 )
 from ..reports import clean, plain, render_summary, write_json_report, write_junit, write_markdown
-from ..runs import RunOutcome, RunStopped, execute
+from ..runs import (
+    Interrupted,
+    RunOutcome,
+    RunStopped,
+    StopToken,
+    execute,
+    stop_on_signals,
+)
 from ..store import Store
 from ..suites import Suite, count_cases, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
     EXIT_INPUT,
+    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     DbOption,
     app,
@@ -50,6 +61,7 @@ from ._common import (
     consoles,
     fail_input,
     labelled,
+    warn_abandoned,
 )
 
 JsonOption = Annotated[
@@ -62,8 +74,18 @@ MarkdownOption = Annotated[
 ]
 
 
-def _sigterm(_signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def _exit_now(_signum: int, _frame: FrameType | None = None) -> NoReturn:
+    """End the process at once with 130 (a signal outside a run, or a second one in it)."""
+    _flush_stdio()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+            continue
 
 
 @app.command()
@@ -156,7 +178,8 @@ def run(
         store = Store(db)
     except InputError as exc:
         fail_input(err, exc)
-    signal.signal(signal.SIGTERM, _sigterm)
+    except StoreError as exc:
+        _fail_store(err, exc)
     progress = Progress(
         TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
@@ -183,7 +206,8 @@ def run(
         progress.update(task, advance=1, errored=errored, judge=calls)
 
     stopped: RunStopped | None = None
-    with progress:
+    # one signal stops the run between cases, a second ends the process at once
+    with progress, stop_on_signals(StopToken(), _exit_now) as stop:
         try:
             outcome = execute(
                 loaded,
@@ -195,6 +219,7 @@ def run(
                 judge_batch=judge_batch,
                 graded_weights=weights,
                 policy=policy,
+                stop=stop,
             )
         except RunStopped as exc:
             stopped = exc
@@ -205,17 +230,28 @@ def run(
     except InputError as exc:
         fail_input(err, exc)
     if stopped is not None:
-        cause = stopped.cause
-        kept = f"run {outcome.run_id} kept {outcome.summary.executions} finished execution(s)"
-        if isinstance(cause, KeyboardInterrupt):
-            err.print(labelled("interrupted:", f"{kept}, marked incomplete"))
-            raise typer.Exit(EXIT_INTERRUPTED)
-        if isinstance(cause, InputError):
-            err.print(labelled("error:", cause.one_line()), soft_wrap=True)
-            err.print(plain(f"{kept}, marked incomplete"))
-            raise typer.Exit(EXIT_INPUT)
-        raise cause
+        _stopped(err, stopped)
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _stopped(err: Console, stopped: RunStopped) -> NoReturn:
+    """Say why the run stopped early and what it kept (the count the store holds)."""
+    cause, outcome = stopped.cause, stopped.outcome
+    kept = f"run {outcome.run_id} kept {outcome.kept} finished execution(s), marked incomplete"
+    if isinstance(cause, Interrupted | KeyboardInterrupt):
+        err.print(labelled("interrupted:", kept), soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if isinstance(cause, InputError | StoreError):
+        text = cause.one_line() if isinstance(cause, InputError) else str(cause)
+        err.print(labelled("error:", f"{text}; {kept}"), soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT)
+    err.print(plain(kept), soft_wrap=True)
+    raise cause
+
+
+def _fail_store(err: Console, exc: StoreError) -> NoReturn:
+    err.print(labelled("error:", str(exc)), soft_wrap=True)
+    raise typer.Exit(EXIT_INPUT)
 
 
 def _graded_weights(items: list[str], suite: Suite) -> dict[str, float]:
@@ -351,9 +387,11 @@ def list_runs(
     out, err = consoles()
     try:
         store = Store(db)
+        runs = store.list_runs(limit=limit, suite=suite)
     except InputError as exc:
         fail_input(err, exc)
-    runs = store.list_runs(limit=limit, suite=suite)
+    except StoreError as exc:
+        _fail_store(err, exc)
     if not runs:
         out.print(plain(f"no runs in {store.safe_url}"))
         return
@@ -368,12 +406,14 @@ def list_runs(
             r.id,
             plain(r.suite),
             r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-            r.status.value,
+            r.status.value + (" (abandoned)" if r.abandoned else ""),
             str(r.executions),
             plain(tcr),
             gates,
         )
     out.print(table)
+    for r in runs:
+        warn_abandoned(err, r)
 
 
 @app.command()
@@ -393,10 +433,19 @@ def show(
         info = store.get_run(run_ref)
     except InputError as exc:
         fail_input(err, exc)
+    except StoreError as exc:
+        _fail_store(err, exc)
     if info.summary is None:
-        out.print(f"run {info.id} has no summary yet (status {info.status.value})")
-        raise typer.Exit(EXIT_GATES_FAILED)
-    outcome = RunOutcome(info.id, info.status, info.summary)
+        fail_input(
+            err,
+            InputError(
+                f"run {info.id} is still {info.status.value} (its process is alive); show it "
+                "once it has finished",
+                field="RUN",
+            ),
+        )
+    warn_abandoned(err, info)
+    outcome = RunOutcome(info.id, info.status, info.summary, info.executions)
     _report(out, outcome, info.suite, store)
     try:
         _exports(out, store, outcome, json_out, junit, markdown)
@@ -406,9 +455,55 @@ def show(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: runs the command and maps what ends it to an exit code.
+
+    An error of the user's input or environment exits 2 with one line; anything unexpected is
+    a bug: one line naming the exception (the traceback with ``CHECKWEIGH_DEBUG=1``), exit 3.
+    """
+    # outside a run a signal ends the process at once; `run` stops gracefully instead
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _exit_now)
+    code = _main()
+    _flush_stdio()
+    # Everything is stored and printed: leave now. Interpreter shutdown would wait for any
+    # thread a user's agent left behind (blocked, timed out, or a non-daemon thread of its own)
+    # and, once it resets the signal handlers, a late Ctrl-C would kill the process with a
+    # signal instead of this exit code.
+    os._exit(code)
+
+
+def _main() -> int:
     try:
         app()
+    except SystemExit as exc:
+        return _exit_code(exc.code)
     except CheckweighError as exc:
         Console(stderr=True).print(labelled("error:", str(exc)), soft_wrap=True)
-        sys.exit(EXIT_INPUT if isinstance(exc, InputError) else 1)
+        return EXIT_INPUT
+    except BaseException as exc:  # noqa: BLE001 - a bug: one line and its own exit code
+        if os.environ.get("CHECKWEIGH_DEBUG") == "1":
+            traceback.print_exc()
+        text = " ".join(str(exc).split())[:300]
+        Console(stderr=True).print(
+            labelled(
+                "internal error:", f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            ),
+            plain(
+                "(a bug in checkweigh: please report it; CHECKWEIGH_DEBUG=1 shows the traceback)"
+            ),
+            soft_wrap=True,
+        )
+        return EXIT_INTERNAL
+    return 0
+
+
+def _exit_code(code: object) -> int:
+    """SystemExit's code as the process's exit status. checkweigh exits with numbers only: a
+    message instead is printed, as the interpreter would, but as the bug it is (not 1, which
+    means a failed gate)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(f"internal error: exit with {code!r}", file=sys.stderr)
+    return EXIT_INTERNAL

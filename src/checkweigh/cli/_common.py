@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..errors import InputError
 from ..reports import clean
+from ..store import RunInfo
 
 app = typer.Typer(
     name="checkweigh",
@@ -43,6 +44,8 @@ DbOption = Annotated[
 
 EXIT_GATES_FAILED = 1
 EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+"""An unexpected error inside checkweigh: a bug to report."""
 EXIT_INTERRUPTED = 130
 
 
@@ -64,3 +67,16 @@ def check_writable(path: Path, flag: str) -> None:
         folder = folder.parent
     if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
         raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
+
+
+def warn_abandoned(err: Console, info: RunInfo) -> None:
+    """Say so when a run's process died before finishing it."""
+    if info.abandoned:
+        err.print(
+            labelled(
+                "warning:",
+                f"run {info.id} was abandoned: its process died before finishing it; it keeps "
+                f"{info.executions} stored execution(s) and its summary was rebuilt from them",
+            ),
+            soft_wrap=True,
+        )

@@ -16,7 +16,15 @@ from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
 from ..reports import comparison_markdown, json_inert, plain, render_comparison
 from ..store import Store
-from ._common import EXIT_GATES_FAILED, DbOption, app, check_writable, consoles, fail_input
+from ._common import (
+    EXIT_GATES_FAILED,
+    DbOption,
+    app,
+    check_writable,
+    consoles,
+    fail_input,
+    warn_abandoned,
+)
 
 _RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, latest or previous.")]
 
@@ -143,6 +151,8 @@ def compare(
                 style="yellow",
             )
         )
+    for info in (base_run, cand_run):
+        warn_abandoned(err, info)
     render_comparison(out, result, base_run.id, cand_run.id)
     try:
         if json_out is not None:

@@ -2,18 +2,23 @@
 
 from ._engine import Evaluator, OnResult, bind_judge, judge_checks, run_cases
 from ._session import RunOutcome, RunStopped, execute
-from ._target import AgentFailure, AgentRun, AgentTarget
+from ._stop import Interrupted, StopToken, stop_on_signals
+from ._target import AgentFailure, AgentRun, AgentTarget, abandoned_threads
 
 __all__ = [
     "AgentFailure",
     "AgentRun",
     "AgentTarget",
     "Evaluator",
+    "Interrupted",
     "OnResult",
     "RunOutcome",
     "RunStopped",
+    "StopToken",
+    "abandoned_threads",
     "bind_judge",
     "execute",
     "judge_checks",
     "run_cases",
+    "stop_on_signals",
 ]

@@ -22,6 +22,7 @@ from ..judges import (
     close_judge,
 )
 from ..suites import Suite
+from ._stop import Interrupted, StopToken
 from ._target import AgentFailure, AgentTarget
 
 OnResult = Callable[[CaseResult], None]
@@ -163,19 +164,32 @@ def run_cases(
     repeat: int = 1,
     concurrency: int = 8,
     judge: JudgeModel | None = None,
+    stop: StopToken | None = None,
 ) -> None:
     """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
-    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end.
+    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end;
+    an error raised by ``on_result`` cancels the running cases and propagates.
 
     ``judge``, when given, is closed at the end, inside the event loop its connections use.
+
+    Raises:
+        Interrupted: ``stop`` was requested: no case started after it, the running ones were
+            cancelled (a sync agent's thread is abandoned), every finished one was handed on.
     """
     if repeat < 1:
         raise ValueError("repeat must be >= 1")
+    token = stop if stop is not None else StopToken()
     if target is None and not evaluator.needs_async:
         for index, r, case in _jobs(cases, repeat):
+            if token.requested:  # one attribute read per case: the fast path stays fast
+                raise Interrupted(token.reason)
             on_result(evaluator.evaluate(case, repeat=r, index=index))
         return
-    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency, judge))
+    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency, judge, token))
+
+
+_POLL_S = 0.25
+"""How often the event loop looks at the stop flag, should a signal's wake-up not reach it."""
 
 
 async def _run_async(
@@ -185,13 +199,17 @@ async def _run_async(
     target: AgentTarget | None,
     repeat: int,
     concurrency: int,
-    judge: JudgeModel | None = None,
+    judge: JudgeModel | None,
+    stop: StopToken,
 ) -> None:
     jobs = _jobs(cases, repeat)
     failure: list[BaseException] = []
+    main = asyncio.current_task()
+    assert main is not None  # asyncio.run runs this coroutine as a task
+    loop = asyncio.get_running_loop()
 
     async def worker() -> None:
-        while not failure:
+        while not failure and not stop.requested:
             try:
                 index, r, case = next(jobs)
             except StopIteration:
@@ -199,14 +217,38 @@ async def _run_async(
             except Exception as exc:  # noqa: BLE001 - re-raised after the running cases end
                 failure.append(exc)
                 return
-            on_result(await _one(evaluator, target, case, r, index))
+            # a cancellation lands on an await, never between a finished case and on_result
+            result = await _one(evaluator, target, case, r, index)
+            try:
+                on_result(result)
+            except Exception as exc:  # noqa: BLE001 - e.g. the store failed: stop everything
+                failure.append(exc)
+                main.cancel()
+                return
 
+    def poll() -> None:
+        if stop.requested:
+            main.cancel()
+        else:
+            timer[0] = loop.call_later(_POLL_S, poll)
+
+    timer = [loop.call_later(_POLL_S, poll)]
+    stop.attach(main)
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    except asyncio.CancelledError:
+        if failure:
+            raise failure[0] from None
+        if stop.requested:
+            raise Interrupted(stop.reason) from None
+        raise
     finally:
+        stop.detach()
+        timer[0].cancel()
         await close_judge(judge)
     if failure:
         raise failure[0]
+    stop.raise_if_requested()
 
 
 async def _one(

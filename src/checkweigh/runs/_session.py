@@ -1,19 +1,23 @@
 """One run from start to end: snapshot, evaluate, persist as cases finish, summarize.
 
-Whatever stops a run early (Ctrl-C, SIGTERM, a bad case in the file) leaves every finished
-case stored and the run marked incomplete.
+Whatever stops a run early (Ctrl-C, SIGTERM, a bad case in the file, a failed write) leaves
+every finished case stored (as far as the database takes it) and the run marked incomplete.
 """
 
 from __future__ import annotations
 
+import functools
+import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
+from ..errors import StoreError
 from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
-from ..store import ResultWriter, RunStatus, Store
+from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite, iter_cases
 from ._engine import Evaluator, judge_checks, run_cases
+from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from ._target import AgentTarget
 
 
@@ -33,6 +37,8 @@ class RunOutcome:
     run_id: str
     status: RunStatus
     summary: RunSummary
+    kept: int
+    """Results the store holds for the run, counted there once the run ended."""
 
 
 def execute(
@@ -46,13 +52,50 @@ def execute(
     judge_batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
     policy: PassPolicy | None = None,
+    stop: StopToken | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
+    ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
+    it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
+    a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
+
     Raises:
-        RunStopped: anything that ended the run early (Ctrl-C, a bad case in the file, ...),
-            raised after the finished cases were stored and the run marked incomplete.
+        RunStopped: anything that ended the run early (a stop request, a bad case in the file,
+            a failed write, ...), raised after the finished cases were stored (as far as the
+            database allowed) and the run marked incomplete.
     """
+    run = functools.partial(
+        _execute,
+        suite,
+        store,
+        repeat=repeat,
+        concurrency=concurrency,
+        on_result=on_result,
+        judge=judge,
+        judge_batch=judge_batch,
+        graded_weights=graded_weights,
+        policy=policy,
+    )
+    if stop is None and ctrl_c_is_default():
+        with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
+            return run(stop=token)
+    return run(stop=stop)
+
+
+def _execute(
+    suite: Suite,
+    store: Store,
+    *,
+    repeat: int,
+    concurrency: int | None,
+    on_result: Callable[[CaseResult], None] | None,
+    judge: JudgeModel | None,
+    judge_batch: bool,
+    graded_weights: Mapping[str, float] | None,
+    policy: PassPolicy | None,
+    stop: StopToken | None,
+) -> RunOutcome:
     target = None
     if suite.target is not None:
         target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
@@ -66,6 +109,7 @@ def execute(
         "judge_mode": "batch" if judge_batch else "single",
         "graded_weights": dict(graded_weights or {}),
         "thresholds": policy.snapshot(),
+        "gate_specs": gate_specs(suite.gates),
     }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
 
@@ -75,33 +119,63 @@ def execute(
         return summary.model_copy(update={"notes": notes, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
-    with ResultWriter(store, run_id) as writer:
 
-        def handle(result: CaseResult) -> None:
-            writer.add(result)
+    def stored(batch: list[CaseResult]) -> None:
+        for result in batch:
             aggregator.add(result)
-            if on_result is not None:
-                on_result(result)
 
-        try:
-            run_cases(
-                evaluator,
-                iter_cases(suite.cases_path),
-                handle,
-                target=target,
-                repeat=repeat,
-                concurrency=limit,
-                judge=judge,
-            )
-        except BaseException as exc:
-            writer.flush()
-            summary = summarize()
-            store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
-            raise RunStopped(RunOutcome(run_id, RunStatus.INCOMPLETE, summary), exc) from exc
+    # the summary counts what the store committed, so a failed write cannot make it claim more;
+    # an agent's result costs far more than a commit: write each as it finishes, so that even
+    # a crash of the process (kill -9, a segfaulting agent) loses none of them
+    writer = ResultWriter(
+        store, run_id, max_delay_s=0.0 if target is not None else 0.5, on_written=stored
+    )
+
+    def handle(result: CaseResult) -> None:
+        writer.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    try:
+        run_cases(
+            evaluator,
+            iter_cases(suite.cases_path),
+            handle,
+            target=target,
+            repeat=repeat,
+            concurrency=limit,
+            judge=judge,
+            stop=stop,
+        )
         writer.flush()
-    summary = summarize()
-    store.finish_run(run_id, RunStatus.COMPLETE, summary)
-    return RunOutcome(run_id, RunStatus.COMPLETE, summary)
+        summary = summarize()
+        kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    except BaseException as exc:
+        outcome = _stop_early(store, run_id, writer, summarize)
+        raise RunStopped(outcome, exc) from exc
+    return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+def _stop_early(
+    store: Store, run_id: str, writer: ResultWriter, summarize: Callable[[], RunSummary]
+) -> RunOutcome:
+    """Store what can be stored and mark the run incomplete; the outcome says what was kept.
+
+    A database that fails again here (full, read-only, gone) is reported by the caller through
+    the first error; the count then is what was written before it failed.
+    """
+    try:
+        writer.flush()
+        summary = summarize()
+    except StoreError:  # the first failure is the one reported; the note says what it cost
+        lost = f"{writer.pending} finished execution(s) could not be stored and are not counted"
+        summary = summarize()
+        summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
+    try:
+        kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
+    except StoreError:  # what it wrote is still there, unless the file itself went away
+        kept = 0 if store.file_lost else writer.written
+    return RunOutcome(run_id, RunStatus.INCOMPLETE, summary, kept)
 
 
 def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:

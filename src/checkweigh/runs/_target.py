@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,8 +37,9 @@ class AgentTarget:
     """Runs a sync or async agent callable on a case's input.
 
     The callable takes the input and returns an :class:`AgentRun`, a dict with ``trace`` and
-    ``final_state``, or a ``(trace, final_state)`` pair. Sync callables run in a worker thread
-    so that several cases can run at once.
+    ``final_state``, or a ``(trace, final_state)`` pair. Sync callables run in a daemon thread
+    of their own (see :func:`call_in_thread`) so that several cases can run at once and a
+    blocked one can be abandoned.
     """
 
     def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
@@ -68,16 +70,89 @@ class AgentTarget:
             raw = await (asyncio.wait_for(call, self.timeout_s) if self.timeout_s else call)
         except TimeoutError:
             raise AgentFailure(f"agent timed out after {self.timeout_s:g}s") from None
-        except Exception as exc:  # the agent's own failure is recorded on the case
-            raise AgentFailure(f"agent raised {type(exc).__name__}: {exc}") from exc
+        except (AgentFailure, asyncio.CancelledError):  # the run is being stopped: let it
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the agent's failure is its case's error
+            raise AgentFailure(agent_error(exc)) from None
         elapsed = (time.perf_counter() - start) * 1000.0
         run = _coerce(raw)
         return case.model_copy(update={"trace": run.trace, "final_state": run.final_state}), elapsed
 
     async def _call(self, value: Any) -> Any:
-        if self.is_async:
+        if not self.is_async:
+            return await call_in_thread(self.fn, value)
+        try:
             return await self.fn(value)
-        return await asyncio.to_thread(self.fn, value)
+        except EXITS as exc:
+            # raised in a task, these would stop the event loop and end the whole run
+            raise AgentFailure(exit_text("agent", exc)) from None
+
+
+EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
+"""What user code can raise to end the interpreter: in an agent or a check, an error."""
+
+
+def exit_text(who: str, exc: BaseException) -> str:
+    """``agent called sys.exit(3)``, ``check raised KeyboardInterrupt``, ..."""
+    if isinstance(exc, SystemExit):
+        return f"{who} called sys.exit({exc.code!r})"
+    return f"{who} raised {type(exc).__name__}"
+
+
+def agent_error(exc: BaseException) -> str:
+    """What an agent's exception says on its case: ``agent raised ValueError: ...``."""
+    if isinstance(exc, EXITS):
+        return exit_text("agent", exc)
+    return f"agent raised {type(exc).__name__}: {exc}"
+
+
+_abandoned: set[threading.Thread] = set()
+
+
+def abandoned_threads() -> list[threading.Thread]:
+    """Agent threads still running whose result nobody waits for any more (timed out or
+    cancelled). The process exits without joining them."""
+    return [t for t in list(_abandoned) if t.is_alive()]
+
+
+async def call_in_thread(fn: Callable[[Any], Any], value: Any) -> Any:
+    """``fn(value)`` in a new daemon thread; the result comes back through the event loop.
+
+    Unlike ``asyncio.to_thread``, whose executor threads are joined when the loop and the
+    interpreter shut down, a call that never returns (an agent stuck on a socket) does not
+    keep the run or the process alive: on timeout or cancellation the thread is abandoned.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if future.done():  # timed out or cancelled meanwhile
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(value))
+        except BaseException as exc:  # noqa: BLE001 - anything the agent raises is its case's error
+            outcome = (False, AgentFailure(agent_error(exc)))
+        try:
+            loop.call_soon_threadsafe(deliver, *outcome)
+        except RuntimeError:  # the loop is closed: the run ended without this result
+            pass
+        finally:
+            _abandoned.discard(threading.current_thread())
+
+    thread = threading.Thread(target=work, name="checkweigh-agent", daemon=True)
+    thread.start()
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if thread.is_alive():
+            _abandoned.add(thread)
+        raise
 
 
 def _coerce(raw: Any) -> AgentRun:

@@ -1,14 +1,22 @@
 """Persisting runs and results with SQLAlchemy: SQLite by default, PostgreSQL (psycopg 3) or any
 URL via --db; the schema is kept up to date by Alembic migrations that run on open."""
 
-from ._store import DB_ENV, DEFAULT_DB_PATH, ResultWriter, RunInfo, RunStatus, Store, resolve_url
+from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
+from ._owner import STALE_AFTER
+from ._recover import gate_specs, rebuild_summary
+from ._store import RunInfo, RunStatus, Store
+from ._writer import HEARTBEAT_S, ResultWriter
 
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB_PATH",
+    "HEARTBEAT_S",
+    "STALE_AFTER",
     "ResultWriter",
     "RunInfo",
     "RunStatus",
     "Store",
+    "gate_specs",
+    "rebuild_summary",
     "resolve_url",
 ]

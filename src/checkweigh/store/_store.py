@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import functools
-import os
 import secrets
-import sqlite3
-import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -15,17 +13,17 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel
-from sqlalchemy import Engine, Table, create_engine, event, insert, select, update
+from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from ..core import CaseResult, RunSummary
 from ..errors import InputError, StoreError
+from ._connect import _sqlite_pragmas, connect_args, resolve_url
 from ._migrate import upgrade
+from ._owner import Owner, is_dead
+from ._recover import rebuild_summary
 from ._tables import ResultRow, RunRow
-
-DEFAULT_DB_PATH = Path(".checkweigh") / "checkweigh.db"
-DB_ENV = "CHECKWEIGH_DB"
 
 
 class RunStatus(StrEnum):
@@ -62,65 +60,14 @@ class RunInfo(BaseModel):
     """The resolved configuration snapshot."""
     summary: RunSummary | None
     """Its aggregates (None until finished)."""
-
-
-def resolve_url(url: str | None) -> str:
-    """The database URL: the argument, else $CHECKWEIGH_DB, else the default SQLite file.
-
-    A PostgreSQL URL without a driver (``postgresql://`` or ``postgres://``) uses psycopg 3.
-    """
-    chosen = url or os.environ.get(DB_ENV) or f"sqlite:///{DEFAULT_DB_PATH}"
-    try:
-        parsed = make_url(chosen)
-    except ArgumentError:
-        raise InputError(
-            f"invalid database URL {chosen!r}; expected e.g. sqlite:///results.db or "
-            "postgresql://user@host/db",
-            field="--db",
-        ) from None
-    if parsed.drivername in ("postgresql", "postgres"):
-        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    return chosen
+    abandoned: bool = False
+    """Its process died before finishing it (found on a later open): it is incomplete, and its
+    summary was rebuilt from the results it had stored."""
 
 
 def _dumps(value: Any) -> str:
     """JSON for the JSON columns: orjson is several times faster than the standard library."""
     return orjson.dumps(value).decode()
-
-
-_BUSY_TIMEOUT_S = 30.0
-"""How long a SQLite writer waits for another process's write to finish."""
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    # WAL lets readers go on while one writer writes; writers wait their turn for up to the busy
-    # timeout.
-    cur = dbapi_conn.cursor()
-    cur.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
-    _use_wal(cur)
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
-
-
-def _use_wal(cur: sqlite3.Cursor) -> None:
-    """Switch the file to WAL (once; the mode is stored in the file).
-
-    Switching needs the file to itself and fails at once with "database is locked", without
-    waiting for the busy timeout, while a second process opens a new file too: retry then.
-    """
-    deadline = time.monotonic() + _BUSY_TIMEOUT_S
-    while True:
-        try:
-            if cur.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                cur.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
@@ -129,21 +76,42 @@ def _first_line(exc: SQLAlchemyError) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (None for other databases, memory and URI filenames)."""
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or name in ("", ":memory:")
+        or name.startswith("file:")
+    ):
+        return None
+    return Path(name).expanduser()
+
+
+def _identity(path: Path | None) -> tuple[int, int] | None:
+    """The (device, inode) of ``path``; None when it does not exist (or there is none)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+@contextmanager
+def _db_errors(action: str) -> Iterator[None]:
+    """A database failure (disk full, read-only file, lost connection) as one-line
+    :class:`StoreError`."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot {action}: {_first_line(exc)}") from None
+
+
 def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
-CONNECT_TIMEOUT_S = 10
-
-
-def connect_args(url: str) -> dict[str, Any]:
-    """Driver options: PostgreSQL gives up connecting after ``CONNECT_TIMEOUT_S`` seconds
-    (libpq's default is to wait forever on an address that drops packets), unless the URL
-    sets its own ``connect_timeout``."""
-    u = make_url(url)
-    if u.get_backend_name() == "postgresql" and "connect_timeout" not in u.query:
-        return {"connect_timeout": CONNECT_TIMEOUT_S}
-    return {}
 
 
 class Store:
@@ -190,6 +158,13 @@ class Store:
         except StoreError:
             self.engine.dispose()
             raise
+        self._file = _sqlite_file(self.url)
+        self._identity = _identity(self._file)
+        try:
+            self.reap_abandoned()
+        except StoreError:
+            self.engine.dispose()
+            raise
 
     @property
     def safe_url(self) -> str:
@@ -207,34 +182,77 @@ class Store:
         self.close()
 
     def create_run(self, suite: str, suite_path: str, config: dict[str, Any], repeat: int) -> str:
-        """Record a new running run with its configuration snapshot; return its id."""
+        """Record a new running run with its configuration snapshot; return its id.
+
+        The run is owned by this process: should it die before :meth:`finish_run`, a later
+        open finds the run abandoned (see :meth:`reap_abandoned`).
+        """
         run_id = _new_run_id()
-        with self.engine.begin() as conn:
+        owner = Owner.current()
+        now = datetime.now(UTC)
+        with _db_errors(f"record the run in {self.safe_url}"), self.engine.begin() as conn:
             conn.execute(
                 insert(RunRow).values(
                     id=run_id,
                     suite=suite,
                     suite_path=suite_path,
                     status=RunStatus.RUNNING.value,
-                    created_at=datetime.now(UTC),
+                    created_at=now,
                     repeat=repeat,
                     executions=0,
                     config=config,
+                    pid=owner.pid,
+                    host=owner.host,
+                    process_start=owner.start,
+                    heartbeat_at=now,
                 )
             )
         return run_id
+
+    def heartbeat(self, run_id: str) -> None:
+        """Note that the run's process is alive (the result writer calls it as it writes)."""
+        with _db_errors(f"update the run in {self.safe_url}"), self.engine.begin() as conn:
+            conn.execute(
+                update(RunRow).where(RunRow.id == run_id).values(heartbeat_at=datetime.now(UTC))
+            )
+
+    def count_results(self, run_id: str) -> int:
+        """How many results of the run are stored."""
+        stmt = select(func.count()).select_from(ResultRow).where(ResultRow.run_id == run_id)
+        with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
+            return int(conn.execute(stmt).scalar_one())
+
+    def reap_abandoned(self) -> list[str]:
+        """Mark incomplete (and abandoned) every running run whose process is gone, with a
+        summary rebuilt from its stored results; return their ids."""
+        stmt = select(
+            RunRow.id, RunRow.pid, RunRow.host, RunRow.process_start, RunRow.heartbeat_at
+        ).where(RunRow.status == RunStatus.RUNNING.value)
+        with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
+            dead = [row.id for row in conn.execute(stmt) if is_dead(*row[1:])]
+        for run_id in dead:
+            info = self.get_run(run_id)
+            note = (
+                "abandoned: the process running this run died before finishing it; "
+                "the summary was rebuilt from the results it had stored"
+            )
+            summary = rebuild_summary(info.config, info.repeat, self.iter_results(run_id), note)
+            self._finish(run_id, RunStatus.INCOMPLETE, summary, abandoned=True)
+        return dead
 
     def add_results(self, run_id: str, results: list[CaseResult]) -> None:
         """Persist finished executions in one transaction."""
         if not results:
             return
         dialect = self.engine.dialect
-        if dialect.name == "sqlite":
-            self._add_results_sqlite(run_id, results)
-        elif dialect.name == "postgresql" and dialect.driver == "psycopg":
-            self._add_results_copy(run_id, results)
-        else:
-            self._add_results_generic(run_id, results)
+        self.check_file()
+        with _db_errors(f"write results to {self.safe_url}"):
+            if dialect.name == "sqlite":
+                self._add_results_sqlite(run_id, results)
+            elif dialect.name == "postgresql" and dialect.driver == "psycopg":
+                self._add_results_copy(run_id, results)
+            else:
+                self._add_results_generic(run_id, results)
 
     def _add_results_generic(self, run_id: str, results: list[CaseResult]) -> None:
         rows = [
@@ -301,27 +319,61 @@ class Store:
                     _COPY_RESULTS, None, exc, dialect.loaded_dbapi.Error, dialect=dialect
                 ) from exc
 
-    def finish_run(self, run_id: str, status: RunStatus, summary: RunSummary) -> None:
-        """Mark a run complete or incomplete and store its summary."""
-        with self.engine.begin() as conn:
+    def finish_run(self, run_id: str, status: RunStatus, summary: RunSummary) -> int:
+        """Mark a run complete or incomplete and store its summary; return how many results
+        the store holds for it (also stored as its ``executions``)."""
+        return self._finish(run_id, status, summary)
+
+    def check_file(self) -> None:
+        """Fail when the SQLite file was deleted or replaced since it was opened: SQLite would
+        go on writing into the deleted file, and every result would be lost with it.
+
+        Raises:
+            StoreError: the file is gone or is another file now.
+        """
+        if self._file is not None and _identity(self._file) != self._identity:
+            raise StoreError(
+                f"cannot write results to {self.safe_url}: the database file was deleted or "
+                "replaced while the run was writing to it"
+            )
+
+    @property
+    def file_lost(self) -> bool:
+        """Whether the SQLite file was deleted or replaced since it was opened."""
+        return self._file is not None and _identity(self._file) != self._identity
+
+    def _finish(
+        self, run_id: str, status: RunStatus, summary: RunSummary, *, abandoned: bool = False
+    ) -> int:
+        stored = (
+            select(func.count())
+            .select_from(ResultRow)
+            .where(ResultRow.run_id == run_id)
+            .scalar_subquery()
+        )
+        self.check_file()
+        stmt = update(RunRow).where(RunRow.id == run_id)
+        if abandoned:  # another process may have reaped it meanwhile
+            stmt = stmt.where(RunRow.status == RunStatus.RUNNING.value)
+        with _db_errors(f"finish the run in {self.safe_url}"), self.engine.begin() as conn:
             conn.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id)
-                .values(
+                stmt.values(
                     status=status.value,
                     finished_at=datetime.now(UTC),
-                    executions=summary.executions,
+                    executions=stored,
                     gates_passed=summary.gates_passed if summary.gates else None,
                     summary=summary.model_dump(mode="json"),
+                    abandoned=abandoned,
                 )
             )
+            return int(conn.execute(select(stored)).scalar_one())
 
     def list_runs(self, limit: int = 20, suite: str | None = None) -> list[RunInfo]:
         """The newest runs first."""
         stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
         if suite:
             stmt = stmt.where(RunRow.suite == suite)
-        with self.engine.connect() as conn:
+        with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             return [_info(row) for row in conn.execute(stmt).mappings()]
 
     def get_run(self, ref: str) -> RunInfo:
@@ -330,7 +382,7 @@ class Store:
         Raises:
             InputError: no such run, or the prefix is ambiguous.
         """
-        with self.engine.connect() as conn:
+        with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
                 stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
@@ -354,7 +406,7 @@ class Store:
             .order_by(ResultRow.idx, ResultRow.repeat)
             .execution_options(yield_per=batch)
         )
-        with self.engine.connect() as conn:
+        with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             for (record,) in conn.execute(stmt):
                 yield CaseResult.from_record(record, rubric_checks)
 
@@ -397,47 +449,5 @@ def _info(row: Any) -> RunInfo:
         gates_passed=row["gates_passed"],
         config=row["config"],
         summary=RunSummary.model_validate(row["summary"]) if row["summary"] else None,
+        abandoned=bool(row["abandoned"]),
     )
-
-
-class ResultWriter:
-    """Buffers results and writes them in batches: when ``batch_size`` are waiting or
-    ``max_delay_s`` has passed since the last write, and always on :meth:`flush`.
-
-    Writing happens on the calling thread: a background writer was measured slower, because
-    the driver's GIL hand-offs stall it behind the scoring thread.
-    """
-
-    def __init__(
-        self, store: Store, run_id: str, *, batch_size: int = 500, max_delay_s: float = 0.5
-    ) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.batch_size = batch_size
-        self.max_delay_s = max_delay_s
-        self.written = 0
-        """Results stored so far."""
-        self._buffer: list[CaseResult] = []
-        self._last = time.monotonic()
-
-    def __enter__(self) -> ResultWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.flush()
-
-    def add(self, result: CaseResult) -> None:
-        """Queue one result; write the batch if it is due."""
-        self._buffer.append(result)
-        if len(self._buffer) >= self.batch_size or (
-            time.monotonic() - self._last >= self.max_delay_s
-        ):
-            self.flush()
-
-    def flush(self) -> None:
-        """Write everything queued."""
-        if self._buffer:
-            batch, self._buffer = self._buffer, []
-            self.store.add_results(self.run_id, batch)
-            self.written += len(batch)
-        self._last = time.monotonic()

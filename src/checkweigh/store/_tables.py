@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    false,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -29,6 +39,12 @@ class RunRow(Base):
     gates_passed: Mapped[bool | None] = mapped_column(Boolean)
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
     summary: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # the process running it, to tell a dead run from a live one (revision 0002)
+    pid: Mapped[int | None] = mapped_column(Integer)
+    host: Mapped[str | None] = mapped_column(String(255))
+    process_start: Mapped[str | None] = mapped_column(String(40))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    abandoned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class ResultRow(Base):
