@@ -38,7 +38,10 @@ _KINDS = {
 def usage_line(exc: UsageError) -> str:
     """``FLAG: what was expected, got what`` and where to read more, on one line."""
     ctx = exc.ctx
-    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    hint = ""
+    if ctx is not None:  # named as the docs name it, however it was started (python -m, -c)
+        command = "checkweigh" + (f" {ctx.info_name}" if ctx.parent is not None else "")
+        hint = f" (see '{command} --help')"
     if isinstance(exc, NoSuchOption):
         message = f"no such option {exc.option_name}"
         close = sorted(set(exc.possibilities or ()) - {"--help"})

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from ..core import Case
+from ..core import Case, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
 from ._text import TextFileError, decode_utf8, read_text, shown
@@ -19,6 +19,7 @@ from ._yaml import YamlSyntaxError, load_yaml
 _STREAMED = (".jsonl", ".ndjson")
 DOCUMENT_LIMIT = 512 * 2**20
 """The largest YAML or JSON cases file read whole; bigger sets belong in streamed JSONL."""
+_CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
 _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 
 
@@ -88,13 +89,13 @@ def _iter_jsonl(path: Path) -> Iterator[Case]:
         if not line.strip():
             continue
         try:
-            case = validate(line)
+            case = validate(line.rstrip("\r\n"))  # errors then point into the line
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             if err["type"] == "json_invalid":
                 message, _ = _json_error((err.get("ctx") or {}).get("error", "invalid"))
                 raise CaseFileError(message, file=path, line=lineno) from None
-            found = describe(pick(exc), data=_loads(line))
+            found = describe(pick(exc), _CASE_KEYS, _loads(line))
             raise CaseFileError(
                 found.message, file=path, line=lineno, field=loc_text(found.loc) or None
             ) from None
@@ -149,7 +150,7 @@ def _iter_document(path: Path) -> Iterator[Case]:
         try:
             case = Case.model_validate(raw)
         except ValidationError as exc:
-            found = describe(pick(exc), data=raw)
+            found = describe(pick(exc), _CASE_KEYS, raw)
             if lines:
                 line = lines.line((*prefix, i, *found.at))
             field = f"[{i}]" + ("." + loc_text(found.loc) if found.loc else "")
