@@ -1,10 +1,11 @@
-"""YAML loading that remembers the line of every key, so errors can point at it.
+"""YAML loading that can tell the line of every key, so errors can point at it.
 
 Hostile documents are bounded before anything is built from them: nesting deeper than
-:data:`MAX_DEPTH`, aliases that expand to more than :data:`ALIAS_NODES` nodes (plus
-:data:`ALIAS_RATIO` times the document's own nodes: the "billion laughs" bomb), integers longer
-than Python converts and impossible values (a 13th month) are one :class:`YamlSyntaxError` with
-the line. Merge keys (``<<: *defaults``) are accepted; duplicate keys are not.
+:data:`MAX_DEPTH`, aliases that expand to more values than :data:`ALIAS_NODES` plus
+:data:`ALIAS_RATIO` per value written (at most :data:`ALIAS_CAP`; the "billion laughs" bomb
+needs millions), integers longer than Python converts and impossible values (a 13th month)
+are one :class:`YamlSyntaxError` with the line. Merge keys (``<<: *defaults``) are accepted;
+duplicate keys are not.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ Loc = tuple[str | int, ...]
 MAX_DEPTH = 100
 """The deepest nesting a document may have; no suite or case comes near it."""
 ALIAS_NODES = 100_000
-"""Nodes that aliases may add to a document, on top of ``ALIAS_RATIO`` times its own."""
-ALIAS_RATIO = 10
+"""Values that aliases may add to any document ..."""
+ALIAS_RATIO = 50
+"""... plus this many per value written in it (cases sharing defaults through ``<<:``) ..."""
+ALIAS_CAP = 5_000_000
+"""... and never more than this."""
 MAX_INT_DIGITS = 4300
 """Python's own limit on converting text to an integer."""
 
@@ -31,32 +35,41 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class LineMap:
-    """Line numbers (1-based) of the values in a loaded YAML document, by location."""
+    """Line numbers (1-based) of the values in a loaded YAML document, by location.
 
-    def __init__(self) -> None:
-        self._lines: dict[Loc, int] = {}
+    Lines are looked up in the document's nodes when an error asks for one, so a document
+    whose aliases expand a lot costs nothing extra to load.
+    """
 
-    def add(self, loc: Loc, line: int) -> None:
-        """Record where ``loc`` sits."""
-        self._lines.setdefault(loc, line)
+    def __init__(self, root: yaml.Node | None = None) -> None:
+        self._root = root
 
     def line(self, loc: Loc) -> int | None:
-        """The line of ``loc``, or of its nearest recorded parent."""
-        loc = tuple(loc)
-        while loc:
-            if loc in self._lines:
-                return self._lines[loc]
-            loc = loc[:-1]
-        return self._lines.get((), None)
-
-    def shifted(self, prefix: Loc) -> LineMap:
-        """A view of the entries under ``prefix``, relative to it."""
-        out = LineMap()
-        n = len(prefix)
-        for loc, ln in self._lines.items():
-            if loc[:n] == prefix:
-                out.add(loc[n:], ln)
-        return out
+        """The line of ``loc`` (of its key, in a mapping), or of its nearest parent found."""
+        node = self._root
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        keys = yaml.constructor.SafeConstructor()
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                # merged keys come first and later keys win, as in the loaded mapping
+                for key, value in reversed(node.value):
+                    if isinstance(key, yaml.ScalarNode) and (
+                        loc_key(keys.construct_object(key)) == part
+                    ):
+                        line, node = key.start_mark.line + 1, value
+                        break
+                else:
+                    return line
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if not 0 <= part < len(node.value):
+                    return line
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                return line
+        return line
 
 
 def loc_key(key: object) -> str | int:
@@ -98,11 +111,12 @@ class _Loader(yaml.SafeLoader):
                 )
             # an alias shares its node; count what it adds once expanded, not what it costs here
             self._aliased += size
-            if self._aliased > ALIAS_NODES + ALIAS_RATIO * self._own:
+            limit = min(ALIAS_CAP, ALIAS_NODES + ALIAS_RATIO * self._own)
+            if self._aliased > limit:
                 raise ComposerError(
                     None,
                     None,
-                    f"aliases expand to more than {ALIAS_NODES:,} values; expected far fewer "
+                    f"aliases expand to more than {limit:,} values; expected far fewer "
                     "(is this an alias bomb?)",
                     event.start_mark,
                 )
@@ -167,20 +181,6 @@ def _reject_duplicates(node: yaml.MappingNode) -> None:
         seen.add((key.tag, key.value))
 
 
-def _walk(node: yaml.Node, loc: Loc, lines: LineMap, loader: _Loader) -> None:
-    lines.add(loc, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        # merged keys come first and later keys win, as in the loaded mapping: walk backwards
-        for key, value in reversed(node.value):
-            if isinstance(key, yaml.ScalarNode):
-                sub = (*loc, loc_key(loader.construct_object(key)))
-                lines.add(sub, key.start_mark.line + 1)
-                _walk(value, sub, lines, loader)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*loc, i), lines, loader)
-
-
 class YamlSyntaxError(ValueError):
     """Malformed YAML, with the 1-based line where it was found."""
 
@@ -195,15 +195,13 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
     Raises:
         YamlSyntaxError: the text is not valid YAML, repeats a key or exceeds a limit.
     """
-    lines = LineMap()
     try:
         loader = _Loader(text)  # reading the text already rejects control characters
         try:
             node = loader.get_single_node()
             if node is None:
-                return None, lines
+                return None, LineMap()
             data = loader.construct_document(node)
-            _walk(node, (), lines, loader)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -225,4 +223,4 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
         raise YamlSyntaxError(" ".join(str(exc).split()), None) from None
     except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting well before this
         raise YamlSyntaxError("nested too deeply", None) from None
-    return data, lines
+    return data, LineMap(node)
