@@ -299,6 +299,63 @@ SUITES = [
         "rubrics.completion.weights.clear_explanation.weight: expected a finite number, got inf",
         _replace("clear_explanation: 0.2", "clear_explanation: .inf"),
     ),
+    Bad(
+        "bom-in-the-middle",
+        "suite.yaml:2",
+        "['\\ufeffdescription']: unknown key '\\ufeffdescription'; did you mean 'description'?",
+        _replace("description:", "\ufeffdescription:"),
+    ),
+    Bad(
+        "right-to-left-override-in-rubric-name",
+        "suite.yaml:32",
+        "gates[0].rubric: unknown rubric 'completion'; the suite defines: comp\\u202eletion",
+        _replace("  completion:\n", '  "comp\\u202eletion":\n'),
+    ),
+    Bad(
+        "set-where-text-expected",
+        "suite.yaml:1",
+        "name: expected text, got {",
+        _replace("name: bookings", "name: !!set {a, b}"),
+    ),
+    Bad(
+        "nul-in-agent-module",
+        "suite.yaml:4",
+        "target.agent: cannot import module 'a\\x00b'",
+        _replace("cases: cases.jsonl", 'cases: cases.jsonl\ntarget: {agent: "a\\0b:run"}'),
+    ),
+    Bad(
+        "malformed-path-in-when",
+        "suite.yaml:21",
+        "checks.clear_explanation.when.path: malformed field path 'a['",
+        _replace("    min: 5", "    min: 5\n    when: {path: 'a[', equals: 1}"),
+    ),
+    Bad(
+        "unterminated-regex",
+        "suite.yaml:17",
+        "checks.clear_explanation: invalid regular expression '(('",
+        _replace(
+            "type: word_count\n    path: output\n    min: 5",
+            "type: regex\n    path: output\n    pattern: '(('",
+        ),
+    ),
+    Bad(
+        "cases-is-a-number",
+        "suite.yaml:3",
+        "cases: expected text, got 5",
+        _replace("cases: cases.jsonl", "cases: 5"),
+    ),
+    Bad(
+        "nul-in-cases-path",
+        "suite.yaml:3",
+        "cases: unusable path 'a\\x00b.jsonl': embedded null byte",
+        _replace("cases: cases.jsonl", 'cases: "a\\0b.jsonl"'),
+    ),
+    Bad(
+        "cases-path-too-long",
+        "suite.yaml:3",
+        "cases: unusable path 'aaaa",
+        _replace("cases: cases.jsonl", "cases: " + "a" * 5000 + ".jsonl"),
+    ),
     # the cases file the suite points at
     Bad(
         "cases-path-is-a-folder",

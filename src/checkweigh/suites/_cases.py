@@ -25,9 +25,9 @@ _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """The file's lines with their numbers, decoded one at a time (a BOM is dropped)."""
-    if path.is_dir():
-        raise CaseFileError("is a folder; expected a cases file", file=path)
     try:
+        if path.is_dir():
+            raise CaseFileError("is a folder; expected a cases file", file=path)
         with path.open("rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
                 try:

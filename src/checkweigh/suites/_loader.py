@@ -200,12 +200,7 @@ def load_suite(path: str | Path) -> Suite:
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
-    cases_path = (base / spec.cases).resolve()
-    if cases_path.is_dir():
-        raise ctx.error(("cases",), f"{cases_path} is a folder; expected a cases file")
-    if not cases_path.is_file():
-        what = "not a regular file" if cases_path.exists() else "cases file not found"
-        raise ctx.error(("cases",), f"{what}: {cases_path}")
+    cases_path = _cases_path(ctx, base, spec.cases)
     if spec.target is not None:
         try:
             agent = load_object(spec.target.agent, [base])
@@ -214,6 +209,20 @@ def load_suite(path: str | Path) -> Suite:
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
     return Suite(spec.name, path, spec, checks, rubrics, gates, cases_path, policy)
+
+
+def _cases_path(ctx: _Ctx, base: Path, cases: str) -> Path:
+    try:
+        path = (base / cases).resolve()
+        if path.is_dir():
+            raise ctx.error(("cases",), f"{path} is a folder; expected a cases file")
+        if not path.is_file():
+            what = "not a regular file" if path.exists() else "cases file not found"
+            raise ctx.error(("cases",), f"{what}: {path}")
+    except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ctx.error(("cases",), f"unusable path {shown(cases)}: {reason}") from None
+    return path
 
 
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:
