@@ -97,6 +97,12 @@ SUITES = [
         "".join("  " * i + "-\n" for i in range(3000)).encode(),
     ),
     Bad(
+        "compact-block-nesting-100k",
+        "suite.yaml:1",
+        "invalid YAML: nested more than 100 levels deep",
+        ("- " * DEEP + "x\n").encode(),
+    ),
+    Bad(
         "5000-digit-integer",
         "suite.yaml:20",
         "invalid YAML: a number with 5000 digits; expected at most 4300",
