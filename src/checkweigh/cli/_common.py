@@ -11,12 +11,10 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer._click.core import Context
-from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
 from ..errors import InputError
-from ._usage import usage_line
+from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
 
 
 class _OneLineUsage(TyperGroup):

@@ -7,15 +7,31 @@ import re
 from typing import Any
 
 from pydantic import ValidationError
-from typer._click.exceptions import (
-    BadOptionUsage,
-    BadParameter,
-    MissingParameter,
-    NoSuchOption,
-    UsageError,
-)
+
+try:  # typer carries its own copy of click since 0.2x
+    from typer._click.core import Context
+    from typer._click.exceptions import (
+        BadOptionUsage,
+        BadParameter,
+        MissingParameter,
+        NoArgsIsHelpError,
+        NoSuchOption,
+        UsageError,
+    )
+except ImportError:  # pragma: no cover - an older typer, on click itself
+    from click import Context  # type: ignore[no-redef,import-not-found,unused-ignore]
+    from click.exceptions import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+        BadOptionUsage,
+        BadParameter,
+        MissingParameter,
+        NoArgsIsHelpError,
+        NoSuchOption,
+        UsageError,
+    )
 
 from ..suites._text import inert, shown
+
+__all__ = ["Context", "NoArgsIsHelpError", "UsageError", "usage_line"]
 
 _NUMBER = re.compile(r"[-+]?[0-9_.]{1,40}([eE][-+]?[0-9]{1,4})?\Z")
 _BOUNDS = {
