@@ -225,6 +225,12 @@ SUITES = [
         "gates[0].rubric: unknown rubric '[bold red]x[/]'; the suite defines: completion",
         _replace("rubric: completion, metric", "rubric: '[bold red]x[/]', metric"),
     ),
+    Bad(
+        "100k-character-key",
+        "suite.yaml:1",
+        "unknown key 'qqqqqqqqqq",
+        _prepend("? " + "q" * 100_000 + "\n: 1\n"),
+    ),
     # YAML structure
     Bad(
         "empty-file", "suite.yaml:", "expected a mapping with name, cases, checks and rubrics", b""
@@ -525,6 +531,7 @@ def _assert_one_line(proc: subprocess.CompletedProcess[str], start: str, fragmen
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
     line = lines[0]
+    assert len(line) < 2000, "an error quotes at most a short piece of the file"
     assert line.startswith(f"error: {start}"), line
     assert fragment in line, line
     # no control character (ESC, BEL, NUL...) or bidi override from the input reaches the terminal

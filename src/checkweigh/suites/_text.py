@@ -90,6 +90,6 @@ def shown(value: object, limit: int = 60) -> str:
 
 def key_text(key: object) -> str:
     """A mapping key as a field path shows it: plain when it is a simple name, quoted if not."""
-    if isinstance(key, str) and _PLAIN_NAME.match(key):
+    if isinstance(key, str) and len(key) <= 60 and _PLAIN_NAME.match(key):
         return key
     return shown(key)

@@ -17,6 +17,8 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
+from ._text import shown
+
 Loc = tuple[str | int, ...]
 
 MAX_DEPTH = 100
@@ -177,7 +179,7 @@ def _reject_duplicates(node: yaml.MappingNode) -> None:
         if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE_TAG:
             continue
         if (key.tag, key.value) in seen:
-            raise ConstructorError(None, None, f"duplicate key {key.value!r}", key.start_mark)
+            raise ConstructorError(None, None, f"duplicate key {shown(key.value)}", key.start_mark)
         seen.add((key.tag, key.value))
 
 
