@@ -733,6 +733,8 @@ def test_a_bad_labels_file_is_one_line(
 CONTROLS = {
     "bom-suite": lambda folder: _rewrite(folder / "suite.yaml", lambda b: b"\xef\xbb\xbf" + b),
     "bom-jsonl": lambda folder: _rewrite(folder / "cases.jsonl", lambda b: b"\xef\xbb\xbf" + b),
+    "bom-json-cases": lambda folder: _as_document(folder, "cases.json", b"\xef\xbb\xbf"),
+    "bom-yaml-cases": lambda folder: _as_document(folder, "cases.yaml", b"\xef\xbb\xbf"),
     "crlf-jsonl": lambda folder: _rewrite(
         folder / "cases.jsonl", lambda b: b.replace(b"\n", b"\r\n")
     ),
@@ -749,6 +751,13 @@ CONTROLS = {
     ),
     "yaml-cases-with-merge-keys": lambda folder: _yaml_cases_with_merges(folder),
 }
+
+
+def _as_document(folder: Path, name: str, prefix: bytes) -> None:
+    """The cases as one JSON list (which is also YAML), after ``prefix``."""
+    (folder / "cases.jsonl").unlink()
+    (folder / name).write_bytes(prefix + json.dumps(standard_cases(), indent=1).encode())
+    _rewrite(folder / "suite.yaml", lambda b: b.replace(b"cases.jsonl", name.encode()))
 
 
 def _rewrite(path: Path, edit: Callable[[bytes], bytes]) -> None:
@@ -788,3 +797,18 @@ def test_unusual_but_valid_files_run(tmp_path: Path, name: str) -> None:
     assert [r.case_id for r in Store(db).iter_results(run.id)] == [
         c["id"] for c in standard_cases()
     ]
+
+
+def test_a_labels_file_with_a_bom_aligns(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "s", standard_cases())
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    assert _cli("run", str(suite), "--db", db, "-q", cwd=tmp_path)[0].returncode == 0
+    labels = tmp_path / "labels.jsonl"
+    rows = [{"case": "ok-1", "check": "correct_time", "label": "yes"}]
+    rows.append({"case": "wrong-time", "check": "correct_time", "label": "no"})
+    labels.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode())
+    out = tmp_path / "align.json"
+    proc, _ = _cli("align", "latest", str(labels), "--db", db, "--json", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "No disagreements." in proc.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["labels"] == str(labels)
