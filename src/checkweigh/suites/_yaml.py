@@ -17,7 +17,7 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
-from ._text import shown
+from ._text import inert, shown
 
 Loc = tuple[str | int, ...]
 
@@ -153,7 +153,7 @@ class _Loader(yaml.SafeLoader):
             return super().construct_object(node, deep)
         except (ValueError, OverflowError) as exc:  # a 13th month, a date out of range
             raise ConstructorError(
-                None, None, f"cannot read {node.value!r:.40}: {exc}", node.start_mark
+                None, None, f"cannot read {shown(node.value, 40)}: {exc}", node.start_mark
             ) from None
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
@@ -213,7 +213,7 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
             problem = "a list or mapping used as a key; expected text keys"
         if exc.context and problem.startswith("but "):  # "expected a single document, but..."
             problem = f"{exc.context}, {problem}"
-        raise YamlSyntaxError(problem, mark.line + 1 if mark else None) from None
+        raise YamlSyntaxError(inert(problem), mark.line + 1 if mark else None) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         raise YamlSyntaxError(
