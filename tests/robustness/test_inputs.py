@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -367,6 +368,41 @@ SUITES = [
         "suite.yaml:3",
         "cases: unusable path 'aaaa",
         _replace("cases: cases.jsonl", "cases: " + "a" * 5000 + ".jsonl"),
+    ),
+    Bad(
+        "rubrics-as-a-list",
+        "suite.yaml:21",
+        "rubrics: expected a mapping, got [{'completion'",
+        _replace("rubrics:\n  completion:", "rubrics:\n  - completion:"),
+    ),
+    Bad(
+        "check-without-a-body",
+        "suite.yaml:13",
+        "checks.checked_first: expected a mapping, got None",
+        _replace(
+            "  checked_first:\n    type: before\n    first: check_availability\n"
+            "    then: book_meeting\n",
+            "  checked_first:\n",
+        ),
+    ),
+    Bad(
+        "empty-weights",
+        "suite.yaml:23",
+        "rubrics.completion.weights: expected at least 1 entry, got 0",
+        lambda text: re.sub(r"    weights:\n(      .*\n)+", "    weights: {}\n", text),
+    ),
+    Bad(
+        "threshold-over-100",
+        "suite.yaml:29",
+        "thresholds.metrics_pass_threshold: input should be less than or equal to 100, got 200",
+        _replace("metrics_pass_threshold: 50.0", "metrics_pass_threshold: 200"),
+    ),
+    Bad(
+        "markup-gate-metric",
+        "suite.yaml:32",
+        "gates[0].metric: expected 'tcr', 'tcr_lower', 'check_pass_rate', 'outcome_rate' or "
+        "'errored_executions', got '[/]tcr'",
+        _replace("metric: tcr", "metric: '[/]tcr'"),
     ),
     # the cases file the suite points at
     Bad(

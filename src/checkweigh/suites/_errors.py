@@ -155,6 +155,12 @@ def _message(err: ErrorDetails, loc: Loc) -> tuple[Loc, str]:
         return loc, f"expected {ctx.get('expected')}, got {_got(err.get('input'))}"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         return loc, f"{err['msg'].lower()}, got {_got(err.get('input'))}"
+    if kind == "too_short":
+        ctx = err.get("ctx") or {}
+        return (
+            loc,
+            f"expected at least {ctx.get('min_length')} entry, got {ctx.get('actual_length')}",
+        )
     if kind in _EXPECTED:
         got = "" if kind == "missing" else f", got {_got(err.get('input'))}"
         return loc, _EXPECTED[kind] + got
