@@ -224,11 +224,18 @@ def test_file_mistakes(tmp_path: Path) -> None:
         tmp_path / "labels": "labels: expected a .csv or .jsonl labels file, got no extension",
         tmp_path / "gone.csv": "gone.csv: cannot read: No such file or directory",
         _write(tmp_path, "latin.csv", "case,check,label\ncaf\xe9,tone,yes\n".encode("latin-1")): (
-            "latin.csv: cannot read: expected UTF-8 text"
+            "latin.csv:2: cannot read: not UTF-8 text: byte 0xe9 at column 4 "
+            "(invalid continuation byte); expected UTF-8"
+        ),
+        _write(tmp_path, "bom.csv", b"\xef\xbb\xbfcase,check,label\nc1,tone,yes\n\xff,tone,no\n"): (
+            "bom.csv:3: cannot read: not UTF-8 text: byte 0xff at column 1 (invalid start byte); "
+            "expected UTF-8"
         ),
     }
     (tmp_path / "folder.jsonl").mkdir()
-    cases[tmp_path / "folder.jsonl"] = "folder.jsonl: cannot read: Is a directory"
+    cases[tmp_path / "folder.jsonl"] = (
+        "folder.jsonl: cannot read: is a folder; expected a labels file"
+    )
     for path, message in cases.items():
         with pytest.raises(LabelFileError) as info:
             load_labels(path)

@@ -97,7 +97,9 @@ def test_editing_the_suite_does_not_change_a_stored_run(suite_path: Path, tmp_pa
     assert info.config["rubrics"][0]["weights"]["correct_participants"] == 0.4
 
 
-def test_a_bad_case_mid_file_keeps_the_finished_cases(tmp_path: Path) -> None:
+def test_a_bad_case_mid_file_is_one_line_before_the_run_starts(tmp_path: Path) -> None:
+    # the whole cases file is validated (streamed) before the run: no agent call is spent and
+    # no half run is stored for a file that cannot be run to the end
     suite = write_suite(tmp_path / "s", standard_cases())
     cases = suite.parent / "cases.jsonl"
     lines = cases.read_text().splitlines()
@@ -106,12 +108,11 @@ def test_a_bad_case_mid_file_keeps_the_finished_cases(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     code, _, err = _run("run", str(suite), "--db", db, "-q")
     assert code == 2
-    assert "cases.jsonl:4: trace[0].kind: expected" in err
-    assert "Traceback" not in err
-    info = Store(db).get_run("latest")
-    assert info.status is RunStatus.INCOMPLETE
-    assert info.executions == 3
-    assert [r.case_id for r in Store(db).iter_results(info.id)] == ["ok-1", "ok-2", "wrong-time"]
+    assert err.strip().splitlines() == [
+        f"error: {cases}:4: trace[0].kind: expected 'user', 'assistant', 'tool_call', "
+        "'system' or 'event', got 'robot'"
+    ]
+    assert not (tmp_path / "r.db").exists()
 
 
 def test_a_raising_check_is_reported_as_errored(tmp_path: Path) -> None:

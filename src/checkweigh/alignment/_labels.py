@@ -4,6 +4,7 @@ file, the line and the field."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 from ..core import HumanLabel
 from ..errors import InputError
+from ..suites._text import TextFileError, key_text, read_text, shown
 
 REQUIRED = ("case", "check", "label")
 OPTIONAL = ("repeat", "note")
@@ -26,6 +28,8 @@ _ANSWERS = {
     "0": False,
     "fail": False,
 }
+LABELS_FILE_LIMIT = 512 * 2**20
+"""Labels files are read whole; a bigger one (or ``/dev/zero``) is refused."""
 _EXPECTED_LABEL = "expected yes/no, true/false, 1/0 or pass/fail"
 
 
@@ -60,28 +64,31 @@ def load_labels(path: str | Path) -> list[HumanLabel]:
     labels: list[HumanLabel] = []
     first_line: dict[tuple[str, str, int | None], tuple[int, HumanLabel]] = {}
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            for line, label in rows(path, fh):
-                key = (label.case_id, label.check, label.repeat)
-                if key in first_line:
-                    earlier, before = first_line[key]
-                    if before.label != label.label:
-                        raise LabelFileError(
-                            f"case {label.case_id!r}, check {label.check!r}"
-                            + (f", repeat {label.repeat}" if label.repeat is not None else "")
-                            + f" is labelled {_word(before.label)} on line {earlier} and "
-                            f"{_word(label.label)} here; expected one label",
-                            file=path,
-                            line=line,
-                            field="label",
-                        )
-                    continue
-                first_line[key] = (line, label)
-                labels.append(label)
+        text = read_text(path, limit=LABELS_FILE_LIMIT, what="labels file")
+    except FileNotFoundError as exc:
+        raise LabelFileError(f"cannot read: {exc.strerror}", file=path) from None
+    except TextFileError as exc:
+        raise LabelFileError(f"cannot read: {exc}", file=path, line=exc.line) from None
     except OSError as exc:
         raise LabelFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    except UnicodeDecodeError:
-        raise LabelFileError("cannot read: expected UTF-8 text", file=path) from None
+    with io.StringIO(text, newline="") as fh:
+        for line, label in rows(path, fh):
+            key = (label.case_id, label.check, label.repeat)
+            if key in first_line:
+                earlier, before = first_line[key]
+                if before.label != label.label:
+                    raise LabelFileError(
+                        f"case {shown(label.case_id)}, check {shown(label.check)}"
+                        + (f", repeat {label.repeat}" if label.repeat is not None else "")
+                        + f" is labelled {_word(before.label)} on line {earlier} and "
+                        f"{_word(label.label)} here; expected one label",
+                        file=path,
+                        line=line,
+                        field="label",
+                    )
+                continue
+            first_line[key] = (line, label)
+            labels.append(label)
     if not labels:
         raise LabelFileError(f"holds no labels; expected rows of {_COLUMNS}", file=path)
     return labels
@@ -121,7 +128,7 @@ def _check_columns(columns: list[str], path: Path, line: int) -> None:
     for name in columns:
         if name not in REQUIRED + OPTIONAL:
             raise LabelFileError(
-                f"unknown column {name!r}; expected {_COLUMNS}",
+                f"unknown column {shown(name)}; expected {_COLUMNS}",
                 file=path,
                 line=line,
                 field="header",
@@ -148,6 +155,10 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise LabelFileError(f"invalid JSON: {exc.msg}", file=path, line=line) from None
+        except RecursionError:
+            raise LabelFileError("invalid JSON: nested too deeply", file=path, line=line) from None
+        except ValueError as exc:  # an integer longer than Python converts
+            raise LabelFileError(f"invalid JSON: {exc}", file=path, line=line) from None
         if not isinstance(raw, dict):
             raise LabelFileError(
                 f"expected a JSON object with keys {_COLUMNS}, got {type(raw).__name__}",
@@ -157,7 +168,7 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
         for key in raw:
             if key not in REQUIRED + OPTIONAL:
                 raise LabelFileError(
-                    f"unknown key; expected {_COLUMNS}", file=path, line=line, field=str(key)
+                    f"unknown key; expected {_COLUMNS}", file=path, line=line, field=key_text(key)
                 )
         for key in REQUIRED:
             if key not in raw:
@@ -170,7 +181,7 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
 def _label(raw: dict[str, Any], path: Path, line: int) -> HumanLabel:
     def fail(field: str, expected: str) -> LabelFileError:
         return LabelFileError(
-            f"{expected}, got {raw.get(field)!r}", file=path, line=line, field=field
+            f"{expected}, got {shown(raw.get(field))}", file=path, line=line, field=field
         )
 
     case = raw["case"]

@@ -4,16 +4,50 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from ..errors import InputError
 from ..reports import clean
 from ..store import RunInfo
+from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
+
+
+class _OneLineUsage(TyperGroup):
+    """The app's command group: a usage error in any command (a bad flag value, an unknown
+    option, a missing argument) is one line on stderr and exit 2, not click's usage box."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: Context | None = None,
+        **extra: Any,
+    ) -> Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            _usage_exit(exc)
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)  # parses the command's own arguments, then runs it
+        except UsageError as exc:
+            _usage_exit(exc)
+
+
+def _usage_exit(exc: UsageError) -> NoReturn:
+    if isinstance(exc, NoArgsIsHelpError):  # bare `checkweigh`: the help, as before
+        raise exc
+    Console(stderr=True).print(labelled("error:", usage_line(exc)), soft_wrap=True)
+    raise typer.Exit(EXIT_INPUT)
+
 
 app = typer.Typer(
     name="checkweigh",
@@ -21,7 +55,30 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=_OneLineUsage,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        try:
+            number = version("checkweigh")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            from .. import __version__ as number
+        typer.echo(f"checkweigh {number}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate LLM agents with binary weighted checks."""
 
 
 def consoles() -> tuple[Console, Console]:

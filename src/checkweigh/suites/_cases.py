@@ -2,34 +2,62 @@
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
-from ..core import Case
+from ..core import Case, Step
 from ..errors import CaseFileError
-from ._errors import first_error, loc_text
+from ._errors import describe, loc_text, pick
+from ._text import TextFileError, decode_utf8, read_text, shown
 from ._yaml import YamlSyntaxError, load_yaml
 
 _STREAMED = (".jsonl", ".ndjson")
+DOCUMENT_LIMIT = 512 * 2**20
+"""The largest YAML or JSON cases file read whole; bigger sets belong in streamed JSONL."""
+_CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
+_JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 
 
-def _open(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The file's lines with their numbers, decoded one at a time (a BOM is dropped)."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            yield from fh
+        if path.is_dir():
+            raise CaseFileError("is a folder; expected a cases file", file=path)
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    yield lineno, decode_utf8(raw, first_line=lineno)
+                except TextFileError as exc:
+                    raise CaseFileError(str(exc), file=path, line=exc.line) from None
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise CaseFileError(f"not UTF-8 text: {exc.reason}", file=path) from None
+    except OSError as exc:
+        raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
+
+
+def _json_error(message: str, line: int | None = None) -> tuple[str, int | None]:
+    """jiter's ``... at line 2 column 4`` as the file's line and ``... at column 4``."""
+    found = _JSON_AT.search(message)
+    if found is None:
+        return f"invalid JSON: {message}", line
+    at = int(found.group(1)) + (line - 1 if line else 0)
+    return f"invalid JSON: {message[: found.start()]} at column {found.group(2)}", at
 
 
 def count_cases(path: Path) -> int:
-    """How many cases the file holds (cheap for JSONL: it counts non-blank lines)."""
-    if path.suffix in _STREAMED:
-        return sum(1 for line in _open(path) if line.strip())
+    """How many cases the file holds, validating every one of them on the way.
+
+    A run calls this before it starts, so a bad case anywhere in the file is one error and
+    nothing stored; JSONL is still streamed, so memory stays flat.
+
+    Raises:
+        CaseFileError: as :func:`iter_cases`.
+    """
     return sum(1 for _ in iter_cases(path))
 
 
@@ -57,38 +85,52 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
 def _iter_jsonl(path: Path) -> Iterator[Case]:
     seen: set[str] = set()
     validate = Case.model_validate_json
-    for lineno, line in enumerate(_open(path), start=1):
+    for lineno, line in _lines(path):
         if not line.strip():
             continue
         try:
-            case = validate(line)
+            case = validate(line.rstrip("\r\n"))  # errors then point into the line
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             if err["type"] == "json_invalid":
-                msg = (err.get("ctx") or {}).get("error", "invalid JSON")
-                raise CaseFileError(f"invalid JSON: {msg}", file=path, line=lineno) from None
-            loc, message = first_error(exc)
+                message, _ = _json_error((err.get("ctx") or {}).get("error", "invalid"))
+                raise CaseFileError(message, file=path, line=lineno) from None
+            found = describe(pick(exc), _CASE_KEYS, _loads(line))
             raise CaseFileError(
-                message, file=path, line=lineno, field=loc_text(loc) or None
+                found.message, file=path, line=lineno, field=loc_text(found.loc) or None
             ) from None
         if case.id in seen:
             raise CaseFileError(
-                f"duplicate case id {case.id!r}", file=path, line=lineno, field="id"
+                f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
             )
         seen.add(case.id)
         yield case
 
 
+def _loads(line: str) -> Any:
+    """A line that parsed once, parsed again to tell the user's keys in an error's location."""
+    try:
+        return from_json(line)
+    except ValueError:  # pragma: no cover - the line was valid JSON a moment ago
+        return None
+
+
 def _iter_document(path: Path) -> Iterator[Case]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, limit=DOCUMENT_LIMIT, what="cases file")
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
+    except TextFileError as exc:
+        raise CaseFileError(str(exc), file=path, line=exc.line) from None
+    except OSError as exc:
+        raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CaseFileError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+            # jiter: nesting and number size are bounded, and every error has a line
+            data = from_json(text)
+        except ValueError as exc:
+            message, line = _json_error(str(exc))
+            raise CaseFileError(message, file=path, line=line) from None
         lines = None
     else:
         try:
@@ -108,14 +150,14 @@ def _iter_document(path: Path) -> Iterator[Case]:
         try:
             case = Case.model_validate(raw)
         except ValidationError as exc:
-            loc, message = first_error(exc)
+            found = describe(pick(exc), _CASE_KEYS, raw)
             if lines:
-                line = lines.line((*prefix, i, *loc))
-            field = f"[{i}]" + ("." + loc_text(loc) if loc else "")
-            raise CaseFileError(message, file=path, line=line, field=field) from None
+                line = lines.line((*prefix, i, *found.at))
+            field = f"[{i}]" + ("." + loc_text(found.loc) if found.loc else "")
+            raise CaseFileError(found.message, file=path, line=line, field=field) from None
         if case.id in seen:
             raise CaseFileError(
-                f"duplicate case id {case.id!r}", file=path, line=line, field=f"[{i}].id"
+                f"duplicate case id {shown(case.id)}", file=path, line=line, field=f"[{i}].id"
             )
         seen.add(case.id)
         yield case

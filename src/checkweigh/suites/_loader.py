@@ -49,6 +49,7 @@ from ._schema import (
     build_conditions,
 )
 from ._suite import Suite
+from ._text import TextFileError, inert, read_text, shown
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
 SuiteCheck = Annotated[
@@ -61,6 +62,8 @@ SuiteCheck = Annotated[
     Field(discriminator="type"),
 ]
 """Any check a suite file can declare (built-in or judge), told apart by its ``type``."""
+SUITE_FILE_LIMIT = 16 * 2**20
+"""Suites are small; a bigger file (or ``/dev/zero``) is refused before it is read."""
 _CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(SuiteCheck)
 _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec])
 _CHECK_EXTRAS = ("when", "description")
@@ -135,29 +138,33 @@ class _Ctx:
         self.lines = lines
         self._keys: set[str] | None = None
 
-    def error(self, loc: Loc, message: str) -> SuiteError:
+    def error(self, loc: Loc, message: str, at: Loc | None = None) -> SuiteError:
+        """The error about field ``loc``, on the line of ``at`` (default: the field's)."""
         return SuiteError(
-            message, file=self.path, line=self.lines.line(loc), field=loc_text(loc) or None
+            inert(message),
+            file=self.path,
+            line=self.lines.line(loc if at is None else at),
+            field=loc_text(loc) or None,
         )
 
     def from_validation(
         self,
         exc: ValidationError,
+        data: Any,
         prefix: Loc = (),
         tag: object = None,
         model: type[BaseModel] = SuiteSpec,
     ) -> SuiteError:
+        """The error of validating ``data`` (found at ``prefix`` in the file) against ``model``;
+        ``tag`` is the discriminator value pydantic puts first in each location."""
         if self._keys is None:
             self._keys = _known_keys()
         err = pick(exc)
-        raw_loc = clean_loc(tuple(err["loc"]))
-        if tag is not None and raw_loc[:1] == (tag,):
-            raw_loc = raw_loc[1:]
-        keys = _keys_at(model, raw_loc)
-        loc, message = describe(err, keys if keys is not None else self._keys)
-        if tag is not None and loc[:1] == (tag,):
-            loc = loc[1:]
-        return self.error(prefix + loc, message)
+        if tag is not None and tuple(err["loc"])[:1] == (tag,):
+            err["loc"] = tuple(err["loc"])[1:]
+        keys = _keys_at(model, clean_loc(tuple(err["loc"]), data))
+        found = describe(err, keys if keys is not None else self._keys, data)
+        return self.error(prefix + found.loc, found.message, prefix + found.at)
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -168,11 +175,13 @@ def load_suite(path: str | Path) -> Suite:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, limit=SUITE_FILE_LIMIT, what="suite file (YAML)")
     except FileNotFoundError:
         raise SuiteError("suite file not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"cannot read suite file: {exc}", file=path) from None
+    except TextFileError as exc:
+        raise SuiteError(str(exc), file=path, line=exc.line) from None
+    except OSError as exc:
+        raise SuiteError(f"cannot read suite file: {exc.strerror or exc}", file=path) from None
     try:
         data, lines = load_yaml(text)
     except YamlSyntaxError as exc:
@@ -180,26 +189,40 @@ def load_suite(path: str | Path) -> Suite:
     ctx = _Ctx(path, lines)
     if not isinstance(data, dict):
         raise ctx.error((), "expected a mapping with name, cases, checks and rubrics")
+    # top-level 'x-' keys are the user's own (a home for YAML anchors merged with '<<:')
+    data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
-        raise ctx.from_validation(exc) from None
+        raise ctx.from_validation(exc, data) from None
     base = path.parent.resolve()
     checks = {name: _build_check(ctx, name, raw, base) for name, raw in spec.checks.items()}
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
-    cases_path = (base / spec.cases).resolve()
-    if not cases_path.is_file():
-        raise ctx.error(("cases",), f"cases file not found: {cases_path}")
+    cases_path = _cases_path(ctx, base, spec.cases)
     if spec.target is not None:
         try:
             agent = load_object(spec.target.agent, [base])
         except ImportTargetError as exc:
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
-            raise ctx.error(("target", "agent"), f"{spec.target.agent} is not callable")
+            raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
     return Suite(spec.name, path, spec, checks, rubrics, gates, cases_path, policy)
+
+
+def _cases_path(ctx: _Ctx, base: Path, cases: str) -> Path:
+    try:
+        path = (base / cases).resolve()
+        if path.is_dir():
+            raise ctx.error(("cases",), f"{path} is a folder; expected a cases file")
+        if not path.is_file():
+            what = "not a regular file" if path.exists() else "cases file not found"
+            raise ctx.error(("cases",), f"{what}: {path}")
+    except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ctx.error(("cases",), f"unusable path {shown(cases)}: {reason}") from None
+    return path
 
 
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:
@@ -210,13 +233,13 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     except ValidationError as exc:
         # the discriminated union puts the check's type first in each location: drop it
         model = _CHECK_MODELS.get(str(body.get("type")), BuiltinCheck)
-        raise ctx.from_validation(exc, loc, tag=body.get("type"), model=model) from None
+        raise ctx.from_validation(exc, body, loc, tag=body.get("type"), model=model) from None
     when: tuple[Condition, ...] = ()
     if "when" in raw:
         try:
             when = build_conditions(_COND_ADAPTER.validate_python(raw["when"]))
         except ValidationError as exc:
-            raise ctx.from_validation(exc, (*loc, "when")) from None
+            raise ctx.from_validation(exc, raw["when"], (*loc, "when")) from None
     if isinstance(spec, PythonCheck):
         try:
             return NamedCheck.of(name, resolve_python_check(spec, [base]), when)
@@ -231,7 +254,7 @@ def _build_rubric(ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, Name
         if check_name not in checks:
             raise ctx.error(
                 (*loc, "weights", check_name),
-                f"unknown check '{check_name}'; the suite defines: {', '.join(checks)}",
+                f"unknown check {shown(check_name)}; the suite defines: {', '.join(checks)}",
             )
     items = [RubricItem(c, w.weight, w.required, w.not_applicable) for c, w in spec.weights.items()]
     if spec.outcome_rules is not None:
@@ -259,7 +282,7 @@ def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> Pa
         if name not in names:
             raise ctx.error(
                 ("thresholds", "score_rubrics", i),
-                f"unknown rubric '{name}'; the suite defines: {', '.join(names)}",
+                f"unknown rubric {shown(name)}; the suite defines: {', '.join(names)}",
             )
     outcome_checks = tuple(
         name for name, c in spec.checks.items() if c.get("type") == "expected_outcomes"
@@ -281,13 +304,14 @@ def _build_gates(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> tup
         if g.rubric is not None and g.rubric not in by_name:
             raise ctx.error(
                 ("gates", i, "rubric"),
-                f"unknown rubric '{g.rubric}'; the suite defines: {', '.join(by_name)}",
+                f"unknown rubric {shown(g.rubric)}; the suite defines: {', '.join(by_name)}",
             )
         if g.metric is GateMetric.CHECK_PASS_RATE and g.rubric is not None:
             names = by_name[g.rubric].check_names
             if g.check not in names:
                 raise ctx.error(
                     ("gates", i, "check"),
-                    f"rubric '{g.rubric}' has no check '{g.check}'; it has: {', '.join(names)}",
+                    f"rubric {shown(g.rubric)} has no check {shown(g.check)}; "
+                    f"it has: {', '.join(names)}",
                 )
     return tuple(g.build() for g in spec.gates)

@@ -1,76 +1,186 @@
-"""YAML loading that remembers the line of every key, so errors can point at it."""
+"""YAML loading that can tell the line of every key, so errors can point at it.
+
+Hostile documents are bounded before anything is built from them: nesting deeper than
+:data:`MAX_DEPTH`, aliases that expand to more values than :data:`ALIAS_NODES` plus
+:data:`ALIAS_RATIO` per value written (at most :data:`ALIAS_CAP`; the "billion laughs" bomb
+needs millions), integers longer than Python converts and impossible values (a 13th month)
+are one :class:`YamlSyntaxError` with the line. Merge keys (``<<: *defaults``) are accepted;
+duplicate keys are not.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.scanner import ScannerError
+
+from ._text import inert, shown
 
 Loc = tuple[str | int, ...]
 
+MAX_DEPTH = 100
+"""The deepest nesting a document may have; no suite or case comes near it."""
+ALIAS_NODES = 100_000
+"""Values that aliases may add to any document ..."""
+ALIAS_RATIO = 50
+"""... plus this many per value written in it (cases sharing defaults through ``<<:``) ..."""
+ALIAS_CAP = 5_000_000
+"""... and never more than this."""
+MAX_INT_DIGITS = 4300
+"""Python's own limit on converting text to an integer."""
+
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep; expected a flatter document"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
 
 class LineMap:
-    """Line numbers (1-based) of the values in a loaded YAML document, by location."""
+    """Line numbers (1-based) of the values in a loaded YAML document, by location.
 
-    def __init__(self) -> None:
-        self._lines: dict[Loc, int] = {}
+    Lines are looked up in the document's nodes when an error asks for one, so a document
+    whose aliases expand a lot costs nothing extra to load.
+    """
 
-    def add(self, loc: Loc, line: int) -> None:
-        """Record where ``loc`` sits."""
-        self._lines.setdefault(loc, line)
+    def __init__(self, root: yaml.Node | None = None) -> None:
+        self._root = root
 
     def line(self, loc: Loc) -> int | None:
-        """The line of ``loc``, or of its nearest recorded parent."""
-        loc = tuple(loc)
-        while loc:
-            if loc in self._lines:
-                return self._lines[loc]
-            loc = loc[:-1]
-        return self._lines.get((), None)
-
-    def shifted(self, prefix: Loc) -> LineMap:
-        """A view of the entries under ``prefix``, relative to it."""
-        out = LineMap()
-        n = len(prefix)
-        for loc, ln in self._lines.items():
-            if loc[:n] == prefix:
-                out.add(loc[n:], ln)
-        return out
-
-
-def _walk(node: yaml.Node, loc: Loc, lines: LineMap) -> None:
-    lines.add(loc, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                lines.add((*loc, key.value), key.start_mark.line + 1)
-                _walk(value, (*loc, key.value), lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*loc, i), lines)
+        """The line of ``loc`` (of its key, in a mapping), or of its nearest parent found."""
+        node = self._root
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        keys = yaml.constructor.SafeConstructor()
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                # merged keys come first and later keys win, as in the loaded mapping
+                for key, value in reversed(node.value):
+                    if isinstance(key, yaml.ScalarNode) and (
+                        loc_key(keys.construct_object(key)) == part
+                    ):
+                        line, node = key.start_mark.line + 1, value
+                        break
+                else:
+                    return line
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if not 0 <= part < len(node.value):
+                    return line
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                return line
+        return line
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that rejects duplicate keys instead of keeping the last one."""
+def loc_key(key: object) -> str | int:
+    """A mapping key as locations hold it: text and whole numbers as they are, others as text
+    (as pydantic reports a ``None`` or ``true`` key)."""
+    if isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool)):
+        return key
+    return str(key)
 
 
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
+class _Loader(yaml.SafeLoader):
+    """A safe loader with limits on depth, alias expansion and integer size, that rejects
+    duplicate keys instead of keeping the last one."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._depth = 0
+        self._own = 0
+        self._aliased = 0
+        self._sizes: dict[int, int] = {}
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        # the scanner reads a whole flow collection ahead: stop '[[[[...' before the composer
+        if self.flow_level >= MAX_DEPTH:
+            raise ScannerError(None, None, _TOO_DEEP, self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            node: yaml.Node = super().compose_node(parent, index)  # type: ignore[assignment]
+            size = self._sizes.get(id(node))
+            if size is None:
+                raise ComposerError(
+                    None,
+                    None,
+                    f"alias *{event.anchor} is used inside its own anchor",
+                    event.start_mark,
+                )
+            # an alias shares its node; count what it adds once expanded, not what it costs here
+            self._aliased += size
+            limit = min(ALIAS_CAP, ALIAS_NODES + ALIAS_RATIO * self._own)
+            if self._aliased > limit:
+                raise ComposerError(
+                    None,
+                    None,
+                    f"aliases expand to more than {limit:,} values; expected far fewer "
+                    "(is this an alias bomb?)",
+                    event.start_mark,
+                )
+            return node
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise ComposerError(
+                None,
+                None,
+                _TOO_DEEP,
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
             )
-        seen.add(key)
-    loader.flatten_mapping(node)
-    return dict(loader.construct_pairs(node))
+        try:
+            node = super().compose_node(parent, index)  # type: ignore[assignment]
+        finally:
+            self._depth -= 1
+        self._own += 1
+        self._sizes[id(node)] = 1 + self._children_size(node)
+        return node
+
+    def _children_size(self, node: yaml.Node) -> int:
+        sizes = self._sizes
+        if isinstance(node, yaml.MappingNode):
+            _reject_duplicates(node)
+            return sum(sizes[id(k)] + sizes[id(v)] for k, v in node.value)
+        if isinstance(node, yaml.SequenceNode):
+            return sum(sizes[id(item)] for item in node.value)
+        return 0
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as exc:  # a 13th month, a date out of range
+            raise ConstructorError(
+                None, None, f"cannot read {shown(node.value, 40)}: {exc}", node.start_mark
+            ) from None
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        # longer integers are refused by int() and, in base 60, would take quadratic time
+        digits = sum(c.isdigit() for c in node.value)
+        if digits > MAX_INT_DIGITS:
+            raise ConstructorError(
+                None,
+                None,
+                f"a number with {digits} digits; expected at most {MAX_INT_DIGITS}",
+                node.start_mark,
+            )
+        value: int = super().construct_yaml_int(node)
+        return value
 
 
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def _reject_duplicates(node: yaml.MappingNode) -> None:
+    seen: set[tuple[str, str]] = set()
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE_TAG:
+            continue
+        if (key.tag, key.value) in seen:
+            raise ConstructorError(None, None, f"duplicate key {shown(key.value)}", key.start_mark)
+        seen.add((key.tag, key.value))
 
 
 class YamlSyntaxError(ValueError):
@@ -85,27 +195,34 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
     """Parse one YAML document; return the data and where each key sits.
 
     Raises:
-        YamlSyntaxError: the text is not valid YAML, or repeats a key.
+        YamlSyntaxError: the text is not valid YAML, repeats a key or exceeds a limit.
     """
-    lines = LineMap()
     try:
-        node = yaml.compose(text, Loader=_UniqueKeyLoader)
-        if node is None:
-            return None, lines
-        _walk(node, (), lines)
-        loader = _UniqueKeyLoader(text)
+        loader = _Loader(text)  # reading the text already rejects control characters
         try:
-            data = loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:
+                return None, LineMap()
+            data = loader.construct_document(node)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
-        return _raise(problem, mark.line + 1 if mark else None)
+        if problem == "found unhashable key":
+            problem = "a list or mapping used as a key; expected text keys"
+        if exc.context and problem.startswith("but "):  # "expected a single document, but..."
+            problem = f"{exc.context}, {problem}"
+        raise YamlSyntaxError(inert(problem), mark.line + 1 if mark else None) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise YamlSyntaxError(
+            f"unacceptable character #x{exc.character:04x} (control characters are not "
+            "allowed in YAML)",
+            line,
+        ) from None
     except yaml.YAMLError as exc:
-        return _raise(str(exc), None)
-    return data, lines
-
-
-def _raise(message: str, line: int | None) -> tuple[Any, LineMap]:
-    raise YamlSyntaxError(message, line)
+        raise YamlSyntaxError(" ".join(str(exc).split()), None) from None
+    except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting well before this
+        raise YamlSyntaxError("nested too deeply", None) from None
+    return data, LineMap(node)
