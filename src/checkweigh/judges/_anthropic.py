@@ -16,8 +16,8 @@ from typing import Any
 from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
-from ._retry import RetryPolicy, Slot
-from ._sdk import judge_error, load_sdk, make_client, scrub, sdk_call
+from ._retry import RetryPolicy, Slot, with_timeout
+from ._sdk import BACKSTOP_S, judge_error, load_sdk, make_client, scrub, sdk_call
 
 
 class AnthropicJudge:
@@ -52,11 +52,11 @@ class AnthropicJudge:
             self._anthropic.AnthropicError,
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout_s,
+            timeout=timeout_s + BACKSTOP_S,
         )
         self._secret: str | None = getattr(self._client, "api_key", None) or api_key
         self._model = model
-        self._retry = retry or RetryPolicy(timeout_s=timeout_s)
+        self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
         self._structured = structured and format != "prompt"
         self._format: JudgeFormat = "json_schema" if self._structured else "prompt"
         # newer SDKs dropped ``temperature`` from messages.create; send it where it exists

@@ -21,8 +21,8 @@ import orjson
 
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
-from ._retry import RetryPolicy, Slot
-from ._sdk import FormatRejected, judge_error, load_sdk, make_client, scrub, sdk_call
+from ._retry import RetryPolicy, Slot, with_timeout
+from ._sdk import BACKSTOP_S, FormatRejected, judge_error, load_sdk, make_client, scrub, sdk_call
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 
@@ -76,12 +76,12 @@ class OpenAIJudge:
             self._openai.OpenAIError,
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout_s,
+            timeout=timeout_s + BACKSTOP_S,
         )
         self._secret: str | None = getattr(self._client, "api_key", None) or api_key
         self._model = model
         self._provider = provider
-        self._retry = retry or RetryPolicy(timeout_s=timeout_s)
+        self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
         self._asked: JudgeFormat = format if structured else "prompt"
         self._format: JudgeFormat = "json_schema" if self._asked == "auto" else self._asked
         self._settled = self._asked != "auto"

@@ -12,7 +12,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 T = TypeVar("T")
@@ -35,6 +35,11 @@ class RetryPolicy:
     """Longest single attempt (None: the client's own timeout only)."""
     deadline_s: float | None = None
     """Longest the whole call may take, attempts and waits included (None: no limit)."""
+
+
+def with_timeout(policy: RetryPolicy, timeout_s: float) -> RetryPolicy:
+    """``policy``, with ``timeout_s`` per attempt unless it names its own."""
+    return policy if policy.timeout_s is not None else replace(policy, timeout_s=timeout_s)
 
 
 class AttemptTimeout(Exception):

@@ -22,6 +22,11 @@ RETRIED_STATUSES = frozenset({408, 409, 429})
 """4xx statuses that may change on retry (with every 5xx); any other 4xx will not."""
 
 
+BACKSTOP_S = 5.0
+"""Added to the SDK client's own timeout: the per-attempt timeout of the retry loop (which
+also respects the deadline) fires first and names its length; the SDK's is a backstop."""
+
+
 class FormatRejected(JudgeError):
     """The server refused the structured-output format asked for (the caller moves down)."""
 
@@ -210,10 +215,15 @@ async def sdk_call(
         text = describe(sdk, stop.last)
         if final is not None and final(stop.last):
             raise judge_error(name, text, secret, FormatRejected) from None
-        if stop.why == "deadline":
+        if stop.why == "deadline" and isinstance(stop.last, AttemptTimeout):
+            text = (
+                f"timed out after {stop.elapsed_s:.1f} s ({stop.attempts} attempt(s), "
+                f"deadline {policy.deadline_s:g} s)"
+            )
+        elif stop.why == "deadline":
             text += (
-                f" (gave up after {stop.attempts} attempt(s) in {stop.elapsed_s:.1f} s: the next "
-                f"wait would pass the {policy.deadline_s:g} s deadline)"
+                f" (gave up after {stop.attempts} attempt(s) in {stop.elapsed_s:.1f} s: "
+                f"deadline {policy.deadline_s:g} s)"
             )
         elif stop.why == "attempts" and stop.attempts > 1:
             text += f" (after {stop.attempts} attempts in {stop.elapsed_s:.1f} s)"
