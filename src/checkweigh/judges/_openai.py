@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -161,13 +160,34 @@ class OpenAIJudge:
         """:meth:`complete`, holding ``slot`` only while an attempt is in flight."""
         start = time.perf_counter()
         final = self._names_format if request.json_schema is not None else None
-        while True:
+        sent: list[JudgeFormat] = []
+
+        # The SDK's client (base URL, auth, timeouts, error types) posts a plain JSON body
+        # and hands back the raw bytes, parsed here: its typed-parameter transform walks
+        # every node of the schema and its response models build far more than the four
+        # fields a judge reads, and together they cost more CPU than the call's own work.
+        async def post() -> bytes:
+            # the format is read when the attempt starts (it holds a slot by then), so calls
+            # that queued behind the first refusal already ask in the format it settled on
             fmt = self._format
-            params = self._params(request, fmt)
+            sent.append(fmt)
+            body = self._params(request, fmt)
+            raw: bytes = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+            return raw
+
+        while True:
             try:
-                raw = await self._post(params, slot, final)
+                raw = await sdk_call(
+                    self.name,
+                    self._openai,
+                    post,
+                    self._retry,
+                    secret=self._secret,
+                    slot=slot,
+                    final=final,
+                )
             except FormatRejected as exc:
-                if not self._move_down(fmt):
+                if not self._move_down(sent[-1]):
                     hint = "" if self._asked == "auto" else "; try --judge-format auto"
                     raise JudgeError(f"{exc}{hint}") from None
                 continue
@@ -175,24 +195,6 @@ class OpenAIJudge:
         if request.json_schema is not None:
             self._settled = True
         return self._reply(raw, (time.perf_counter() - start) * 1000.0)
-
-    async def _post(
-        self,
-        params: dict[str, Any],
-        slot: Slot | None,
-        final: Callable[[BaseException], bool] | None,
-    ) -> bytes:
-        # The SDK's client (base URL, auth, timeouts, error types) posts a plain JSON body
-        # and hands back the raw bytes, parsed here: its typed-parameter transform walks
-        # every node of the schema and its response models build far more than the four
-        # fields a judge reads, and together they cost more CPU than the call's own work.
-        async def post() -> bytes:
-            raw: bytes = await self._client.post("/chat/completions", body=params, cast_to=bytes)
-            return raw
-
-        return await sdk_call(
-            self.name, self._openai, post, self._retry, secret=self._secret, slot=slot, final=final
-        )
 
     def _reply(self, raw: bytes, elapsed_ms: float) -> JudgeReply:
         try:
