@@ -14,7 +14,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -67,6 +67,8 @@ class FakeLLM:
     base_url: str = ""
     structured: Structured = "all"
     """Which ``response_format`` types the OpenAI server accepts (see the module)."""
+    respond: Callable[[dict[str, Any]], Reply | None] | None = None
+    """Picks the reply from the request body (None: the script's next one)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -78,6 +80,9 @@ class FakeLLM:
             refusal = _refuse_format(self.structured, body)
             if refusal is not None:
                 return refusal
+            chosen = self.respond(body) if self.respond is not None else None
+            if chosen is not None:
+                return chosen
             if self.script:
                 return self.script.pop(0)
             if self.default is not None:
@@ -223,12 +228,13 @@ def fake_llm_server(
     default: Reply | None = None,
     keep_alive: bool = False,
     structured: Structured = "all",
+    respond: Callable[[dict[str, Any]], Reply | None] | None = None,
 ) -> Iterator[FakeLLM]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
 
     ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
     """
-    state = FakeLLM(script=list(script), default=default, structured=structured)
+    state = FakeLLM(script=list(script), default=default, structured=structured, respond=respond)
     server = _Server(("127.0.0.1", 0), _handler(state, wire, keep_alive))
     host = f"http://127.0.0.1:{server.server_address[1]}"
     state.base_url = host if wire == "anthropic" else f"{host}/v1"
