@@ -90,6 +90,19 @@ def test_a_reset_connection_reads_as_a_reset_and_is_retried(wire: str) -> None:
 
 
 @pytest.mark.parametrize("wire", WIRES)
+def test_a_reset_reads_as_a_reset_on_the_httpx_transport_too(
+    wire: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without aiohttp the SDKs use httpx, whose reset surfaces differently."""
+    monkeypatch.setattr("checkweigh.judges._sdk.aiohttp_client", lambda sdk: None)
+    with fake_llm_server([], wire=wire, default=Reply(reset=True)) as server:
+        judge = make(wire, server.base_url)
+        text = failure(judge)
+    assert "connection reset" in text
+    assert len(server.requests) == 4
+
+
+@pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
 def test_a_4xx_that_will_not_change_is_not_retried(wire: str, status: int) -> None:
     with fake_llm_server([], wire=wire, default=Reply(status=status)) as server:
