@@ -10,7 +10,14 @@ from types import SimpleNamespace
 import pytest
 
 from checkweigh.errors import InputError
-from checkweigh.judges import GaveUp, JudgeOptions, RetryPolicy, call_with_retries, retry_after
+from checkweigh.judges import (
+    GaveUp,
+    JudgeOptions,
+    OpenAIJudge,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+)
 from checkweigh.judges._retry import backoff
 
 NOW = 1_700_000_000.0
@@ -73,9 +80,27 @@ def test_defaults_are_the_documented_ones() -> None:
     options = JudgeOptions()
     assert (options.timeout_s, options.retries, options.deadline_s) == (60.0, 10, 120.0)
     assert (options.backoff_initial_s, options.backoff_max_s) == (0.5, 20.0)
-    assert (options.format, options.concurrency) == ("auto", 16)
+    assert (options.format, options.concurrency) == ("auto", None)
     policy = options.retry_policy()
     assert (policy.attempts, policy.timeout_s, policy.deadline_s) == (11, 60.0, 120.0)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "concurrency"),
+    [
+        ("https://api.openai.com/v1", 16),
+        ("https://llm.internal.example:8443/v1", 16),
+        ("http://127.0.0.1:8080/v1", 2),
+        ("http://localhost:11434/v1", 2),
+        ("http://[::1]:8000/v1", 2),
+    ],
+)
+def test_a_server_on_this_machine_gets_two_calls_at_once(base_url: str, concurrency: int) -> None:
+    judge = OpenAIJudge("m", base_url=base_url, api_key="x")
+    settled = JudgeOptions().for_judge(judge)
+    assert (settled.concurrency, settled.limit) == (concurrency, concurrency)
+    assert JudgeOptions(concurrency=8).for_judge(judge).concurrency == 8  # given: kept
+    asyncio.run(judge.aclose())
 
 
 def test_flags_override_the_suite_block() -> None:

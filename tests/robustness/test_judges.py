@@ -25,7 +25,7 @@ from support.judge_suite import CASES, YES, judge_suite, run_judged
 ANTHROPIC_YES = Reply(tool_input=json.loads(YES))
 HTML = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 # every row runs with short limits, so a fault that is not handled ends the test quickly
-LIMITS = ("--judge-timeout", "0.4", "--judge-deadline", "2")
+LIMITS = ("--judge-timeout", "0.4", "--judge-deadline", "2", "--judge-concurrency", "8")
 
 
 def repaired_by(fixed: Reply, junk: Reply) -> Callable[[dict[str, Any]], Reply]:

@@ -87,7 +87,11 @@ def run(
     ] = False,
     judge_concurrency: Annotated[
         int | None,
-        typer.Option("--judge-concurrency", help="Judge calls at once [suite judge:, or 16]."),
+        typer.Option(
+            "--judge-concurrency",
+            help="Judge calls at once [16; 2 for a server on this machine].",
+            show_default=False,
+        ),
     ] = None,
     judge_timeout: Annotated[
         float | None,
@@ -313,12 +317,9 @@ def _judge(
         raise InputError("--replay reads only the cache and --no-cache bypasses it: pick one")
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
     options = options or JudgeOptions()
-    metered = MeteredJudge(
-        make_judge(spec, options=options, offline=replay),
-        concurrency=options.concurrency,
-        prices=prices,
-        options=options,
-    )
+    model = make_judge(spec, options=options, offline=replay)
+    options = options.for_judge(model)
+    metered = MeteredJudge(model, concurrency=options.limit, prices=prices, options=options)
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)
 
 

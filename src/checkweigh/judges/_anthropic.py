@@ -17,7 +17,7 @@ from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
-from ._sdk import BACKSTOP_S, judge_error, load_sdk, make_client, scrub, sdk_call
+from ._sdk import BACKSTOP_S, is_loopback, judge_error, load_sdk, make_client, scrub, sdk_call
 
 
 class AnthropicJudge:
@@ -67,6 +67,11 @@ class AnthropicJudge:
     def name(self) -> str:
         """``anthropic:model``."""
         return f"anthropic:{self._model}"
+
+    @property
+    def local(self) -> bool:
+        """Whether the server runs on this machine (a loopback base URL)."""
+        return is_loopback(str(self._client.base_url))
 
     @property
     def output_format(self) -> JudgeFormat:

@@ -21,7 +21,16 @@ import orjson
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
-from ._sdk import BACKSTOP_S, FormatRejected, judge_error, load_sdk, make_client, scrub, sdk_call
+from ._sdk import (
+    BACKSTOP_S,
+    FormatRejected,
+    is_loopback,
+    judge_error,
+    load_sdk,
+    make_client,
+    scrub,
+    sdk_call,
+)
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 
@@ -90,6 +99,11 @@ class OpenAIJudge:
     def name(self) -> str:
         """``provider:model``."""
         return f"{self._provider}:{self._model}"
+
+    @property
+    def local(self) -> bool:
+        """Whether the server runs on this machine (a loopback base URL)."""
+        return is_loopback(str(self._client.base_url))
 
     @property
     def output_format(self) -> JudgeFormat:

@@ -9,7 +9,8 @@ Defaults (documented in the README):
   else after an exponential backoff from ``backoff_initial_s`` = 0.5 s (doubled each time,
   plus up to as much again of random jitter) capped at ``backoff_max_s`` = 20 s;
 - all attempts and waits of one call end within ``deadline_s`` = 120 s, so a hung provider
-  costs at most two attempts and holds a concurrency slot only while an attempt is in flight.
+  costs at most two attempts and holds a concurrency slot only while an attempt is in flight;
+- ``concurrency`` = 16 calls in flight, or 2 for a server on this machine.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from ._retry import RetryPolicy
 
 DEFAULT_CONCURRENCY = 16
 """Judge calls in flight at once, unless told otherwise."""
+LOCAL_CONCURRENCY = 2
+"""The same for a server on this machine (a loopback base URL, Ollama): such a server decodes
+one request at a time, so more calls in flight only queue there and run into the timeout."""
 
 JudgeFormat = Literal["auto", "json_schema", "json_object", "prompt"]
 """How a structured answer is asked for: negotiated (``auto``), or one of the three forced."""
@@ -47,8 +51,8 @@ class JudgeOptions:
     """Longest single wait, also the cap on a server's ``Retry-After``."""
     format: JudgeFormat = "auto"
     """Structured output: ``auto`` negotiates json_schema, then json_object, then prompt."""
-    concurrency: int = DEFAULT_CONCURRENCY
-    """Judge calls in flight at once."""
+    concurrency: int | None = None
+    """Judge calls in flight at once (None: 16, or 2 for a server on this machine)."""
 
     def __post_init__(self) -> None:
         for name in ("timeout_s", "deadline_s", "backoff_max_s"):
@@ -61,7 +65,7 @@ class JudgeOptions:
             )
         if self.retries < 0:
             raise ValueError(f"retries: expected a whole number >= 0, got {self.retries!r}")
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"concurrency: expected a whole number >= 1, got {self.concurrency!r}")
         if self.format not in FORMATS:
             raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {self.format!r}")
@@ -81,6 +85,19 @@ class JudgeOptions:
             name, _, message = str(exc).partition(": ")
             flag = "--judge-" + name.removesuffix("_s").replace("_", "-")
             raise InputError(message, field=flag) from None
+
+    def for_judge(self, judge: object) -> JudgeOptions:
+        """These options with the concurrency settled for ``judge`` (``local`` judges, on a
+        loopback base URL, get :data:`LOCAL_CONCURRENCY` unless it was given)."""
+        if self.concurrency is not None:
+            return self
+        local = getattr(judge, "local", False) is True
+        return replace(self, concurrency=LOCAL_CONCURRENCY if local else DEFAULT_CONCURRENCY)
+
+    @property
+    def limit(self) -> int:
+        """The concurrency, the remote default when it is not settled yet."""
+        return self.concurrency or DEFAULT_CONCURRENCY
 
     def retry_policy(self) -> RetryPolicy:
         """The retry loop's settings."""

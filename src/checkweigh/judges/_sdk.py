@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import errno
 import importlib
+import ipaddress
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ._model import JudgeError
 from ._retry import AttemptTimeout, GaveUp, RetryPolicy, Slot, call_with_retries
@@ -44,6 +46,17 @@ def judge_error(
 ) -> JudgeError:
     """A :class:`JudgeError` naming the judge, with the key scrubbed out."""
     return kind(scrub(f"{name}: {text}", secret))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (127.0.0.0/8, ::1 or localhost)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def load_sdk(package: str) -> ModuleType:
