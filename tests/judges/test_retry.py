@@ -40,6 +40,8 @@ def failed_with(headers: dict[str, str]) -> Exception:
         ({"retry-after-ms": "250", "retry-after": "30"}, 0.25),
         ({"retry-after-ms": "soon", "retry-after": "3"}, 3.0),
         ({"retry-after": "next week"}, None),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after-ms": "inf", "retry-after": "2"}, 2.0),
         ({"retry-after": "Tue, 14 Nov 2023 22:13:24"}, None),  # no zone: not an HTTP date
         ({}, None),
     ],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import importlib
 import ipaddress
+import math
 import time
 from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
@@ -105,31 +106,35 @@ def make_client(
 
 def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     """Seconds the server asked us to wait: ``retry-after-ms`` (OpenAI), else ``Retry-After``
-    as seconds or as an HTTP date; None when absent or unreadable."""
+    as seconds or as an HTTP date; None when absent, unreadable or not a finite number."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    millis = headers.get("retry-after-ms")
+    millis = _number(headers.get("retry-after-ms"))
     if millis is not None:
-        try:
-            return float(millis) / 1000.0
-        except ValueError:
-            pass
+        return millis / 1000.0
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    if when.tzinfo is None:  # an HTTP date is GMT; a zone-less one is read as such
+    if when.tzinfo is None:  # no zone (or "-0000"): not an HTTP date, which is in GMT
         return None
     return when.timestamp() - (time.time() if now is None else now)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
