@@ -194,3 +194,16 @@ def test_an_html_error_page_is_retried_then_reported_without_a_traceback() -> No
         text = failure(make("openai", server.base_url))
     assert text.startswith("openai:gpt-test: HTTP 502")
     assert len(server.requests) == 4
+
+
+def test_latency_counts_from_the_first_attempt_not_the_wait_for_a_slot() -> None:
+    with fake_llm_server([], default=Reply(YES, delay_s=0.3), keep_alive=True) as server:
+        metered = MeteredJudge(make("openai", server.base_url), concurrency=1)
+
+        async def three() -> list[JudgeReply]:
+            return list(await asyncio.gather(*(metered.complete(REQUEST) for _ in range(3))))
+
+        replies = asyncio.run(closing(metered, three()))
+    # one at a time: the third call waited ~0.6 s for its slot, which is not its latency
+    assert all(250 < r.latency_ms < 550 for r in replies), [r.latency_ms for r in replies]
+    assert len(server.requests) == 3

@@ -122,16 +122,16 @@ class AnthropicJudge:
     async def complete_slotted(self, request: JudgeRequest, slot: Slot | None) -> JudgeReply:
         """:meth:`complete`, holding ``slot`` only while an attempt is in flight."""
         params = self._params(request)
-        start = time.perf_counter()
+        started: list[float] = []  # the first attempt's start: waiting for a slot is not latency
+
+        async def create() -> Any:
+            started.append(time.perf_counter())
+            return await self._client.messages.create(**params)
+
         message = await sdk_call(
-            self.name,
-            self._anthropic,
-            lambda: self._client.messages.create(**params),
-            self._retry,
-            secret=self._secret,
-            slot=slot,
+            self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot
         )
-        elapsed = (time.perf_counter() - start) * 1000.0
+        elapsed = (time.perf_counter() - started[0]) * 1000.0
         text = _answer_text(message.content)
         if text is None:
             raise judge_error(self.name, "the response holds no answer", self._secret)

@@ -172,9 +172,9 @@ class OpenAIJudge:
 
     async def complete_slotted(self, request: JudgeRequest, slot: Slot | None) -> JudgeReply:
         """:meth:`complete`, holding ``slot`` only while an attempt is in flight."""
-        start = time.perf_counter()
         final = self._names_format if request.json_schema is not None else None
         sent: list[JudgeFormat] = []
+        started: list[float] = []  # the first attempt's start: waiting for a slot is not latency
 
         # The SDK's client (base URL, auth, timeouts, error types) posts a plain JSON body
         # and hands back the raw bytes, parsed here: its typed-parameter transform walks
@@ -183,6 +183,7 @@ class OpenAIJudge:
         async def post() -> bytes:
             # the format is read when the attempt starts (it holds a slot by then), so calls
             # that queued behind the first refusal already ask in the format it settled on
+            started.append(time.perf_counter())
             fmt = self._format
             sent.append(fmt)
             body = self._params(request, fmt)
@@ -208,7 +209,7 @@ class OpenAIJudge:
             break
         if request.json_schema is not None:
             self._settled = True
-        return self._reply(raw, (time.perf_counter() - start) * 1000.0)
+        return self._reply(raw, (time.perf_counter() - started[0]) * 1000.0)
 
     def _reply(self, raw: bytes, elapsed_ms: float) -> JudgeReply:
         try:
