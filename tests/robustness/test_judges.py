@@ -255,7 +255,7 @@ def test_judge_fault(fault: Fault, tmp_path: Path) -> None:
         took = time.monotonic() - start
     assert code == fault.exit_code, out
     assert "Traceback" not in out
-    assert took < 10.0
+    assert took < 20.0  # the 2 s deadline plus start-up, with room for a loaded CI machine
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
     verdicts = [r.verdicts["grounded"] for r in store.iter_results(store.get_run("latest").id)]
     assert len(verdicts) == CASES
