@@ -144,3 +144,26 @@ def test_a_bad_flag_is_one_line_naming_it(
     assert caught.value.field == field
     assert message in str(caught.value)
     assert "\n" not in caught.value.one_line()
+
+
+def test_an_attempt_cut_short_by_the_deadline_reports_the_failure_before_it() -> None:
+    """A provider that keeps failing slowly: the last attempt only times out because the
+    deadline arrives, so the error names the provider's failure, not a timeout."""
+    attempts = 0
+
+    async def slow_503() -> str:
+        nonlocal attempts
+        attempts += 1
+        await asyncio.sleep(0.25)
+        raise ConnectionError("HTTP 503")
+
+    policy = RetryPolicy(attempts=20, initial_s=0.01, max_wait_s=0.02, timeout_s=1, deadline_s=0.6)
+    with pytest.raises(GaveUp) as caught:
+        asyncio.run(
+            call_with_retries(
+                slow_503, policy, retriable=lambda e: True, retry_after=lambda e: None
+            )
+        )
+    assert caught.value.why == "deadline"
+    assert isinstance(caught.value.last, ConnectionError)
+    assert attempts == 3  # 0.25 s each: the third is cut off at 0.6 s

@@ -95,6 +95,7 @@ async def call_with_retries(
     loop = asyncio.get_running_loop()
     deadline = policy.deadline_s if policy.deadline_s is not None else math.inf
     start: float | None = None
+    previous: BaseException | None = None
     attempt = 0
     while True:
         attempt += 1
@@ -115,6 +116,11 @@ async def call_with_retries(
             except Exception as exc:  # noqa: BLE001 - classified below: non-retriable re-raised
                 failure = exc
         elapsed = loop.time() - start
+        cut_short = isinstance(failure, AttemptTimeout) and elapsed >= deadline
+        if cut_short and previous is not None and not isinstance(previous, AttemptTimeout):
+            # the deadline, not the server, ended this attempt: the earlier failure says more
+            raise GaveUp(previous, "deadline", attempt, elapsed) from previous
+        previous = failure
         if not isinstance(failure, AttemptTimeout) and not retriable(failure):
             raise GaveUp(failure, "final", attempt, elapsed) from failure
         if attempt >= policy.attempts:
