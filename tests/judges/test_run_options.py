@@ -158,3 +158,15 @@ def test_the_key_echoed_by_a_provider_is_in_no_output(tmp_path: Path) -> None:
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
     assert len(server.requests) == CASES  # a 403 is final: not retried
+
+
+def test_json_object_is_refused_for_anthropic_in_one_line(tmp_path: Path) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(
+        suite, None, tmp_path, "--judge-format", "json_object", judge="anthropic:claude-test"
+    )
+    assert code == 2
+    assert out.strip() == (
+        "error: --judge: anthropic:claude-test: format json_object is OpenAI's; "
+        "use auto, json_schema or prompt"
+    )
