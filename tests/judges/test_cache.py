@@ -99,3 +99,28 @@ def test_cache_folder_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("CHECKWEIGH_CACHE_DIR", "/tmp/judges")
     assert cache_dir() == Path("/tmp/judges")
     assert cache_dir("here") == Path("here")
+
+
+def test_an_invalid_answer_is_not_cached_so_the_next_run_asks_again(tmp_path: Path) -> None:
+    junk = CachedJudge(ScriptedJudge(["Sure!", '{"verdict": "maybe"}']), JudgeCache(tmp_path))
+    verdict = run(junk)
+    assert verdict.state is VerdictState.ERRORED  # type: ignore[attr-defined]
+    assert "invalid judge answer after one repair" in verdict.error  # type: ignore[attr-defined]
+    assert list(tmp_path.rglob("*.json")) == []  # neither the junk nor the bad repair
+    fixed = CachedJudge(ScriptedJudge([YES]), JudgeCache(tmp_path))
+    assert run(fixed) == (VerdictState.PASSED, "the move matches the request", None)
+    assert (fixed.calls, fixed.hits) == (1, 0)
+    replay = CachedJudge(ScriptedJudge([]), JudgeCache(tmp_path), CacheMode.REPLAY)
+    assert run(replay) == (VerdictState.PASSED, "the move matches the request", None)
+
+
+def test_a_repaired_answer_is_cached_under_the_question(tmp_path: Path) -> None:
+    judge = CachedJudge(ScriptedJudge(["Yes, it did.", YES]), JudgeCache(tmp_path))
+    assert run(judge) == (VerdictState.PASSED, "the move matches the request", None)
+    (entry,) = tmp_path.rglob("*.json")
+    question = JudgeCheck(question="Did the agent do what was asked?", judge=judge).request(CASE)
+    assert entry.stem == cache_key(judge.name, question)
+    assert "Yes, it did." not in entry.read_text()
+    replay = CachedJudge(ScriptedJudge([]), JudgeCache(tmp_path), CacheMode.REPLAY)
+    assert run(replay) == (VerdictState.PASSED, "the move matches the request", None)
+    assert (replay.calls, replay.hits) == (0, 1)

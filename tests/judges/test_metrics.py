@@ -85,15 +85,15 @@ def test_no_statements_is_explicit_and_bad_batches_error() -> None:
         "no statements: the answer makes no claim to check",
         None,
     )
-    missing = ScriptedJudge(
-        [
-            json.dumps({"statements": [MADE_UP, *PADDING]}),
-            json.dumps({"answers": [{"index": 1, "verdict": "no", "reason": "made up"}]}),
-        ]
-    )
+    short = json.dumps({"answers": [{"index": 1, "verdict": "no", "reason": "made up"}]})
+    # an incomplete batch gets the one repair request, and errors when the repair is short too
+    missing = ScriptedJudge([json.dumps({"statements": [MADE_UP, *PADDING]}), short, short])
     verdict = asyncio.run(FaithfulnessCheck(missing).evaluate(CASE))
     assert verdict.state is VerdictState.ERRORED
-    assert "expected one answer for each of statements 1..4, got [1]" in verdict.error
+    assert verdict.error is not None
+    assert "after one repair: expected one answer for each of statements 1..4, got [1]" in (
+        verdict.error
+    )
 
 
 def test_goal_accuracy_with_and_without_a_reference() -> None:

@@ -29,11 +29,11 @@ from rich.table import Table
 from ..core import CaseResult, CaseState, PassPolicy
 from ..errors import CheckweighError, InputError, StoreError
 from ..judges import (
-    DEFAULT_CONCURRENCY,
     CachedJudge,
     CacheMode,
     GradedSpec,
     JudgeCache,
+    JudgeOptions,
     MeteredJudge,
     Prices,
     cache_dir,
@@ -107,8 +107,38 @@ def run(
         bool, typer.Option("--replay", help="Judge answers from the cache only; a miss errors.")
     ] = False,
     judge_concurrency: Annotated[
-        int, typer.Option("--judge-concurrency", min=1, help="Judge calls at once.")
-    ] = DEFAULT_CONCURRENCY,
+        int | None,
+        typer.Option(
+            "--judge-concurrency",
+            min=1,
+            help="Judge calls at once [16; 2 for a server on this machine].",
+            show_default=False,
+        ),
+    ] = None,
+    judge_timeout: Annotated[
+        float | None,
+        typer.Option("--judge-timeout", help="Seconds per judge attempt [60].", show_default=False),
+    ] = None,
+    judge_retries: Annotated[
+        int | None,
+        typer.Option("--judge-retries", help="Retries per judge call [10].", show_default=False),
+    ] = None,
+    judge_deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--judge-deadline",
+            help="Seconds one judge call may take, retries included [120].",
+            show_default=False,
+        ),
+    ] = None,
+    judge_format: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-format",
+            help="Structured output: auto, json_schema, json_object or prompt [auto].",
+            show_default=False,
+        ),
+    ] = None,
     judge_batch: Annotated[
         bool, typer.Option("--judge-batch", help="One checklist call per case for yes/no checks.")
     ] = False,
@@ -155,14 +185,23 @@ def run(
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
     try:
+        prices = _prices(judge_prices)
+        loaded = load_suite(suite)
+        block = loaded.spec.judge.settings() if loaded.spec.judge else None
         judge = _judge(
             judge_spec,
             no_cache=no_cache,
             replay=replay,
-            concurrency=judge_concurrency,
-            prices=_prices(judge_prices),
+            options=JudgeOptions.build(
+                block,
+                timeout_s=judge_timeout,
+                retries=judge_retries,
+                deadline_s=judge_deadline,
+                format=judge_format,
+                concurrency=judge_concurrency,
+            ),
+            prices=prices,
         )
-        loaded = load_suite(suite)
         weights = _graded_weights(graded_weight or [], loaded)
         policy = loaded.policy.with_thresholds(
             _percent(pass_threshold, "--pass-threshold"),
@@ -302,10 +341,11 @@ def _judge(
     *,
     no_cache: bool,
     replay: bool,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    options: JudgeOptions | None = None,
     prices: Prices | None = None,
 ) -> CachedJudge | None:
-    """The run's judge behind its cache, from the --judge, --no-cache and --replay flags."""
+    """The run's judge behind its cache, from the --judge, --no-cache and --replay flags
+    and the judge options (suite ``judge:`` block overridden by the --judge-* flags)."""
     if spec is None:
         if replay or no_cache:
             raise InputError("--replay and --no-cache apply to a judge: give --judge too")
@@ -313,7 +353,10 @@ def _judge(
     if replay and no_cache:
         raise InputError("--replay reads only the cache and --no-cache bypasses it: pick one")
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
-    metered = MeteredJudge(make_judge(spec, offline=replay), concurrency=concurrency, prices=prices)
+    options = options or JudgeOptions()
+    model = make_judge(spec, options=options, offline=replay)
+    options = options.for_judge(model)
+    metered = MeteredJudge(model, concurrency=options.limit, prices=prices, options=options)
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)
 
 

@@ -17,6 +17,7 @@ from ._cache import (
     cache_dir,
     cache_key,
 )
+from ._describe import judge_notes, judge_settings
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._graded import (
     DEFAULT_METRICS,
@@ -29,7 +30,7 @@ from ._graded import (
     label,
     overall_score,
 )
-from ._metered import DEFAULT_CONCURRENCY, MeteredJudge, Prices, close_judge
+from ._metered import MeteredJudge, Prices, close_judge
 from ._metrics import (
     FaithfulnessCheck,
     GoalAccuracyCheck,
@@ -39,9 +40,11 @@ from ._metrics import (
 )
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._options import DEFAULT_CONCURRENCY, FORMATS, JUDGE_KEYS, JudgeFormat, JudgeOptions
 from ._outcomes import ExpectedOutcomesCheck
-from ._retry import RetryPolicy, call_with_retries
+from ._retry import GaveUp, RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
+from ._sdk import retry_after, scrub
 from ._spec import (
     NO_JUDGE_HINT,
     PROVIDERS,
@@ -86,6 +89,15 @@ __all__ = [
     "NeedsJudge",
     "AnthropicJudge",
     "DEFAULT_CONCURRENCY",
+    "FORMATS",
+    "JUDGE_KEYS",
+    "GaveUp",
+    "JudgeFormat",
+    "JudgeOptions",
+    "judge_notes",
+    "judge_settings",
+    "retry_after",
+    "scrub",
     "MeteredJudge",
     "Prices",
     "NO_JUDGE_HINT",

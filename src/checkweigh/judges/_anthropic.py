@@ -13,13 +13,19 @@ import json
 import time
 from typing import Any
 
-from ._model import JudgeError, JudgeReply, JudgeRequest
-from ._retry import RetryPolicy
-from ._sdk import load_sdk, make_client, sdk_call
+from ._model import JudgeReply, JudgeRequest
+from ._openai import describe_schema
+from ._options import JudgeFormat
+from ._retry import RetryPolicy, Slot, with_timeout
+from ._sdk import BACKSTOP_S, is_loopback, judge_error, load_sdk, make_client, scrub, sdk_call
 
 
 class AnthropicJudge:
-    """A judge served by the Messages API. SDK retries are off; :class:`RetryPolicy` rules."""
+    """A judge served by the Messages API. SDK retries are off; :class:`RetryPolicy` rules.
+
+    ``format``: ``auto`` and ``json_schema`` ask for the answer as a forced tool call (the
+    Messages API's structured output); ``prompt`` describes the schema in the system prompt.
+    """
 
     def __init__(
         self,
@@ -30,7 +36,14 @@ class AnthropicJudge:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         structured: bool = True,
+        format: JudgeFormat = "auto",
     ) -> None:
+        if format == "json_object":
+            raise judge_error(
+                f"anthropic:{model}",
+                "format json_object is OpenAI's; use auto, json_schema or prompt",
+                None,
+            )
         self._anthropic = load_sdk("anthropic")
         self._client = make_client(
             f"anthropic:{model}",
@@ -39,11 +52,13 @@ class AnthropicJudge:
             self._anthropic.AnthropicError,
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout_s,
+            timeout=timeout_s + BACKSTOP_S,
         )
+        self._secret: str | None = getattr(self._client, "api_key", None) or api_key
         self._model = model
-        self._retry = retry or RetryPolicy()
-        self._structured = structured
+        self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
+        self._structured = structured and format != "prompt"
+        self._format: JudgeFormat = "json_schema" if self._structured else "prompt"
         # newer SDKs dropped ``temperature`` from messages.create; send it where it exists
         parameters = inspect.signature(self._client.messages.create).parameters
         self._takes_temperature = "temperature" in parameters
@@ -53,7 +68,24 @@ class AnthropicJudge:
         """``anthropic:model``."""
         return f"anthropic:{self._model}"
 
+    @property
+    def local(self) -> bool:
+        """Whether the server runs on this machine (a loopback base URL)."""
+        return is_loopback(str(self._client.base_url))
+
+    @property
+    def output_format(self) -> JudgeFormat:
+        """``json_schema`` (a forced tool call) or ``prompt``."""
+        return self._format
+
+    def format_note(self) -> str:
+        """What the run's report says about the output format."""
+        how = "a forced tool call" if self._structured else "the schema in the prompt"
+        return f"judge output format: {self._format} ({how})"
+
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
+        if not self._structured:
+            request = describe_schema(request)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         params: dict[str, Any] = {
             "model": self._model,
@@ -85,18 +117,27 @@ class AnthropicJudge:
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
+        return await self.complete_slotted(request, None)
+
+    async def complete_slotted(self, request: JudgeRequest, slot: Slot | None) -> JudgeReply:
+        """:meth:`complete`, holding ``slot`` only while an attempt is in flight."""
         params = self._params(request)
-        start = time.perf_counter()
+        started: list[float] = []  # the first attempt's start: waiting for a slot is not latency
+
+        async def create() -> Any:
+            started.append(time.perf_counter())
+            return await self._client.messages.create(**params)
+
         message = await sdk_call(
-            self.name, self._anthropic, lambda: self._client.messages.create(**params), self._retry
+            self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot
         )
-        elapsed = (time.perf_counter() - start) * 1000.0
+        elapsed = (time.perf_counter() - started[0]) * 1000.0
         text = _answer_text(message.content)
         if text is None:
-            raise JudgeError(f"{self.name}: the response holds no answer")
+            raise judge_error(self.name, "the response holds no answer", self._secret)
         usage = message.usage
         return JudgeReply(
-            text=text,
+            text=scrub(text, self._secret),
             model=message.model or self._model,
             input_tokens=usage.input_tokens if usage else 0,
             output_tokens=usage.output_tokens if usage else 0,

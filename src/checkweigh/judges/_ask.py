@@ -1,13 +1,41 @@
-"""Asking a judge for an answer of a given shape, with one repair request when it does not fit."""
+"""Asking a judge for an answer of a given shape, with one repair request when it does not fit.
+
+Only a valid answer is remembered by a caching judge: an answer that fails validation (and
+would give an errored verdict) is never cached, so the next run asks again. When the repair
+succeeds, its answer is cached under the original question.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ._answers import Answer, AnswerError, parse_answer
-from ._model import JudgeModel, JudgeRequest, Message
+from ._model import JudgeModel, JudgeReply, JudgeRequest, Message
 
 
-async def ask(judge: JudgeModel, request: JudgeRequest, shape: type[Answer]) -> Answer:
+def _accept(text: str, shape: type[Answer], validate: Callable[[Answer], object] | None) -> Answer:
+    answer = parse_answer(text, shape)
+    if validate is not None:
+        validate(answer)
+    return answer
+
+
+def _remember(judge: JudgeModel, request: JudgeRequest, reply: JudgeReply) -> None:
+    remember = getattr(judge, "remember", None)
+    if remember is not None:
+        remember(request, reply)
+
+
+async def ask(
+    judge: JudgeModel,
+    request: JudgeRequest,
+    shape: type[Answer],
+    validate: Callable[[Answer], object] | None = None,
+) -> Answer:
     """The judge's answer to ``request`` as a ``shape``; one repair request if it does not fit.
+
+    ``validate`` checks what the shape cannot (e.g. every question answered once) and raises
+    :class:`AnswerError` when the answer will not do.
 
     Raises:
         JudgeError: a call failed for good.
@@ -15,7 +43,7 @@ async def ask(judge: JudgeModel, request: JudgeRequest, shape: type[Answer]) -> 
     """
     reply = await judge.complete(request)
     try:
-        return parse_answer(reply.text, shape)
+        answer = _accept(reply.text, shape, validate)
     except AnswerError as first:
         repair = request.model_copy(
             update={
@@ -34,8 +62,12 @@ async def ask(judge: JudgeModel, request: JudgeRequest, shape: type[Answer]) -> 
         )
         second = await judge.complete(repair)
         try:
-            return parse_answer(second.text, shape)
+            answer = _accept(second.text, shape, validate)
         except AnswerError as exc:
             raise AnswerError(
                 f"invalid judge answer after one repair: {exc}; answer was {second.text[:200]!r}"
             ) from None
+        _remember(judge, request, second)
+        return answer
+    _remember(judge, request, reply)
+    return answer

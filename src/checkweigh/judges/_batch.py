@@ -62,8 +62,10 @@ class ChecklistBatch:
 
     async def _ask_all(self, case: Case, positions: list[int]) -> dict[int, Verdict]:
         try:
-            checklist = await ask(self.judge, self.request(case, positions), Checklist)
-            answers = checklist.in_order(len(positions))
+            n = len(positions)
+            request = self.request(case, positions)
+            checklist = await ask(self.judge, request, Checklist, lambda c: c.in_order(n))
+            answers = checklist.in_order(n)
         except JudgeError as exc:
             return dict.fromkeys(positions, errored(str(exc), reason="judge call failed"))
         except AnswerError as exc:

@@ -2,7 +2,9 @@
 
 The key is a hash of the judge's ``provider:model``, the call's parameters, the full prompt
 and the request's tags (the formatter's version among them). Entries hold the answer and
-its accounting, never a key or a header.
+its accounting, never a key or a header. Only answers that passed validation are stored
+(:meth:`CachedJudge.remember`, called by the checks once an answer parsed): an invalid
+answer is never cached, so its errored verdict does not stick on re-runs or in ``--replay``.
 """
 
 from __future__ import annotations
@@ -106,8 +108,15 @@ class CachedJudge:
         """Close the wrapped judge's client, if it has one."""
         await close_judge(self.judge)
 
+    def remember(self, request: JudgeRequest, reply: JudgeReply) -> None:
+        """Store ``reply`` as the valid answer to ``request`` (unless the cache is bypassed
+        or only read)."""
+        if self.mode is CacheMode.USE:
+            self.cache.put(cache_key(self.judge.name, request), reply)
+
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        """From the cache when allowed and present; else from the judge."""
+        """From the cache when allowed and present; else from the judge (stored only once
+        the caller found it valid: :meth:`remember`)."""
         if self.mode is CacheMode.BYPASS:
             self.calls += 1
             return await self.judge.complete(request)
@@ -122,6 +131,4 @@ class CachedJudge:
                 f"{self.name}: no cached answer for this call ({key[:12]}) in replay mode"
             )
         self.calls += 1
-        reply = await self.judge.complete(request)
-        self.cache.put(key, reply)
-        return reply
+        return await self.judge.complete(request)

@@ -214,9 +214,12 @@ class GradedJudgeCheck:
             'Reply as {"scores": [{"metric": "<name>", "score": 0-5, "reason": "..."}]} with '
             "every metric exactly once."
         )
-        answer = await ask(
-            self.judge, self._request("\n\n".join(lines), MetricScores, "scores"), MetricScores
-        )
+        request = self._request("\n\n".join(lines), MetricScores, "scores")
+        answer = await ask(self.judge, request, MetricScores, self._scores)
+        return self._scores(answer)
+
+    def _scores(self, answer: MetricScores) -> dict[str, int]:
+        """Each metric's score; :class:`AnswerError` unless every metric is scored once."""
         got = {s.metric: s.score for s in answer.scores}
         names = [m.name for m in self.metrics]
         if sorted(got) != sorted(names) or len(answer.scores) != len(names):
@@ -235,9 +238,9 @@ class GradedJudgeCheck:
             'Reply as {"answers": [{"index": 1, "verdict": "yes" or "no", "reason": "..."}]} '
             "with every question exactly once."
         )
-        answer = await ask(
-            self.judge, self._request("\n\n".join(lines), Checklist, "checklist"), Checklist
-        )
+        n = len(questions)
+        request = self._request("\n\n".join(lines), Checklist, "checklist")
+        answer = await ask(self.judge, request, Checklist, lambda c: c.in_order(n))
         yes: dict[str, list[bool]] = {}
         for (m, _), a in zip(questions, answer.in_order(len(questions)), strict=True):
             yes.setdefault(m.name, []).append(a.verdict == "yes")

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 from ..core import JudgeStats
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
-
-DEFAULT_CONCURRENCY = 16
+from ._options import DEFAULT_CONCURRENCY, JudgeOptions
 
 
 async def close_judge(judge: object) -> None:
@@ -37,6 +36,8 @@ class MeteredJudge:
     judge: JudgeModel
     concurrency: int = DEFAULT_CONCURRENCY
     prices: Prices | None = None
+    options: JudgeOptions | None = None
+    """The settings the judge was built with, recorded with the run."""
     calls: int = 0
     errors: int = 0
     input_tokens: int = 0
@@ -67,14 +68,23 @@ class MeteredJudge:
         await close_judge(self.judge)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        """One call, waiting for a free slot first."""
-        async with self._semaphore():
-            self.calls += 1
-            try:
-                reply = await self.judge.complete(request)
-            except JudgeError:
-                self.errors += 1
-                raise
+        """One call, holding a slot while an attempt is in flight.
+
+        A judge with ``complete_slotted`` (the provider clients) takes the slot for each
+        attempt and gives it back while it waits to retry; any other judge holds it for the
+        whole call.
+        """
+        slotted = getattr(self.judge, "complete_slotted", None)
+        self.calls += 1
+        try:
+            if slotted is not None:
+                reply: JudgeReply = await slotted(request, self._semaphore)
+            else:
+                async with self._semaphore():
+                    reply = await self.judge.complete(request)
+        except JudgeError:
+            self.errors += 1
+            raise
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
         self.latency_ms += reply.latency_ms

@@ -129,8 +129,11 @@ class FaithfulnessCheck:
             step="entailment",
             formatter=self.formatter.ident,
         )
-        checklist = await ask(self.judge, request, Checklist)
-        return checklist.in_order(len(statements), what="statement")
+        n = len(statements)
+        checklist = await ask(
+            self.judge, request, Checklist, lambda c: c.in_order(n, what="statement")
+        )
+        return checklist.in_order(n, what="statement")
 
     def score(self, statements: list[Statement], verdicts: list[NumberedAnswer]) -> float:
         """The (possibly importance-weighted) fraction of statements supported."""

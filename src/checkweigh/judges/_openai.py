@@ -3,29 +3,65 @@ Ollama. Uses the official ``openai`` SDK (install ``checkweigh[openai]``).
 
 The key and base URL come from the SDK's own environment variables (``OPENAI_API_KEY``,
 ``OPENAI_BASE_URL``) or are passed in; they are never written anywhere.
+
+Structured output is negotiated once per judge and shared by all its calls: ``json_schema``
+first, then ``json_object`` with the schema (what llama.cpp's and llama-cpp-python's servers
+constrain with a grammar), then a plain prompt that describes the schema. A 400, 422 or 500
+whose body names the format moves down the chain at once instead of being retried.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import orjson
 
-from ._model import JudgeError, JudgeReply, JudgeRequest
-from ._retry import RetryPolicy
-from ._sdk import load_sdk, make_client, sdk_call
+from ._model import JudgeError, JudgeReply, JudgeRequest, Message
+from ._options import JudgeFormat
+from ._retry import RetryPolicy, Slot, with_timeout
+from ._sdk import (
+    BACKSTOP_S,
+    FormatRejected,
+    is_loopback,
+    judge_error,
+    load_sdk,
+    make_client,
+    scrub,
+    sdk_call,
+)
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
+
+CHAIN: tuple[JudgeFormat, ...] = ("json_schema", "json_object", "prompt")
+"""The structured-output formats, most constrained first."""
+
+_FORMAT_WORDS = ("response_format", "response format", "json_schema", "json_object")
+_FORMAT_STATUSES = frozenset({400, 422, 500})
+
+
+def describe_schema(request: JudgeRequest) -> JudgeRequest:
+    """``request`` with its JSON schema spelled out in the system message, for servers that
+    get no (or only a loose) schema on the wire."""
+    if request.json_schema is None:
+        return request
+    schema = json.dumps(request.json_schema, separators=(",", ":"))
+    note = f"Your reply must be one JSON object that validates against this JSON schema: {schema}"
+    messages = list(request.messages)
+    if messages and messages[0].role == "system":
+        messages[0] = Message(role="system", content=f"{messages[0].content}\n\n{note}")
+    else:
+        messages.insert(0, Message(role="system", content=note))
+    return request.model_copy(update={"messages": tuple(messages)})
 
 
 class OpenAIJudge:
     """A judge served over the chat-completions wire format.
 
-    ``structured`` asks for ``response_format: json_schema`` when the request carries a
-    schema; turn it off for servers that do not support it (the answer is still parsed
-    strictly). The SDK's own retries are off: :class:`RetryPolicy` governs them, so 429s
-    and 5xx wait for ``Retry-After`` or back off with jitter.
+    ``format`` is ``auto`` (negotiated, see the module) or one of ``json_schema``,
+    ``json_object``, ``prompt`` (forced). The SDK's own retries are off: ``retry`` governs
+    them, so 429s and 5xx wait for ``Retry-After`` or back off with jitter.
     """
 
     def __init__(
@@ -38,6 +74,7 @@ class OpenAIJudge:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         structured: bool = True,
+        format: JudgeFormat = "auto",
     ) -> None:
         self._openai = load_sdk("openai")
         self._client = make_client(
@@ -47,26 +84,53 @@ class OpenAIJudge:
             self._openai.OpenAIError,
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout_s,
+            timeout=timeout_s + BACKSTOP_S,
         )
+        self._secret: str | None = getattr(self._client, "api_key", None) or api_key
         self._model = model
         self._provider = provider
-        self._retry = retry or RetryPolicy()
-        self._structured = structured
+        self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
+        self._asked: JudgeFormat = format if structured else "prompt"
+        self._format: JudgeFormat = "json_schema" if self._asked == "auto" else self._asked
+        self._settled = self._asked != "auto"
+        self._rejected: list[str] = []
 
     @property
     def name(self) -> str:
         """``provider:model``."""
         return f"{self._provider}:{self._model}"
 
-    def _params(self, request: JudgeRequest) -> dict[str, Any]:
+    @property
+    def local(self) -> bool:
+        """Whether the server runs on this machine (a loopback base URL)."""
+        return is_loopback(str(self._client.base_url))
+
+    @property
+    def output_format(self) -> JudgeFormat:
+        """The structured-output format in use (the negotiated one, once a call succeeded)."""
+        return self._format
+
+    def format_note(self) -> str | None:
+        """What the run's report says about the output format, once it is known."""
+        if self._asked != "auto":
+            return f"judge output format: {self._format} (forced)"
+        if not self._settled:
+            return None
+        how = f"the server rejected {', '.join(self._rejected)}" if self._rejected else "accepted"
+        return f"judge output format: {self._format} (negotiated: {how})"
+
+    def _params(self, request: JudgeRequest, fmt: JudgeFormat) -> dict[str, Any]:
+        if fmt != "json_schema":
+            request = describe_schema(request)
         params: dict[str, Any] = {
             "model": self._model,
             "messages": [m.model_dump() for m in request.messages],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
         }
-        if self._structured and request.json_schema is not None:
+        if request.json_schema is None:
+            return params
+        if fmt == "json_schema":
             params["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
@@ -75,7 +139,28 @@ class OpenAIJudge:
                     "strict": True,
                 },
             }
+        elif fmt == "json_object":
+            params["response_format"] = {"type": "json_object", "schema": request.json_schema}
         return params
+
+    def _names_format(self, exc: BaseException) -> bool:
+        """A refusal of the format itself: retrying the same request will not help."""
+        if not isinstance(exc, self._openai.APIStatusError):
+            return False
+        if exc.status_code not in _FORMAT_STATUSES:
+            return False
+        text = f"{exc.message} {exc.body!r}".lower()
+        return any(word in text for word in _FORMAT_WORDS)
+
+    def _move_down(self, rejected: JudgeFormat) -> bool:
+        """Step below ``rejected`` (if no other call did already); False at the end of the
+        chain or when the format was forced."""
+        if self._asked != "auto" or rejected == "prompt":
+            return False
+        if self._format == rejected:  # calls in flight may all see the same refusal
+            self._rejected.append(rejected)
+            self._format = CHAIN[CHAIN.index(rejected) + 1]
+        return True
 
     async def aclose(self) -> None:
         """Close the HTTP client (its connections belong to the running event loop)."""
@@ -83,30 +168,68 @@ class OpenAIJudge:
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One answer, with retries; :class:`JudgeError` when it cannot be had."""
-        params = self._params(request)
-        start = time.perf_counter()
+        return await self.complete_slotted(request, None)
+
+    async def complete_slotted(self, request: JudgeRequest, slot: Slot | None) -> JudgeReply:
+        """:meth:`complete`, holding ``slot`` only while an attempt is in flight."""
+        final = self._names_format if request.json_schema is not None else None
+        sent: list[JudgeFormat] = []
+        started: list[float] = []  # the first attempt's start: waiting for a slot is not latency
+
         # The SDK's client (base URL, auth, timeouts, error types) posts a plain JSON body
         # and hands back the raw bytes, parsed here: its typed-parameter transform walks
         # every node of the schema and its response models build far more than the four
         # fields a judge reads, and together they cost more CPU than the call's own work.
-        raw: bytes = await sdk_call(
-            self.name,
-            self._openai,
-            lambda: self._client.post("/chat/completions", body=params, cast_to=bytes),
-            self._retry,
-        )
-        elapsed = (time.perf_counter() - start) * 1000.0
+        async def post() -> bytes:
+            # the format is read when the attempt starts (it holds a slot by then), so calls
+            # that queued behind the first refusal already ask in the format it settled on
+            started.append(time.perf_counter())
+            fmt = self._format
+            sent.append(fmt)
+            body = self._params(request, fmt)
+            raw: bytes = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+            return raw
+
+        while True:
+            try:
+                raw = await sdk_call(
+                    self.name,
+                    self._openai,
+                    post,
+                    self._retry,
+                    secret=self._secret,
+                    slot=slot,
+                    final=final,
+                )
+            except FormatRejected as exc:
+                if not self._move_down(sent[-1]):
+                    hint = "" if self._asked == "auto" else "; try --judge-format auto"
+                    raise JudgeError(f"{exc}{hint}") from None
+                continue
+            break
+        if request.json_schema is not None:
+            self._settled = True
+        return self._reply(raw, (time.perf_counter() - started[0]) * 1000.0)
+
+    def _reply(self, raw: bytes, elapsed_ms: float) -> JudgeReply:
         try:
             body = orjson.loads(raw)
             message = body["choices"][0]["message"]
             usage = body.get("usage") or {}
             text = message.get("content") or ""
+            if not isinstance(text, str):
+                raise TypeError("content is not a string")
+            model = str(body.get("model") or self._model)
+            input_tokens = int(usage.get("prompt_tokens") or 0)
+            output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise JudgeError(f"{self.name}: malformed response: {raw[:200]!r}") from None
+            raise judge_error(
+                self.name, f"malformed response: {raw[:200]!r}", self._secret
+            ) from None
         return JudgeReply(
-            text=text,
-            model=body.get("model") or self._model,
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            latency_ms=elapsed,
+            text=scrub(text, self._secret),
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            latency_ms=elapsed_ms,
         )

@@ -1,17 +1,63 @@
 """What the official provider SDKs have in common: their error classes (``APIStatusError``,
-``APITimeoutError``, ``APIConnectionError``) and how a call is retried and reported."""
+``APITimeoutError``, ``APIConnectionError``), which failures are retried, how ``Retry-After``
+is read, and how a failure is reported (with the API key scrubbed out of the text).
+"""
 
 from __future__ import annotations
 
+import errno
 import importlib
+import ipaddress
+import math
+import time
 from collections.abc import Awaitable, Callable
+from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ._model import JudgeError
-from ._retry import RetryPolicy, call_with_retries
+from ._retry import AttemptTimeout, GaveUp, RetryPolicy, Slot, call_with_retries
 
 T = TypeVar("T")
+
+RETRIED_STATUSES = frozenset({408, 409, 429})
+"""4xx statuses that may change on retry (with every 5xx); any other 4xx will not."""
+
+
+BACKSTOP_S = 5.0
+"""Added to the SDK client's own timeout: the per-attempt timeout of the retry loop (which
+also respects the deadline) fires first and names its length; the SDK's is a backstop."""
+
+
+class FormatRejected(JudgeError):
+    """The server refused the structured-output format asked for (the caller moves down)."""
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` (an API key) replaced by ``***``: the one place every judge
+    error text passes through before it is stored or printed."""
+    if secret and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "***")
+    return text
+
+
+def judge_error(
+    name: str, text: str, secret: str | None, kind: type[JudgeError] = JudgeError
+) -> JudgeError:
+    """A :class:`JudgeError` naming the judge, with the key scrubbed out."""
+    return kind(scrub(f"{name}: {text}", secret))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (127.0.0.0/8, ::1 or localhost)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def load_sdk(package: str) -> ModuleType:
@@ -55,40 +101,148 @@ def make_client(
     try:
         return factory(max_retries=0, **options)
     except base_error as exc:  # e.g. no key in the environment
-        raise JudgeError(f"{name}: {exc}") from None
+        raise judge_error(name, str(exc), options.get("api_key")) from None
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def retry_after(exc: BaseException, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms`` (OpenAI), else ``Retry-After``
+    as seconds or as an HTTP date; None when absent, unreadable or not a finite number."""
     response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000.0
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
     try:
-        return float(value) if value is not None else None
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # no zone (or "-0000"): not an HTTP date, which is in GMT
+        return None
+    return when.timestamp() - (time.time() if now is None else now)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else None
     except ValueError:
         return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _connection_failure(exc: BaseException) -> str | None:
+    """How a dropped connection reads, or None if the failure was really a timeout.
+
+    The openai SDK's aiohttp transport maps every ``aiohttp.ClientConnectionError`` (a reset,
+    a server that hung up) to ``httpx.ConnectTimeout``, so its ``APITimeoutError`` is checked
+    for the real cause underneath.
+    """
+    chain = _chain(exc)
+    if any(_is_reset(e) for e in chain):
+        return "connection reset"
+    if any(isinstance(e, TimeoutError) for e in chain[1:]):
+        return None
+    dropped = [e for e in chain[1:] if isinstance(e, OSError) or _is_aiohttp_connection(e)]
+    if dropped:
+        return f"connection error: {str(dropped[-1]) or type(dropped[-1]).__name__}"
+    return None
+
+
+def _is_reset(exc: BaseException) -> bool:
+    return isinstance(exc, ConnectionResetError) or getattr(exc, "errno", None) == errno.ECONNRESET
+
+
+def _is_aiohttp_connection(exc: BaseException) -> bool:
+    return any(
+        c.__module__.startswith("aiohttp") and c.__name__ == "ClientConnectionError"
+        for c in type(exc).__mro__
+    )
+
+
+def describe(sdk: ModuleType, exc: BaseException) -> str:
+    """One line saying what went wrong with a call (before the judge's name is added)."""
+    if isinstance(exc, AttemptTimeout):
+        return str(exc)
+    if isinstance(exc, sdk.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError):
+        dropped = _connection_failure(exc)
+        if dropped is not None:
+            return dropped
+        if isinstance(exc, sdk.APITimeoutError):
+            return "timed out"
+        root = _chain(exc)[-1]
+        return f"connection error: {str(root) or type(root).__name__}"
+    if isinstance(exc, ValueError):  # a body that is not JSON (a proxy's error page, say)
+        return f"malformed response: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def retriable_status(status: int) -> bool:
+    """Whether an HTTP status may change on retry: 408, 409, 429 and every 5xx."""
+    return status in RETRIED_STATUSES or status >= 500
 
 
 async def sdk_call(
-    name: str, sdk: ModuleType, call: Callable[[], Awaitable[T]], policy: RetryPolicy
+    name: str,
+    sdk: ModuleType,
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    secret: str | None = None,
+    slot: Slot | None = None,
+    final: Callable[[BaseException], bool] | None = None,
 ) -> T:
-    """Run an SDK call with retries on 429, 5xx, timeouts and dropped connections.
+    """Run an SDK call with retries on 408, 409, 429, 5xx, timeouts and dropped connections.
+
+    ``final`` marks further failures that retrying will not change; they raise
+    :class:`FormatRejected` (the caller's cue to ask differently).
 
     Raises:
-        JudgeError: naming the judge and what went wrong, once retries are spent.
+        JudgeError: naming the judge and what went wrong, key scrubbed, once retries are spent.
     """
 
     def retriable(exc: BaseException) -> bool:
+        if final is not None and final(exc):
+            return False
         if isinstance(exc, sdk.APIStatusError):
-            status: int = exc.status_code
-            return status == 429 or status >= 500
+            return retriable_status(exc.status_code)
         return isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError)
 
     try:
-        return await call_with_retries(call, policy, retriable=retriable, retry_after=_retry_after)
-    except sdk.APIStatusError as exc:
-        raise JudgeError(f"{name}: HTTP {exc.status_code}: {exc.message}") from None
-    except sdk.APITimeoutError:
-        raise JudgeError(f"{name}: timed out") from None
-    except sdk.APIError as exc:
-        raise JudgeError(f"{name}: {type(exc).__name__}: {exc}") from None
-    except ValueError as exc:  # a body that is not JSON (a proxy's error page, say)
-        raise JudgeError(f"{name}: malformed response: {exc}") from None
+        return await call_with_retries(
+            call, policy, retriable=retriable, retry_after=retry_after, slot=slot
+        )
+    except GaveUp as stop:
+        text = describe(sdk, stop.last)
+        if final is not None and final(stop.last):
+            raise judge_error(name, text, secret, FormatRejected) from None
+        if stop.why == "deadline" and isinstance(stop.last, AttemptTimeout):
+            text = (
+                f"timed out after {stop.elapsed_s:.1f} s ({stop.attempts} attempt(s), "
+                f"deadline {policy.deadline_s:g} s)"
+            )
+        elif stop.why == "deadline":
+            text += (
+                f" (gave up after {stop.attempts} attempt(s) in {stop.elapsed_s:.1f} s: "
+                f"deadline {policy.deadline_s:g} s)"
+            )
+        elif stop.why == "attempts" and stop.attempts > 1:
+            text += f" (after {stop.attempts} attempts in {stop.elapsed_s:.1f} s)"
+        raise judge_error(name, text, secret) from None

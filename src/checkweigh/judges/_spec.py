@@ -25,8 +25,8 @@ from ._graded import GradedJudgeCheck, GradedMetric, configure
 from ._metrics import FaithfulnessCheck, GoalAccuracyCheck, goal_accuracy_version
 from ._model import JudgeError, JudgeModel
 from ._openai import OLLAMA_BASE_URL, OpenAIJudge
+from ._options import JudgeOptions
 from ._outcomes import ExpectedOutcomesCheck
-from ._retry import RetryPolicy
 
 PROVIDERS = ("openai", "anthropic", "ollama")
 NO_JUDGE_HINT = (
@@ -53,20 +53,23 @@ def parse_judge(spec: str) -> tuple[str, str]:
 def make_judge(
     spec: str,
     *,
-    timeout_s: float = 60.0,
-    retry: RetryPolicy | None = None,
+    options: JudgeOptions | None = None,
     offline: bool = False,
 ) -> JudgeModel:
-    """The judge a model string names, configured from the environment.
+    """The judge a model string names, configured from the environment and ``options``
+    (timeouts, retries, deadline, output format; defaults when None).
 
     ``offline`` (replay from the cache) builds the client without requiring an API key, since
-    no call will be made.
+    no call will be made. Nothing here needs a network or a real key: a local server works
+    with ``OPENAI_BASE_URL=http://127.0.0.1:PORT/v1`` and any ``OPENAI_API_KEY``.
 
     Raises:
         InputError: a malformed string, an unknown provider, or a client that cannot be
             built (no API key, SDK not installed).
     """
     provider, model = parse_judge(spec)
+    options = options or JudgeOptions()
+    timeout_s, retry, fmt = options.timeout_s, options.retry_policy(), options.format
     try:
         if provider == "ollama":
             base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
@@ -77,16 +80,19 @@ def make_judge(
                 api_key="ollama",  # Ollama ignores it; the SDK wants one
                 timeout_s=timeout_s,
                 retry=retry,
+                format=fmt,
             )
         if provider == "anthropic":
             anthropic_key = None
             if offline and not os.environ.get("ANTHROPIC_API_KEY"):
                 anthropic_key = "replay-without-key"  # never sent, as for openai below
-            return AnthropicJudge(model, api_key=anthropic_key, timeout_s=timeout_s, retry=retry)
+            return AnthropicJudge(
+                model, api_key=anthropic_key, timeout_s=timeout_s, retry=retry, format=fmt
+            )
         key = None
         if offline and not os.environ.get("OPENAI_API_KEY"):
             key = "replay-without-key"  # never sent: replay answers from the cache only
-        return OpenAIJudge(model, api_key=key, timeout_s=timeout_s, retry=retry)
+        return OpenAIJudge(model, api_key=key, timeout_s=timeout_s, retry=retry, format=fmt)
     except JudgeError as exc:
         raise InputError(str(exc), field="--judge") from None
 

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
 from ..errors import StoreError
-from ..judges import NO_JUDGE_HINT, CachedJudge, JudgeModel, MeteredJudge
+from ..judges import (
+    NO_JUDGE_HINT,
+    CachedJudge,
+    JudgeModel,
+    MeteredJudge,
+    judge_notes,
+    judge_settings,
+)
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite, iter_cases
 from ._engine import Evaluator, judge_checks, run_cases
@@ -107,6 +114,7 @@ def _execute(
         **suite.snapshot(),
         "judge": judge.name if judge is not None else None,
         "judge_mode": "batch" if judge_batch else "single",
+        "judge_options": judge_settings(judge),
         "graded_weights": dict(graded_weights or {}),
         "thresholds": policy.snapshot(),
         "gate_specs": gate_specs(suite.gates),
@@ -116,7 +124,7 @@ def _execute(
     def summarize() -> RunSummary:
         summary = apply_gates(aggregator.summary(), suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
-        return summary.model_copy(update={"notes": notes, "judge": stats})
+        return summary.model_copy(update={"notes": notes + judge_notes(judge), "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
 

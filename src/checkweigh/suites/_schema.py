@@ -23,6 +23,7 @@ from ..core import (
     default_outcome_rules,
 )
 from ..core._outcome import OutcomeRule as _OutcomeRule
+from ..judges._options import JudgeFormat
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Score = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
@@ -258,6 +259,35 @@ class TargetSpec(_Strict):
     """Per-case time limit; a case over it is an agent error."""
 
 
+Seconds = Annotated[float, Field(strict=True, gt=0.0, allow_inf_nan=False)]
+
+
+class JudgeBlockSpec(_Strict):
+    """``judge:``: how the run's judge is called; each ``--judge-*`` flag overrides its key.
+    Keys left out keep their defaults (see the README's "LLM judges")."""
+
+    timeout_s: Seconds | None = None
+    """Longest single attempt of a judge call."""
+    retries: Annotated[int, Field(strict=True, ge=0, le=100)] | None = None
+    """Attempts after the first, for failures that may pass on retry."""
+    deadline_s: Seconds | None = None
+    """Longest one judge call may take, all attempts and waits included."""
+    backoff_initial_s: Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)] | None = (
+        None
+    )
+    """First wait before a retry when the server names none (doubled each time)."""
+    backoff_max_s: Seconds | None = None
+    """Longest single wait, also the cap on a server's Retry-After."""
+    format: JudgeFormat | None = None
+    """Structured output: auto, json_schema, json_object or prompt."""
+    concurrency: Annotated[int, Field(strict=True, ge=1, le=1024)] | None = None
+    """Judge calls in flight at once."""
+
+    def settings(self) -> dict[str, Any]:
+        """The keys that were given."""
+        return self.model_dump(exclude_none=True)
+
+
 class SuiteSpec(_Strict):
     """A whole suite file."""
 
@@ -277,3 +307,5 @@ class SuiteSpec(_Strict):
     """Case pass/fail and the run's metrics and cases dimensions."""
     gates: list[GateSpec] | None = None
     """Extra run-level gates (TCR, check pass rates, outcome rates, errored executions)."""
+    judge: JudgeBlockSpec | None = None
+    """How the run's judge is called: timeouts, retries, deadline, output format."""

@@ -1,18 +1,27 @@
 """LLM servers on 127.0.0.1 that answer from a script, for driving the real ``openai`` and
-``anthropic`` SDKs end to end: answers, latency, 429 with Retry-After, 5xx, malformed bodies.
-``wire`` picks the format: OpenAI chat completions or Anthropic messages."""
+``anthropic`` SDKs end to end: answers, latency, 429 with Retry-After (seconds, HTTP date or
+``retry-after-ms``), 5xx, malformed bodies, HTML error pages, hangs and connection resets.
+``wire`` picks the format: OpenAI chat completions or Anthropic messages. ``structured``
+makes the OpenAI server behave like one that supports every ``response_format`` (``all``),
+like llama-cpp-python's server (``llama``: ``json_schema`` is refused with a 500 naming
+``response_format``, ``json_object`` with a ``schema`` is accepted) or like one that
+supports none (``none``: any ``response_format`` is refused with a 400)."""
 
 from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
+
+Structured = Literal["all", "llama", "none"]
 
 
 @dataclass
@@ -31,6 +40,18 @@ class Reply:
     """Sleep before answering (latency, timeouts)."""
     tool_input: dict[str, Any] | None = None
     """Anthropic: answer with a tool_use block carrying this input instead of text."""
+    retry_after_date_s: float | None = None
+    """Send Retry-After as an HTTP date this many seconds ahead (computed when sending)."""
+    retry_after_ms: str | None = None
+    """A ``retry-after-ms`` header value (OpenAI sends it)."""
+    content_type: str = "application/json"
+    """The response's content type (``text/html`` for a proxy's error page)."""
+    hang: bool = False
+    """Never answer: hold the connection until the server stops (a hung provider)."""
+    reset: bool = False
+    """Reset the connection (TCP RST) instead of answering."""
+    echo_auth: bool = False
+    """An error body that echoes the request's Authorization header (a buggy proxy)."""
 
 
 @dataclass
@@ -44,18 +65,44 @@ class FakeLLM:
     headers: list[dict[str, str]] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     base_url: str = ""
+    structured: Structured = "all"
+    """Which ``response_format`` types the OpenAI server accepts (see the module)."""
+    respond: Callable[[dict[str, Any]], Reply | None] | None = None
+    """Picks the reply from the request body (None: the script's next one)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self.lock:
             self.requests.append(body)
             self.headers.append(headers)
             self.times.append(time.monotonic())
+            refusal = _refuse_format(self.structured, body)
+            if refusal is not None:
+                return refusal
+            chosen = self.respond(body) if self.respond is not None else None
+            if chosen is not None:
+                return chosen
             if self.script:
                 return self.script.pop(0)
             if self.default is not None:
                 return self.default
             return Reply(status=500, raw='{"error": {"message": "script exhausted"}}')
+
+
+def _refuse_format(structured: Structured, body: dict[str, Any]) -> Reply | None:
+    """The refusal a server without support for the requested ``response_format`` sends
+    (the texts are llama-cpp-python's and a generic server's)."""
+    kind = (body.get("response_format") or {}).get("type")
+    if kind is None or structured == "all":
+        return None
+    if structured == "llama" and kind == "json_schema":
+        message = "response_format type json_schema is not supported; use json_object"
+        return Reply(status=500, raw=json.dumps({"error": {"message": message, "code": 500}}))
+    if structured == "llama" and kind == "json_object":
+        return None
+    message = f"Unrecognized request argument supplied: response_format ({kind})"
+    return Reply(status=400, raw=json.dumps({"error": {"message": message, "type": "invalid"}}))
 
 
 def _openai_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
@@ -95,11 +142,18 @@ def _anthropic_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any
     }
 
 
-def _error_body(wire: str, status: int) -> dict[str, Any]:
+def _error_body(wire: str, status: int, echo: str | None = None) -> dict[str, Any]:
+    message = f"scripted {status}" + (f"; you sent Authorization: {echo}" if echo else "")
     if wire == "anthropic":
         kind = "rate_limit_error" if status == 429 else "api_error"
-        return {"type": "error", "error": {"type": kind, "message": f"scripted {status}"}}
-    return {"error": {"message": f"scripted {status}", "type": "test"}}
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": "test"}}
+
+
+def _reset(connection: socket.socket) -> None:
+    """Close with SO_LINGER 0: the peer gets a TCP RST, as from a crashed proxy."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
 
 
 def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPRequestHandler]:
@@ -120,23 +174,40 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            reply = state.next_reply(body, {k.lower(): v for k, v in self.headers.items()})
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = state.next_reply(body, headers)
             if reply.delay_s:
                 time.sleep(reply.delay_s)
+            if reply.hang:
+                state.stopping.wait()
+                self.close_connection = True
+                return
+            if reply.reset:
+                _reset(self.connection)
+                self.close_connection = True
+                return
             if reply.raw is not None:
                 payload = reply.raw
             elif reply.status == 200:
                 render = _anthropic_body if wire == "anthropic" else _openai_body
                 payload = json.dumps(render(body, reply, len(state.requests)))
             else:
-                payload = json.dumps(_error_body(wire, reply.status))
+                auth = headers.get("authorization") or headers.get("x-api-key")
+                payload = json.dumps(
+                    _error_body(wire, reply.status, auth if reply.echo_auth else None)
+                )
             data = payload.encode()
             try:
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", reply.content_type)
                 self.send_header("content-length", str(len(data)))
                 if reply.retry_after is not None:
                     self.send_header("retry-after", reply.retry_after)
+                if reply.retry_after_date_s is not None:
+                    when = time.time() + reply.retry_after_date_s
+                    self.send_header("retry-after", formatdate(when, usegmt=True))
+                if reply.retry_after_ms is not None:
+                    self.send_header("retry-after-ms", reply.retry_after_ms)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
@@ -156,12 +227,14 @@ def fake_llm_server(
     wire: str = "openai",
     default: Reply | None = None,
     keep_alive: bool = False,
+    structured: Structured = "all",
+    respond: Callable[[dict[str, Any]], Reply | None] | None = None,
 ) -> Iterator[FakeLLM]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
 
     ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
     """
-    state = FakeLLM(script=list(script), default=default)
+    state = FakeLLM(script=list(script), default=default, structured=structured, respond=respond)
     server = _Server(("127.0.0.1", 0), _handler(state, wire, keep_alive))
     host = f"http://127.0.0.1:{server.server_address[1]}"
     state.base_url = host if wire == "anthropic" else f"{host}/v1"
@@ -170,6 +243,7 @@ def fake_llm_server(
     try:
         yield state
     finally:
+        state.stopping.set()  # hung replies give up their connections
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)

@@ -22,6 +22,7 @@ from ..judges import (
     CachedJudge,
     JudgeCache,
     JudgeModel,
+    JudgeOptions,
     cache_dir,
     close_judge,
     make_judge,
@@ -238,7 +239,11 @@ class SuiteTester:
         judge: JudgeModel | None = None
         if isinstance(self.judge, str):
             if self.judge_checks(rubric):
-                judge = CachedJudge(make_judge(self.judge), JudgeCache(cache_dir()))
+                block = self.suite.spec.judge.settings() if self.suite.spec.judge else None
+                options = JudgeOptions.build(block)  # the suite's judge: block, as in a run
+                judge = CachedJudge(
+                    make_judge(self.judge, options=options), JudgeCache(cache_dir())
+                )
         else:
             judge = self.judge
         try:

@@ -1,0 +1,169 @@
+"""The retry loop and its settings: Retry-After parsing, backoff bounds, the judge options
+built from a suite block and flags (flags win), and their one-line errors."""
+
+from __future__ import annotations
+
+import asyncio
+from email.utils import formatdate
+from types import SimpleNamespace
+
+import pytest
+
+from checkweigh.errors import InputError
+from checkweigh.judges import (
+    GaveUp,
+    JudgeOptions,
+    OpenAIJudge,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+)
+from checkweigh.judges._retry import backoff
+
+NOW = 1_700_000_000.0
+
+
+def failed_with(headers: dict[str, str]) -> Exception:
+    exc = Exception("429")
+    exc.response = SimpleNamespace(headers=headers)  # type: ignore[attr-defined]
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "4"}, 4.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after": formatdate(NOW + 4, usegmt=True)}, 4.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:24 GMT"}, 4.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "30"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "3"}, 3.0),
+        ({"retry-after": "next week"}, None),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after-ms": "inf", "retry-after": "2"}, 2.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:24"}, None),  # no zone: not an HTTP date
+        ({}, None),
+    ],
+)
+def test_retry_after_in_seconds_milliseconds_or_as_a_date(
+    headers: dict[str, str], seconds: float | None
+) -> None:
+    assert retry_after(failed_with(headers), now=NOW) == seconds
+
+
+def test_backoff_doubles_with_jitter_and_is_capped() -> None:
+    policy = RetryPolicy(initial_s=0.5, max_wait_s=20.0)
+    for attempt, base in ((1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0)):
+        waits = [backoff(policy, attempt) for _ in range(200)]
+        assert all(base <= w <= 2 * base for w in waits)
+        assert max(waits) - min(waits) > base / 4  # jittered, not in step
+    assert all(backoff(policy, 40) == 20.0 for _ in range(20))
+
+
+def test_a_failure_that_is_not_retriable_is_not_retried() -> None:
+    calls = 0
+
+    async def broken() -> str:
+        nonlocal calls
+        calls += 1
+        raise KeyError("bad request")
+
+    policy = RetryPolicy(attempts=5, initial_s=0.0)
+    with pytest.raises(GaveUp) as caught:
+        asyncio.run(
+            call_with_retries(broken, policy, retriable=lambda e: False, retry_after=lambda e: None)
+        )
+    assert (caught.value.why, caught.value.attempts, calls) == ("final", 1, 1)
+    assert isinstance(caught.value.last, KeyError)
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    options = JudgeOptions()
+    assert (options.timeout_s, options.retries, options.deadline_s) == (60.0, 10, 120.0)
+    assert (options.backoff_initial_s, options.backoff_max_s) == (0.5, 20.0)
+    assert (options.format, options.concurrency) == ("auto", None)
+    policy = options.retry_policy()
+    assert (policy.attempts, policy.timeout_s, policy.deadline_s) == (11, 60.0, 120.0)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "concurrency"),
+    [
+        ("https://api.openai.com/v1", 16),
+        ("https://llm.internal.example:8443/v1", 16),
+        ("http://127.0.0.1:8080/v1", 2),
+        ("http://localhost:11434/v1", 2),
+        ("http://[::1]:8000/v1", 2),
+    ],
+)
+def test_a_server_on_this_machine_gets_two_calls_at_once(base_url: str, concurrency: int) -> None:
+    judge = OpenAIJudge("m", base_url=base_url, api_key="x")
+    settled = JudgeOptions().for_judge(judge)
+    assert (settled.concurrency, settled.limit) == (concurrency, concurrency)
+    assert JudgeOptions(concurrency=8).for_judge(judge).concurrency == 8  # given: kept
+    asyncio.run(judge.aclose())
+
+
+def test_flags_override_the_suite_block() -> None:
+    block = {"timeout_s": 20.0, "retries": 3, "format": "json_object", "concurrency": 4}
+    options = JudgeOptions.build(block, timeout_s=5.0, retries=None, format="prompt")
+    assert (options.timeout_s, options.retries, options.format) == (5.0, 3, "prompt")
+    assert (options.deadline_s, options.concurrency) == (120.0, 4)
+    assert options.snapshot() == {
+        "timeout_s": 5.0,
+        "retries": 3,
+        "deadline_s": 120.0,
+        "backoff_initial_s": 0.5,
+        "backoff_max_s": 20.0,
+        "format": "prompt",
+        "concurrency": 4,
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "message"),
+    [
+        ({"timeout_s": 0.0}, "--judge-timeout", "expected a number of seconds > 0, got 0.0"),
+        ({"timeout_s": float("nan")}, "--judge-timeout", "expected a number of seconds > 0"),
+        ({"deadline_s": -1.0}, "--judge-deadline", "expected a number of seconds > 0"),
+        ({"retries": -1}, "--judge-retries", "expected a whole number >= 0, got -1"),
+        ({"concurrency": 0}, "--judge-concurrency", "expected a whole number >= 1, got 0"),
+        (
+            {"format": "xml"},
+            "--judge-format",
+            "expected one of auto, json_schema, json_object, prompt, got 'xml'",
+        ),
+    ],
+)
+def test_a_bad_flag_is_one_line_naming_it(
+    flags: dict[str, object], field: str, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        JudgeOptions.build(None, **flags)
+    assert caught.value.field == field
+    assert message in str(caught.value)
+    assert "\n" not in caught.value.one_line()
+
+
+def test_an_attempt_cut_short_by_the_deadline_reports_the_failure_before_it() -> None:
+    """A provider that keeps failing slowly: the last attempt only times out because the
+    deadline arrives, so the error names the provider's failure, not a timeout."""
+    attempts = 0
+
+    async def slow_503() -> str:
+        nonlocal attempts
+        attempts += 1
+        await asyncio.sleep(0.25)
+        raise ConnectionError("HTTP 503")
+
+    policy = RetryPolicy(attempts=20, initial_s=0.01, max_wait_s=0.02, timeout_s=1, deadline_s=0.6)
+    with pytest.raises(GaveUp) as caught:
+        asyncio.run(
+            call_with_retries(
+                slow_503, policy, retriable=lambda e: True, retry_after=lambda e: None
+            )
+        )
+    assert caught.value.why == "deadline"
+    assert isinstance(caught.value.last, ConnectionError)
+    assert attempts == 3  # 0.25 s each: the third is cut off at 0.6 s
