@@ -63,4 +63,7 @@ def test_demo_judge_checks_through_a_real_local_server(tmp_path: Path) -> None:
         if v["state"] in ("passed", "failed"):
             assert v["reason"].strip()
     assert report["summary"]["errored_executions"] == 0
+    # the server refused json_schema: the run says which format the judge settled on
+    notes = " ".join(report["summary"]["notes"])
+    assert "judge output format: json_object" in notes, notes
     assert "sk-local-not-a-real-key" not in proc.stdout + proc.stderr + out.read_text()

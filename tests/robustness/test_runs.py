@@ -173,6 +173,7 @@ FAULTS = [
         max_seconds=7,
     ),
     Fault("exits_0", 1, "agent called sys.exit(0)", 1),
+    Fault("os_exit_0", 1, "agent called os._exit(0)", 1),
     Fault("async_exits_3", 1, "agent called sys.exit(3)", 1, concurrency=3),
     Fault("keyboard_interrupt", 1, "agent raised KeyboardInterrupt", 1),
     Fault("async_generator_exit", 1, "agent raised GeneratorExit", 1),
@@ -206,12 +207,12 @@ def test_an_agent_fault_is_an_errored_case_never_the_runs_end(tmp_path: Path, fa
 
 @pytest.mark.parametrize(
     ("agent", "died_with"),
-    [("segfaults", -signal.SIGSEGV), ("os_exit_0", 0)],
+    [("segfaults", -signal.SIGSEGV)],
 )
 def test_an_agent_that_ends_the_process_leaves_an_abandoned_run(
     tmp_path: Path, agent: str, died_with: int
 ) -> None:
-    # the process is gone (a crash, or os._exit choosing its own code): what finished before is
+    # the process is gone (a crash in native code): what finished before is
     # stored, and the next command finds the run abandoned instead of "running" forever
     _write(tmp_path, agent, timeout_s=None, concurrency=1)
     db = tmp_path / "runs.db"
@@ -221,7 +222,8 @@ def test_an_agent_that_ends_the_process_leaves_an_abandoned_run(
     assert cli.stored(db) == 3  # book-0..2, each written as it finished
 
     shown = cli.run(["show", "latest", "--db", f"sqlite:///{db}"], tmp_path)
-    assert shown.code == 0, shown.out + shown.err
+    assert shown.code == 1, shown.out + shown.err  # an incomplete run never passes its gates
+    assert "gates: not passed: run" in shown.err
     assert "was abandoned: its process died before finishing it" in shown.err
     assert "it keeps 3 stored execution(s)" in shown.err
     assert "3 execution(s) of 3 case(s)" in shown.out
@@ -444,6 +446,15 @@ def aborts(case):
     if case.id == "c00005":
         raise Abort("quota")
     return True
+
+
+@check
+def os_exits_0(case):
+    if case.id == "c00002":
+        import os
+
+        os._exit(0)
+    return True
 """
 
 
@@ -456,6 +467,7 @@ def aborts(case):
         ("async_keyboard_interrupt", "check raised KeyboardInterrupt"),
         ("Stops", "check raised GeneratorExit"),
         ("aborts", "check raised Abort: quota"),
+        ("os_exits_0", "check called os._exit(0)"),
     ],
 )
 def test_a_check_that_exits_is_an_errored_verdict(
@@ -505,7 +517,8 @@ def test_kill_9_mid_run_leaves_a_run_the_next_command_marks_abandoned(tmp_path: 
     assert "incomplete (abandoned)" in listed.out
     assert "was abandoned" in listed.err
     shown = cli.run(["show", "latest", "--db", f"sqlite:///{db}"], tmp_path)
-    assert shown.code == 0, shown.out + shown.err
+    assert shown.code == 1, shown.out + shown.err  # an incomplete run never passes its gates
+    assert "gates: not passed: run" in shown.err
     assert f"it keeps {stored} stored execution(s)" in shown.err
     assert f"{stored} execution(s) of {stored} case(s); 0 errored" in shown.out
     assert "Traceback" not in listed.err + shown.out + shown.err

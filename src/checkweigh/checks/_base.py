@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from .._process import ProcessExit
 from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
 from ._model import BuiltinCheck
 
@@ -53,6 +54,8 @@ def _error_text(exc: BaseException) -> str:
 def _exit_text(exc: BaseException) -> str:
     """A check's BaseException (sys.exit, KeyboardInterrupt, GeneratorExit, its own kind),
     which would otherwise end the run and choose its exit code: an errored verdict."""
+    if isinstance(exc, ProcessExit):
+        return exc.describe("check")
     if isinstance(exc, SystemExit):
         return f"check called sys.exit({exc.code!r})"
     return f"check raised {_error_text(exc)}"

@@ -26,6 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from .._process import real_exit
 from ..core import CaseResult, CaseState, PassPolicy
 from ..errors import CheckweighError, InputError, StoreError
 from ..judges import (
@@ -48,7 +49,7 @@ from ..runs import (
     execute,
     stop_on_signals,
 )
-from ..store import Store
+from ..store import RunStatus, Store
 from ..suites import Suite, count_cases, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
@@ -77,7 +78,7 @@ MarkdownOption = Annotated[
 def _exit_now(_signum: int, _frame: FrameType | None = None) -> NoReturn:
     """End the process at once with 130 (a signal outside a run, or a second one in it)."""
     _flush_stdio()
-    os._exit(EXIT_INTERRUPTED)
+    real_exit(EXIT_INTERRUPTED)
 
 
 def _flush_stdio() -> None:
@@ -494,6 +495,13 @@ def show(
         _exports(out, store, outcome, json_out, junit, markdown)
     except InputError as exc:
         fail_input(err, exc)
+    if info.status is not RunStatus.COMPLETE:
+        # its gates were measured on part of the cases: a CI step reading it must not pass
+        err.print(
+            labelled("gates:", f"not passed: run {info.id} is {info.status.value}"),
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_GATES_FAILED)
     raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
 
 
@@ -512,7 +520,7 @@ def main() -> None:
     # thread a user's agent left behind (blocked, timed out, or a non-daemon thread of its own)
     # and, once it resets the signal handlers, a late Ctrl-C would kill the process with a
     # signal instead of this exit code.
-    os._exit(code)
+    real_exit(code)
 
 
 def _main() -> int:

@@ -11,6 +11,7 @@ import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from .._process import refuse_process_exit
 from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
 from ..errors import StoreError
 from ..judges import (
@@ -145,16 +146,17 @@ def _execute(
             on_result(result)
 
     try:
-        run_cases(
-            evaluator,
-            iter_cases(suite.cases_path),
-            handle,
-            target=target,
-            repeat=repeat,
-            concurrency=limit,
-            judge=judge,
-            stop=stop,
-        )
+        with refuse_process_exit():  # an agent's or check's os._exit() is its case's error
+            run_cases(
+                evaluator,
+                iter_cases(suite.cases_path),
+                handle,
+                target=target,
+                repeat=repeat,
+                concurrency=limit,
+                judge=judge,
+                stop=stop,
+            )
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)

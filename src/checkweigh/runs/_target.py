@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._process import ProcessExit
 from ..checks import ImportTargetError, load_object
 from ..core import Case, Step
 from ..errors import TargetError
@@ -94,6 +95,8 @@ EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 
 def exit_text(who: str, exc: BaseException) -> str:
     """``agent called sys.exit(3)``, ``check raised KeyboardInterrupt``, ..."""
+    if isinstance(exc, ProcessExit):
+        return exc.describe(who)
     if isinstance(exc, SystemExit):
         return f"{who} called sys.exit({exc.code!r})"
     return f"{who} raised {type(exc).__name__}"

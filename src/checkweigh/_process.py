@@ -1,0 +1,45 @@
+"""User code must not end the process during a run: ``os._exit`` is refused while one runs.
+
+``sys.exit`` raises ``SystemExit``, which the engine turns into an errored case or check. But
+``os._exit(0)`` in an agent or a check would end the process at once with an exit code of the
+user's choosing (0 reads as a pass in CI) and leave the run unfinished. While a run executes,
+``os._exit`` raises :class:`ProcessExit` in the calling code instead; checkweigh's own exits
+call :data:`real_exit`, captured before any guard.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
+
+real_exit = os._exit
+"""The real ``os._exit``, for checkweigh's own exits."""
+
+
+class ProcessExit(SystemExit):
+    """``os._exit(status)`` called by user code during a run."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+    def describe(self, who: str) -> str:
+        """``agent called os._exit(0)``."""
+        return f"{who} called os._exit({self.status!r})"
+
+
+def _refuse(status: int) -> NoReturn:
+    raise ProcessExit(status)
+
+
+@contextmanager
+def refuse_process_exit() -> Iterator[None]:
+    """While inside, ``os._exit(n)`` raises :class:`ProcessExit` instead of ending the process."""
+    previous = os._exit
+    setattr(os, "_exit", _refuse)  # noqa: B010 - a module attribute, replaced on purpose
+    try:
+        yield
+    finally:
+        setattr(os, "_exit", previous)  # noqa: B010
