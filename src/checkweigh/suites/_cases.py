@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 from pydantic_core import from_json
@@ -24,20 +24,30 @@ _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """The file's lines with their numbers, decoded one at a time (a BOM is dropped)."""
+    """The file's lines with their numbers (a BOM is dropped); bytes that are not UTF-8 are an
+    error naming their line and column."""
     try:
         if path.is_dir():
             raise CaseFileError("is a folder; expected a cases file", file=path)
-        with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    yield lineno, decode_utf8(raw, first_line=lineno)
-                except TextFileError as exc:
-                    raise CaseFileError(str(exc), file=path, line=exc.line) from None
+        with path.open(encoding="utf-8-sig") as fh:  # decoded in C, a buffer at a time
+            yield from enumerate(fh, start=1)
+    except UnicodeDecodeError:
+        _not_utf8(path)
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
     except OSError as exc:
         raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
+
+
+def _not_utf8(path: Path) -> NoReturn:
+    """Find the line and column of the first byte that is not UTF-8 (the slow path)."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                decode_utf8(raw, first_line=lineno)
+            except TextFileError as exc:
+                raise CaseFileError(str(exc), file=path, line=exc.line) from None
+    raise CaseFileError("not UTF-8 text; expected UTF-8", file=path)  # pragma: no cover
 
 
 def _json_error(message: str, line: int | None = None) -> tuple[str, int | None]:
