@@ -72,9 +72,8 @@ def _json_object(text: str) -> object:
         stripped = "\n".join(lines).strip()
     try:
         return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
-    start, end = stripped.find("{"), stripped.rfind("}")
+    except json.JSONDecodeError:  # prose around the object, perhaps: cut the object out
+        start, end = stripped.find("{"), stripped.rfind("}")
     if start == -1 or end <= start:
         raise AnswerError("the answer holds no JSON object")
     try:

@@ -144,7 +144,7 @@ async def call_in_thread(fn: Callable[[Any], Any], value: Any) -> Any:
         try:
             loop.call_soon_threadsafe(deliver, *outcome)
         except RuntimeError:  # the loop is closed: the run ended without this result
-            pass
+            return
         finally:
             _abandoned.discard(threading.current_thread())
 
