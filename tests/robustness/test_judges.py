@@ -23,6 +23,22 @@ from checkweigh.testing._fake_llm import Structured
 from support.judge_suite import CASES, YES, judge_suite, run_judged
 
 ANTHROPIC_YES = Reply(tool_input=json.loads(YES))
+
+
+def openai_body(content: str, **extra: Any) -> str:
+    """A chat-completions body answering ``content``, with ``extra`` top-level fields."""
+    message = {"role": "assistant", "content": content}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return json.dumps({"id": "c", "object": "chat.completion", "choices": [choice], **extra})
+
+
+def anthropic_body(**extra: Any) -> str:
+    """A messages body answering YES through the tool, with ``extra`` top-level fields."""
+    block = {"type": "tool_use", "id": "t", "name": "binary_verdict", "input": json.loads(YES)}
+    body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-test"}
+    return json.dumps({**body, "content": [block], "stop_reason": "tool_use", **extra})
+
+
 HTML = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 # every row runs with short limits, so a fault that is not handled ends the test quickly
 LIMITS = ("--judge-timeout", "0.4", "--judge-deadline", "2", "--judge-concurrency", "8")
@@ -210,6 +226,41 @@ FAULTS = [
         max_requests=CASES,
     ),
     Fault(
+        "usage counts absurd (10**30) or junk: the valid answer stands, the totals stay sane",
+        script=[
+            Reply(raw=openai_body(YES, usage={"prompt_tokens": 10**30, "completion_tokens": 1}))
+        ]
+        * 3,
+        default=Reply(raw=openai_body(YES, usage={"prompt_tokens": "x", "completion_tokens": -5})),
+    ),
+    Fault(
+        "answer nested 100,000 levels deep",
+        default=Reply('{"verdict": "yes", "a": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        exit_code=1,
+        error="the answer's JSON is nested too deeply",
+    ),
+    Fault(
+        "anthropic usage counts absurd or junk: the valid answer stands",
+        script=[Reply(raw=anthropic_body(usage={"input_tokens": 10**30, "output_tokens": 1}))] * 3,
+        default=Reply(raw=anthropic_body(usage={"input_tokens": "x", "output_tokens": None})),
+        wire="anthropic",
+    ),
+    *(
+        Fault(
+            f"anthropic 200 with {what}",
+            default=Reply(raw=raw),
+            wire="anthropic",
+            exit_code=1,
+            error="malformed response",
+            max_requests=CASES,
+        )
+        for what, raw in (
+            ("a JSON null body", "null"),
+            ("a JSON array body", "[]"),
+            ("a body nested 100,000 levels deep", "[" * 100_000 + "]" * 100_000),
+        )
+    ),
+    Fault(
         "anthropic 529 overloaded, then answers",
         script=[Reply(status=529)] * 6,
         default=ANTHROPIC_YES,
@@ -259,9 +310,12 @@ def test_judge_fault(fault: Fault, tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
     verdicts = [r.verdicts["grounded"] for r in store.iter_results(store.get_run("latest").id)]
     assert len(verdicts) == CASES
+    cached = list((tmp_path / "cache").rglob("*.json"))
     if fault.error is None:
         assert {v.state for v in verdicts} == {VerdictState.PASSED}, [v.error for v in verdicts]
+        assert len(cached) == CASES
     else:
+        assert cached == []  # neither a failed call nor an invalid answer is cached
         assert {v.state for v in verdicts} == {VerdictState.ERRORED}  # never read as "no"
         for verdict in verdicts:
             assert verdict.error is not None

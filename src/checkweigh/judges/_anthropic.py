@@ -17,7 +17,16 @@ from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
-from ._sdk import BACKSTOP_S, is_loopback, judge_error, load_sdk, make_client, scrub, sdk_call
+from ._sdk import (
+    BACKSTOP_S,
+    is_loopback,
+    judge_error,
+    load_sdk,
+    make_client,
+    scrub,
+    sdk_call,
+    token_count,
+)
 
 
 class AnthropicJudge:
@@ -132,15 +141,21 @@ class AnthropicJudge:
             self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot
         )
         elapsed = (time.perf_counter() - started[0]) * 1000.0
+        if not isinstance(message, self._anthropic.types.Message):
+            # the SDK hands back whatever JSON came (null, a list, a string) unvalidated
+            shown = repr(message)[:200]
+            raise judge_error(self.name, f"malformed response: {shown}", self._secret)
         text = _answer_text(message.content)
         if text is None:
             raise judge_error(self.name, "the response holds no answer", self._secret)
-        usage = message.usage
+        # the accounting is read leniently: junk there does not make a valid answer invalid
+        usage = getattr(message, "usage", None)
+        model = getattr(message, "model", None)
         return JudgeReply(
             text=scrub(text, self._secret),
-            model=message.model or self._model,
-            input_tokens=usage.input_tokens if usage else 0,
-            output_tokens=usage.output_tokens if usage else 0,
+            model=model if isinstance(model, str) and model else self._model,
+            input_tokens=token_count(getattr(usage, "input_tokens", None)),
+            output_tokens=token_count(getattr(usage, "output_tokens", None)),
             latency_ms=elapsed,
         )
 

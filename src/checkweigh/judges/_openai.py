@@ -30,6 +30,7 @@ from ._sdk import (
     make_client,
     scrub,
     sdk_call,
+    token_count,
 )
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -215,21 +216,21 @@ class OpenAIJudge:
         try:
             body = orjson.loads(raw)
             message = body["choices"][0]["message"]
-            usage = body.get("usage") or {}
             text = message.get("content") or ""
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
-            model = str(body.get("model") or self._model)
-            input_tokens = int(usage.get("prompt_tokens") or 0)
-            output_tokens = int(usage.get("completion_tokens") or 0)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise judge_error(
                 self.name, f"malformed response: {raw[:200]!r}", self._secret
             ) from None
+        # the accounting is read leniently: junk there does not make a valid answer invalid
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        model = body.get("model")
         return JudgeReply(
             text=scrub(text, self._secret),
-            model=model,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            model=model if isinstance(model, str) and model else self._model,
+            input_tokens=token_count(usage.get("prompt_tokens")),
+            output_tokens=token_count(usage.get("completion_tokens")),
             latency_ms=elapsed_ms,
         )

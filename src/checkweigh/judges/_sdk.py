@@ -30,6 +30,19 @@ BACKSTOP_S = 5.0
 also respects the deadline) fires first and names its length; the SDK's is a backstop."""
 
 
+MAX_TOKENS_PER_CALL = 10**9
+"""More tokens than any call reads or writes: a larger count is junk from the server."""
+
+
+def token_count(value: object) -> int:
+    """A usage count reported by the server, or 0 when it is not a plausible one (missing,
+    not a whole number, negative or absurdly large): accounting junk must neither error a
+    valid answer nor overflow the stored totals."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= MAX_TOKENS_PER_CALL else 0
+
+
 class FormatRejected(JudgeError):
     """The server refused the structured-output format asked for (the caller moves down)."""
 
@@ -191,6 +204,8 @@ def describe(sdk: ModuleType, exc: BaseException) -> str:
         return f"connection error: {str(root) or type(root).__name__}"
     if isinstance(exc, ValueError):  # a body that is not JSON (a proxy's error page, say)
         return f"malformed response: {exc}"
+    if isinstance(exc, RecursionError):  # a body nested deeper than the SDK's parser goes
+        return "malformed response: JSON nested too deeply"
     return f"{type(exc).__name__}: {exc}"
 
 
