@@ -260,6 +260,21 @@ FAULTS = [
             ("a body nested 100,000 levels deep", "[" * 100_000 + "]" * 100_000),
         )
     ),
+    *(
+        Fault(
+            f"{status} redirect to {where} (not followed)",
+            default=Reply(status=status, raw="", headers={"location": target}),
+            wire=wire,
+            exit_code=1,
+            error=f"HTTP {status}: the server redirects to {target!r}; redirects are not followed",
+            max_requests=CASES,
+        )
+        for status, where, target, wire in (
+            (307, "another path of the server", "/v1/elsewhere/chat/completions", "openai"),
+            (302, "a host on the network", "http://example.com/v1/chat/completions", "openai"),
+            (308, "a host on the network", "https://example.com/v1/messages", "anthropic"),
+        )
+    ),
     Fault(
         "anthropic 529 overloaded, then answers",
         script=[Reply(status=529)] * 6,

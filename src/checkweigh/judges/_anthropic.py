@@ -19,6 +19,7 @@ from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
+    check_base_url,
     is_loopback,
     judge_error,
     load_sdk,
@@ -63,7 +64,16 @@ class AnthropicJudge:
             base_url=base_url,
             timeout=timeout_s + BACKSTOP_S,
         )
-        self._secret: str | None = getattr(self._client, "api_key", None) or api_key
+        token = getattr(self._client, "auth_token", None)
+        self._secret: str | None = getattr(self._client, "api_key", None) or token or api_key
+        if self._secret is None and getattr(self._client, "credentials", None) is None:
+            # the SDK builds a client without any credential and fails on every call instead
+            raise judge_error(
+                f"anthropic:{model}",
+                "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
+                None,
+            )
+        check_base_url(f"anthropic:{model}", str(self._client.base_url), "ANTHROPIC_BASE_URL")
         self._model = model
         self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
         self._structured = structured and format != "prompt"

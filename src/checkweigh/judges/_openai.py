@@ -24,6 +24,7 @@ from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
     FormatRejected,
+    check_base_url,
     is_loopback,
     judge_error,
     load_sdk,
@@ -88,6 +89,8 @@ class OpenAIJudge:
             timeout=timeout_s + BACKSTOP_S,
         )
         self._secret: str | None = getattr(self._client, "api_key", None) or api_key
+        variable = "OLLAMA_BASE_URL" if provider == "ollama" else "OPENAI_BASE_URL"
+        check_base_url(f"{provider}:{model}", str(self._client.base_url), variable)
         self._model = model
         self._provider = provider
         self._retry = with_timeout(retry or RetryPolicy(), timeout_s)

@@ -73,6 +73,28 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def check_base_url(name: str, url: str, variable: str) -> None:
+    """Refuse a base URL the client cannot use: not ``http(s)://host...`` (the SDKs take
+    ``not a url`` or ``ftp://...`` and fail on every call), or with a user and password in
+    it (the key goes in the environment; the password is not echoed).
+
+    Raises:
+        JudgeError: naming the judge, the variable to fix and what was expected.
+    """
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise JudgeError(
+            f"{name}: the base URL {shown!r} holds a user name or password; "
+            f"set {variable} without them (the key goes in the API key variable)"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeError(
+            f"{name}: expected an http:// or https:// base URL with a host "
+            f"(check {variable}), got {url.rstrip('/')!r}"
+        )
+
+
 def load_sdk(package: str) -> ModuleType:
     """Import an optional provider SDK, or say how to install it."""
     try:
@@ -89,14 +111,30 @@ def aiohttp_client(sdk: ModuleType) -> Any | None:
 
     The SDKs recommend it for concurrency: httpx's connection pool scans every connection
     on each request, which at 64 calls in flight costs a quarter of the client's CPU.
+    Redirects are not followed (see :func:`http_client`).
     """
     factory = getattr(sdk, "DefaultAioHttpClient", None)
     if factory is None:
         return None
     try:
-        return factory()
+        return factory(follow_redirects=False)
     except RuntimeError:  # the SDK's stand-in when aiohttp is missing
         return None
+
+
+def http_client(sdk: ModuleType) -> Any | None:
+    """The HTTP client for the SDK: its aiohttp transport where available, else its default
+    httpx client; None for an SDK that has neither (it builds its own).
+
+    Neither follows redirects, which the SDKs do by default: a judge endpoint that
+    redirects is misconfigured, and following it could carry the prompt (the agent's
+    traces) to a host the user never named. A 3xx ends the call with the target named.
+    """
+    client = aiohttp_client(sdk)
+    if client is not None:
+        return client
+    factory = getattr(sdk, "DefaultAsyncHttpxClient", None)
+    return factory(follow_redirects=False) if factory is not None else None
 
 
 def make_client(
@@ -108,9 +146,9 @@ def make_client(
 ) -> T:
     """An async SDK client with the SDK's own retries off (ours apply), on the aiohttp
     transport where available."""
-    http_client = aiohttp_client(sdk)
-    if http_client is not None:
-        options["http_client"] = http_client
+    client = http_client(sdk)
+    if client is not None:
+        options["http_client"] = client
     try:
         return factory(max_retries=0, **options)
     except base_error as exc:  # e.g. no key in the environment
@@ -192,6 +230,12 @@ def describe(sdk: ModuleType, exc: BaseException) -> str:
     """One line saying what went wrong with a call (before the judge's name is added)."""
     if isinstance(exc, AttemptTimeout):
         return str(exc)
+    if isinstance(exc, sdk.APIStatusError) and 300 <= exc.status_code < 400:
+        target = exc.response.headers.get("location", "")
+        return (
+            f"HTTP {exc.status_code}: the server redirects to {target!r}; redirects are not "
+            "followed: point the base URL at the final address"
+        )
     if isinstance(exc, sdk.APIStatusError):
         return f"HTTP {exc.status_code}: {exc.message}"
     if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError):
