@@ -1,16 +1,21 @@
 """Judge set-up mistakes found by probing the CLI with the real SDKs: a judge that cannot work
 (no key, a base URL that is not an http(s) URL or carries a password, a malformed ``--judge``)
-is one line and exit 2 before any case runs, with no traceback and no secret printed."""
+is one line and exit 2 before any case runs, with no traceback and no secret printed; a base
+URL where nothing listens fails each check at once, not after the whole retry budget."""
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
-from support.judge_suite import KEY, judge_suite
+from checkweigh.core import VerdictState
+from checkweigh.store import Store
+from support.judge_suite import CASES, KEY, judge_suite
 
 SECRET = "hunter2-password"
 
@@ -89,3 +94,39 @@ def test_a_judge_that_cannot_work_is_one_line_and_exit_2(
     assert lines[0].startswith("error: --judge: ")
     assert KEY not in out
     assert SECRET not in out
+
+
+@pytest.mark.parametrize("judge", ["openai:gpt-test", "anthropic:claude-test"])
+def test_a_stopped_local_server_fails_each_check_at_once(judge: str, tmp_path: Path) -> None:
+    """Nothing listens at the base URL: with the default retries and deadline (11 attempts,
+    120 s) each check ends errored at once with one clear reason, and the run ends."""
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    suite = judge_suite(tmp_path / "suite")
+    env = {
+        "OPENAI_API_KEY": KEY,
+        "ANTHROPIC_API_KEY": KEY,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+        "COLUMNS": "200",
+    }
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    start = time.monotonic()
+    result = CliRunner().invoke(
+        app, ["run", str(suite), "--db", db, "-q", "--judge", judge], env=env
+    )
+    took = time.monotonic() - start
+    out = result.stdout + result.stderr
+    assert result.exit_code == 1, out  # the errored-executions gate
+    assert "Traceback" not in out
+    assert took < 15.0  # not 11 attempts with backoff per check
+    store = Store(db)
+    verdicts = [r.verdicts["grounded"] for r in store.iter_results(store.get_run("latest").id)]
+    assert len(verdicts) == CASES
+    for verdict in verdicts:
+        assert verdict.state is VerdictState.ERRORED
+        assert verdict.error == (
+            f"{judge}: connection refused: nothing listens at the base URL (is the server running?)"
+        )

@@ -207,12 +207,24 @@ def _connection_failure(exc: BaseException) -> str | None:
     chain = _chain(exc)
     if any(_is_reset(e) for e in chain):
         return "connection reset"
+    if refused(exc):
+        return "connection refused: nothing listens at the base URL (is the server running?)"
     if any(isinstance(e, TimeoutError) for e in chain[1:]):
         return None
     dropped = [e for e in chain[1:] if isinstance(e, OSError) or _is_aiohttp_connection(e)]
     if dropped:
         return f"connection error: {str(dropped[-1]) or type(dropped[-1]).__name__}"
     return None
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether the connection was refused: no server listens at that address. Not retried,
+    so that a judge pointed at a stopped local server fails each check at once instead of
+    retrying it until the deadline."""
+    return any(
+        isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED
+        for e in _chain(exc)
+    )
 
 
 def _is_reset(exc: BaseException) -> bool:
@@ -268,7 +280,8 @@ async def sdk_call(
     slot: Slot | None = None,
     final: Callable[[BaseException], bool] | None = None,
 ) -> T:
-    """Run an SDK call with retries on 408, 409, 429, 5xx, timeouts and dropped connections.
+    """Run an SDK call with retries on 408, 409, 429, 5xx, timeouts and dropped connections
+    (a refused connection is final: see :func:`refused`).
 
     ``final`` marks further failures that retrying will not change; they raise
     :class:`FormatRejected` (the caller's cue to ask differently).
@@ -282,7 +295,9 @@ async def sdk_call(
             return False
         if isinstance(exc, sdk.APIStatusError):
             return retriable_status(exc.status_code)
-        return isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError)
+        if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError):
+            return not refused(exc)
+        return False
 
     try:
         return await call_with_retries(
