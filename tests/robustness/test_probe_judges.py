@@ -5,8 +5,12 @@ URL where nothing listens fails each check at once, not after the whole retry bu
 
 from __future__ import annotations
 
+import re
 import socket
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -130,3 +134,96 @@ def test_a_stopped_local_server_fails_each_check_at_once(judge: str, tmp_path: P
         assert verdict.error == (
             f"{judge}: connection refused: nothing listens at the base URL (is the server running?)"
         )
+
+
+@contextmanager
+def raw_server(response: bytes) -> Iterator[tuple[str, list[bytes]]]:
+    """A server on 127.0.0.1 that answers every request with ``response`` as raw bytes (a
+    broken HTTP response the scripted server cannot send), then closes the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            reader = conn.makefile("rb")
+            head = b"".join(iter(lambda: reader.readline(), b"\r\n"))
+            length = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
+            reader.read(int(length.group(1)) if length else 0)
+            seen.append(head)
+            conn.sendall(response)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+
+
+BODY = b'{"choices": [{"message": {"content": "{}"}}]}'
+
+
+@pytest.mark.parametrize(
+    ("response", "error", "retried"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n",
+            "malformed response: Invalid character in chunk size",
+            False,
+            id="broken chunked encoding",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\ncontent-type: app",
+            "connection error: ServerDisconnectedError",
+            True,
+            id="closed in the middle of the headers",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n" + BODY[:40],
+            "connection error: Not enough data to satisfy content length header",
+            True,
+            id="body shorter than its content-length",
+        ),
+    ],
+)
+def test_a_broken_http_response_is_one_clear_line(
+    response: bytes, error: str, retried: bool, tmp_path: Path
+) -> None:
+    suite = judge_suite(tmp_path / "suite")
+    with raw_server(response) as (url, seen):
+        env = {
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": f"{url}/v1",
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+            "COLUMNS": "200",
+        }
+        db = f"sqlite:///{tmp_path / 'runs.db'}"
+        limits = ["--judge-timeout", "0.5", "--judge-deadline", "1", "--judge-retries", "2"]
+        result = CliRunner().invoke(
+            app, ["run", str(suite), "--db", db, "-q", "--judge", "openai:m", *limits], env=env
+        )
+    out = result.stdout + result.stderr
+    assert result.exit_code == 1, out
+    assert "Traceback" not in out
+    store = Store(db)
+    verdicts = [r.verdicts["grounded"] for r in store.iter_results(store.get_run("latest").id)]
+    assert {v.state for v in verdicts} == {VerdictState.ERRORED}
+    for verdict in verdicts:
+        assert verdict.error is not None
+        assert verdict.error.startswith(f"openai:m: {error}")
+        assert "\n" not in verdict.error
+        assert "<" not in verdict.error  # no repr of aiohttp's half-read response
+    assert (len(seen) > CASES) is retried
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.json"))

@@ -58,8 +58,8 @@ def scrub(text: str, secret: str | None) -> str:
 def judge_error(
     name: str, text: str, secret: str | None, kind: type[JudgeError] = JudgeError
 ) -> JudgeError:
-    """A :class:`JudgeError` naming the judge, with the key scrubbed out."""
-    return kind(scrub(f"{name}: {text}", secret))
+    """A :class:`JudgeError` naming the judge, on one line, with the key scrubbed out."""
+    return kind(scrub(" ".join(f"{name}: {text}".split()), secret))
 
 
 def is_loopback(url: str) -> bool:
@@ -213,8 +213,18 @@ def _connection_failure(exc: BaseException) -> str | None:
         return None
     dropped = [e for e in chain[1:] if isinstance(e, OSError) or _is_aiohttp_connection(e)]
     if dropped:
-        return f"connection error: {str(dropped[-1]) or type(dropped[-1]).__name__}"
+        return f"connection error: {_detail(dropped[-1])}"
     return None
+
+
+def _detail(exc: BaseException) -> str:
+    """What an exception says, or its type when it says nothing useful (aiohttp's
+    ``ServerDisconnectedError`` prints the repr of the half-read response, and its payload
+    errors put their own status 400 before the ``message``)."""
+    message = getattr(exc, "message", None)
+    text = message if isinstance(message, str) and message else str(exc)
+    text = text.strip()
+    return type(exc).__name__ if not text or text.startswith("<") else text
 
 
 def refused(exc: BaseException) -> bool:
@@ -257,11 +267,15 @@ def describe(sdk: ModuleType, exc: BaseException) -> str:
         if isinstance(exc, sdk.APITimeoutError):
             return "timed out"
         root = _chain(exc)[-1]
-        return f"connection error: {str(root) or type(root).__name__}"
+        return f"connection error: {_detail(root)}"
     if isinstance(exc, ValueError):  # a body that is not JSON (a proxy's error page, say)
         return f"malformed response: {exc}"
     if isinstance(exc, RecursionError):  # a body nested deeper than the SDK's parser goes
         return "malformed response: JSON nested too deeply"
+    if type(exc).__module__.startswith("aiohttp") and hasattr(exc, "message"):
+        # a response aiohttp could not parse (a broken chunked encoding, say): its status
+        # is aiohttp's own 400, not the server's
+        return f"malformed response: {exc.message}"
     return f"{type(exc).__name__}: {exc}"
 
 
