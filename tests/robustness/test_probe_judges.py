@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from checkweigh.cli import app
 from checkweigh.core import VerdictState
 from checkweigh.store import Store
-from support.judge_suite import CASES, KEY, judge_suite
+from checkweigh.testing import Reply, fake_llm_server
+from support.judge_suite import CASES, KEY, YES, judge_suite
 
 SECRET = "hunter2-password"
 
@@ -227,3 +228,33 @@ def test_a_broken_http_response_is_one_clear_line(
         assert "<" not in verdict.error  # no repr of aiohttp's half-read response
     assert (len(seen) > CASES) is retried
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.json"))
+
+
+@pytest.mark.parametrize("where", ["a file", "a folder under a file"])
+def test_a_judge_cache_that_cannot_be_written_is_one_line_before_any_call(
+    where: str, tmp_path: Path
+) -> None:
+    """Every valid answer was errored (NotADirectoryError) after it had been paid for."""
+    suite = judge_suite(tmp_path / "suite")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    cache = blocker if where == "a file" else blocker / "cache"
+    with fake_llm_server([], default=Reply(YES)) as server:
+        env = {
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": server.base_url,
+            "CHECKWEIGH_CACHE_DIR": str(cache),
+        }
+        db = f"sqlite:///{tmp_path / 'runs.db'}"
+        result = CliRunner().invoke(
+            app, ["run", str(suite), "--db", db, "--judge", "openai:m"], env=env
+        )
+    out = result.stdout + result.stderr
+    assert result.exit_code == 2, out
+    assert "Traceback" not in out
+    assert [line for line in out.splitlines() if line.strip()] == [
+        f"error: cache: cannot write the judge cache at {str(cache)!r}: "
+        f"{'File exists' if where == 'a file' else 'Not a directory'} "
+        "(set CHECKWEIGH_CACHE_DIR to a writable folder, or pass --no-cache)"
+    ]
+    assert server.requests == []

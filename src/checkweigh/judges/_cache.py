@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core import JudgeStats
+from ..errors import InputError
 from ._metered import MeteredJudge, close_judge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
@@ -63,6 +64,27 @@ class JudgeCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    def check_writable(self) -> None:
+        """Make sure answers can be stored here, before any call is paid for: a cache folder
+        that is a file, lies under one or cannot be written would otherwise turn every valid
+        answer into an errored verdict.
+
+        Raises:
+            InputError: naming the folder and what is wrong with it.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise InputError(
+                f"cannot write the judge cache at {str(self.directory)!r}: {why} "
+                f"(set {CACHE_ENV} to a writable folder, or pass --no-cache)",
+                field="cache",
+            ) from None
+
     def get(self, key: str) -> JudgeReply | None:
         """The stored answer, or None (an unreadable entry counts as absent)."""
         try:
@@ -84,6 +106,8 @@ class CachedJudge:
     """A judge in front of a cache. Counts hits, misses and calls for reports."""
 
     def __init__(self, judge: JudgeModel, cache: JudgeCache, mode: CacheMode = CacheMode.USE):
+        if mode is CacheMode.USE:
+            cache.check_writable()
         self.judge = judge
         self.cache = cache
         self.mode = mode
