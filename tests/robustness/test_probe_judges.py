@@ -70,6 +70,19 @@ SECRET = "hunter2-password"
             "the base URL 'http://127.0.0.1:9/v1/' holds a user name or password",
             id="openai base URL with a password",
         ),
+        pytest.param(
+            "openai:gpt-test",
+            {"OPENAI_API_KEY": KEY + "\n"},
+            "the API key holds a control or non-ASCII character (a trailing newline?); "
+            "fix OPENAI_API_KEY",
+            id="openai key with a trailing newline",
+        ),
+        pytest.param(
+            "anthropic:claude-test",
+            {"ANTHROPIC_API_KEY": KEY + "\x1b"},
+            "fix ANTHROPIC_API_KEY",
+            id="anthropic key with a control character",
+        ),
         pytest.param("openai:", {}, "expected PROVIDER:MODEL", id="empty model"),
         pytest.param("foo:bar", {}, "got 'foo:bar'", id="unknown provider"),
     ],

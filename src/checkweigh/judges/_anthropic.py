@@ -20,6 +20,7 @@ from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
     check_base_url,
+    check_key,
     is_loopback,
     judge_error,
     load_sdk,
@@ -73,6 +74,12 @@ class AnthropicJudge:
                 "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
                 None,
             )
+        variable = (
+            "ANTHROPIC_API_KEY"
+            if getattr(self._client, "api_key", None)
+            else ("ANTHROPIC_AUTH_TOKEN")
+        )
+        check_key(f"anthropic:{model}", self._secret, variable)
         check_base_url(f"anthropic:{model}", str(self._client.base_url), "ANTHROPIC_BASE_URL")
         self._model = model
         self._retry = with_timeout(retry or RetryPolicy(), timeout_s)

@@ -25,6 +25,7 @@ from ._sdk import (
     BACKSTOP_S,
     FormatRejected,
     check_base_url,
+    check_key,
     is_loopback,
     judge_error,
     load_sdk,
@@ -89,6 +90,7 @@ class OpenAIJudge:
             timeout=timeout_s + BACKSTOP_S,
         )
         self._secret: str | None = getattr(self._client, "api_key", None) or api_key
+        check_key(f"{provider}:{model}", self._secret, "OPENAI_API_KEY")
         variable = "OLLAMA_BASE_URL" if provider == "ollama" else "OPENAI_BASE_URL"
         check_base_url(f"{provider}:{model}", str(self._client.base_url), variable)
         self._model = model

@@ -73,6 +73,21 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def check_key(name: str, key: str | None, variable: str) -> None:
+    """Refuse an API key that cannot go in an HTTP header (a trailing newline from a secrets
+    file, a control or non-ASCII character): the SDKs take it and fail on every call with
+    an error about header injection. The key itself is never shown.
+
+    Raises:
+        JudgeError: naming the judge and the variable to fix.
+    """
+    if key is not None and not (key.isascii() and key.isprintable()):
+        raise JudgeError(
+            f"{name}: the API key holds a control or non-ASCII character (a trailing "
+            f"newline?); fix {variable}"
+        )
+
+
 def check_base_url(name: str, url: str, variable: str) -> None:
     """Refuse a base URL the client cannot use: not ``http(s)://host...`` (the SDKs take
     ``not a url`` or ``ftp://...`` and fail on every call), or with a user and password in
