@@ -114,10 +114,11 @@ def test_a_judge_that_cannot_work_is_one_line_and_exit_2(
     assert SECRET not in out
 
 
-@pytest.mark.parametrize("judge", ["openai:gpt-test", "anthropic:claude-test"])
+@pytest.mark.parametrize("judge", ["openai:gpt-test", "anthropic:claude-test", "ollama:llama3"])
 def test_a_stopped_local_server_fails_each_check_at_once(judge: str, tmp_path: Path) -> None:
     """Nothing listens at the base URL: with the default retries and deadline (11 attempts,
-    120 s) each check ends errored at once with one clear reason, and the run ends."""
+    120 s) each check ends errored at once with one clear reason, and the run ends. (Ollama's
+    placeholder key ``ollama`` was scrubbed as a secret: ``***:llama3: ...``.)"""
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -127,6 +128,7 @@ def test_a_stopped_local_server_fails_each_check_at_once(judge: str, tmp_path: P
         "ANTHROPIC_API_KEY": KEY,
         "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "OLLAMA_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
         "COLUMNS": "200",
     }

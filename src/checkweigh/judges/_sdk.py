@@ -47,10 +47,16 @@ class FormatRejected(JudgeError):
     """The server refused the structured-output format asked for (the caller moves down)."""
 
 
+MIN_SECRET = 8
+"""The shortest key that is scrubbed from texts (real keys are far longer)."""
+
+
 def scrub(text: str, secret: str | None) -> str:
     """``text`` with ``secret`` (an API key) replaced by ``***``: the one place every judge
-    error text passes through before it is stored or printed."""
-    if secret and len(secret) >= 4 and secret in text:
+    error text passes through before it is stored or printed. Keys shorter than 8
+    characters are placeholders, not secrets (Ollama's ``ollama``, which would otherwise
+    turn ``ollama:llama3`` into ``***:llama3``)."""
+    if secret and len(secret) >= MIN_SECRET and secret in text:
         return text.replace(secret, "***")
     return text
 
