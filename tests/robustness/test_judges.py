@@ -32,6 +32,19 @@ def openai_body(content: str, **extra: Any) -> str:
     return json.dumps({"id": "c", "object": "chat.completion", "choices": [choice], **extra})
 
 
+def openai_message(**message: Any) -> str:
+    """A chat-completions body whose message is ``message`` (content null unless given)."""
+    message = {"role": "assistant", "content": None, **message}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return json.dumps({"id": "c", "object": "chat.completion", "choices": [choice]})
+
+
+def tool_call(arguments: str) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of a message calling the answer tool with ``arguments``."""
+    function = {"name": "binary_verdict", "arguments": arguments}
+    return [{"id": "call_1", "type": "function", "function": function}]
+
+
 def anthropic_body(**extra: Any) -> str:
     """A messages body answering YES through the tool, with ``extra`` top-level fields."""
     block = {"type": "tool_use", "id": "t", "name": "binary_verdict", "input": json.loads(YES)}
@@ -232,6 +245,23 @@ FAULTS = [
         ]
         * 3,
         default=Reply(raw=openai_body(YES, usage={"prompt_tokens": "x", "completion_tokens": -5})),
+    ),
+    Fault(
+        "a tool call instead of content: its arguments are the answer",
+        default=Reply(raw=openai_message(tool_calls=tool_call(YES))),
+    ),
+    Fault(
+        "a tool call whose arguments are not a valid answer",
+        default=Reply(raw=openai_message(tool_calls=tool_call('{"verdict": "maybe"}'))),
+        exit_code=1,
+        error="invalid judge answer after one repair: verdict:",
+    ),
+    Fault(
+        "a refusal instead of an answer",
+        default=Reply(raw=openai_message(refusal="I can't help with that.")),
+        exit_code=1,
+        error="openai:gpt-test: the model refused to answer: I can't help with that.",
+        max_requests=CASES,
     ),
     Fault(
         "answer nested 100,000 levels deep",

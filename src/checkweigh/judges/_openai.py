@@ -221,13 +221,16 @@ class OpenAIJudge:
         try:
             body = orjson.loads(raw)
             message = body["choices"][0]["message"]
-            text = message.get("content") or ""
+            text = message.get("content") or _tool_arguments(message)
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise judge_error(
                 self.name, f"malformed response: {raw[:200]!r}", self._secret
             ) from None
+        refusal = message.get("refusal")
+        if not text and isinstance(refusal, str) and refusal:
+            raise judge_error(self.name, f"the model refused to answer: {refusal}", self._secret)
         # the accounting is read leniently: junk there does not make a valid answer invalid
         usage = body.get("usage")
         usage = usage if isinstance(usage, dict) else {}
@@ -239,3 +242,14 @@ class OpenAIJudge:
             output_tokens=token_count(usage.get("completion_tokens")),
             latency_ms=elapsed_ms,
         )
+
+
+def _tool_arguments(message: dict[str, Any]) -> str:
+    """The arguments of the first tool call, for servers that answer a schema with a tool
+    call instead of content (they are parsed and validated like content); else ``""``."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
+        return ""
+    function = calls[0].get("function")
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    return arguments if isinstance(arguments, str) else ""
