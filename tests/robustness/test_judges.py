@@ -305,6 +305,20 @@ FAULTS = [
             (308, "a host on the network", "https://example.com/v1/messages", "anthropic"),
         )
     ),
+    *(
+        Fault(
+            f"anthropic refusal {how}",
+            default=Reply(raw=anthropic_body(content=blocks, stop_reason="refusal")),
+            wire="anthropic",
+            exit_code=1,
+            error=f"anthropic:claude-test: the model refused to answer{said}",
+            max_requests=CASES,
+        )
+        for how, blocks, said in (
+            ("without content", [], ""),
+            ("with text", [{"type": "text", "text": "I can't."}], ": I can't."),
+        )
+    ),
     Fault(
         "anthropic 529 overloaded, then answers",
         script=[Reply(status=529)] * 6,

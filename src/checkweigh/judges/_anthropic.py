@@ -163,6 +163,9 @@ class AnthropicJudge:
             shown = repr(message)[:200]
             raise judge_error(self.name, f"malformed response: {shown}", self._secret)
         text = _answer_text(message.content)
+        if message.stop_reason == "refusal":  # what it wrote before stopping is no answer
+            said = f": {text[:200]}" if text else ""
+            raise judge_error(self.name, f"the model refused to answer{said}", self._secret)
         if text is None:
             raise judge_error(self.name, "the response holds no answer", self._secret)
         # the accounting is read leniently: junk there does not make a valid answer invalid
