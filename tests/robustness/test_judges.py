@@ -257,6 +257,13 @@ FAULTS = [
         error="invalid judge answer after one repair: verdict:",
     ),
     Fault(
+        "a 200 that wraps an upstream error (a proxy)",
+        default=Reply(raw=json.dumps({"error": {"message": "upstream overloaded", "code": 529}})),
+        exit_code=1,
+        error="openai:gpt-test: the server answered 200 with an error: upstream overloaded",
+        max_requests=CASES,
+    ),
+    Fault(
         "a refusal instead of an answer",
         default=Reply(raw=openai_message(refusal="I can't help with that.")),
         exit_code=1,

@@ -225,9 +225,7 @@ class OpenAIJudge:
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
-            raise judge_error(
-                self.name, f"malformed response: {raw[:200]!r}", self._secret
-            ) from None
+            raise judge_error(self.name, _unreadable(raw), self._secret) from None
         refusal = message.get("refusal")
         if not text and isinstance(refusal, str) and refusal:
             raise judge_error(self.name, f"the model refused to answer: {refusal}", self._secret)
@@ -253,3 +251,17 @@ def _tool_arguments(message: dict[str, Any]) -> str:
     function = calls[0].get("function")
     arguments = function.get("arguments") if isinstance(function, dict) else None
     return arguments if isinstance(arguments, str) else ""
+
+
+def _unreadable(raw: bytes) -> str:
+    """Why a 200 body holds no answer: an error object (a proxy that wraps an upstream error
+    in a 200), else the start of the body."""
+    try:
+        body = orjson.loads(raw)
+    except (ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and "choices" not in body and body.get("error"):
+        error = body["error"]
+        text = error.get("message") if isinstance(error, dict) else None
+        return f"the server answered 200 with an error: {str(text or error)[:200]}"
+    return f"malformed response: {raw[:200]!r}"
