@@ -312,6 +312,15 @@ FAULTS = [
             (308, "a host on the network", "https://example.com/v1/messages", "anthropic"),
         )
     ),
+    Fault(
+        "anthropic tool input passed on as a JSON string (a proxy)",
+        default=Reply(
+            raw=anthropic_body(
+                content=[{"type": "tool_use", "id": "t", "name": "binary_verdict", "input": YES}]
+            )
+        ),
+        wire="anthropic",
+    ),
     *(
         Fault(
             f"anthropic refusal {how}",

@@ -181,12 +181,15 @@ class AnthropicJudge:
 
 
 def _answer_text(blocks: Any) -> str | None:
-    """The tool input (as JSON) if the model called the answer tool, else the text blocks."""
+    """The tool input (as JSON, or as given when it is a string) if the model called the
+    answer tool, else the text blocks."""
     texts: list[str] = []
     for block in blocks or ():
         kind = getattr(block, "type", None)
         if kind == "tool_use":
-            return json.dumps(getattr(block, "input", None))
+            given = getattr(block, "input", None)
+            # some proxies pass the input on as a JSON string: parsed strictly like text
+            return given if isinstance(given, str) else json.dumps(given)
         if kind == "text":
             texts.append(getattr(block, "text", ""))
     return "".join(texts) if texts else None
