@@ -5,6 +5,7 @@ URL where nothing listens fails each check at once, not after the whole retry bu
 
 from __future__ import annotations
 
+import errno
 import re
 import socket
 import threading
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.core import VerdictState
+from checkweigh.judges import JudgeCache
 from checkweigh.store import Store
 from checkweigh.testing import Reply, fake_llm_server
 from support.judge_suite import CASES, KEY, YES, judge_suite
@@ -273,3 +275,39 @@ def test_a_judge_cache_that_cannot_be_written_is_one_line_before_any_call(
         "(set CHECKWEIGH_CACHE_DIR to a writable folder, or pass --no-cache)"
     ]
     assert server.requests == []
+
+
+def test_a_cache_that_fills_up_mid_run_keeps_the_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk when an answer is stored: the valid, paid-for answer stands (it was an
+    errored verdict) and the report says how many answers were not stored and why."""
+
+    def full(self: JudgeCache, key: str, reply: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(JudgeCache, "put", full)
+    suite = judge_suite(tmp_path / "suite")
+    with fake_llm_server([], default=Reply(YES)) as server:
+        env = {
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": server.base_url,
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+            "COLUMNS": "300",
+        }
+        db = f"sqlite:///{tmp_path / 'runs.db'}"
+        result = CliRunner().invoke(
+            app, ["run", str(suite), "--db", db, "--judge", "openai:m"], env=env
+        )
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    store = Store(db)
+    run = store.get_run("latest")
+    verdicts = [r.verdicts["grounded"] for r in store.iter_results(run.id)]
+    assert {v.state for v in verdicts} == {VerdictState.PASSED}
+    note = (
+        f"{CASES} judge answer(s) could not be stored in the cache at "
+        f"{str(tmp_path / 'cache')!r}: No space left on device; the next run asks again"
+    )
+    assert note in " ".join(out.split())
+    assert note in (run.summary.notes if run.summary else [])

@@ -114,6 +114,8 @@ class CachedJudge:
         self.hits = 0
         self.misses = 0
         self.calls = 0
+        self.unstored: list[str] = []
+        """Why answers could not be stored (a full disk, say): the answers themselves stand."""
 
     @property
     def name(self) -> str:
@@ -135,8 +137,23 @@ class CachedJudge:
     def remember(self, request: JudgeRequest, reply: JudgeReply) -> None:
         """Store ``reply`` as the valid answer to ``request`` (unless the cache is bypassed
         or only read)."""
-        if self.mode is CacheMode.USE:
+        if self.mode is not CacheMode.USE:
+            return
+        try:
             self.cache.put(cache_key(self.judge.name, request), reply)
+        except OSError as exc:
+            # the answer is valid and paid for: a cache that fills up mid-run must not
+            # error its verdict; the report says how many were not stored and why
+            self.unstored.append(exc.strerror or type(exc).__name__)
+
+    def cache_note(self) -> str | None:
+        """What the report says when answers could not be stored."""
+        if not self.unstored:
+            return None
+        return (
+            f"{len(self.unstored)} judge answer(s) could not be stored in the cache at "
+            f"{str(self.cache.directory)!r}: {self.unstored[-1]}; the next run asks again"
+        )
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """From the cache when allowed and present; else from the judge (stored only once
