@@ -167,3 +167,68 @@ def test_an_attempt_cut_short_by_the_deadline_reports_the_failure_before_it() ->
     assert caught.value.why == "deadline"
     assert isinstance(caught.value.last, ConnectionError)
     assert attempts == 3  # 0.25 s each: the third is cut off at 0.6 s
+
+
+def test_a_retry_waits_for_a_slot_only_until_the_deadline() -> None:
+    """Other calls hold every slot (a hung provider): the retry does not queue past the
+    deadline behind them, it gives up at the deadline with the failure it had."""
+
+    async def scenario() -> tuple[GaveUp, float]:
+        slots = asyncio.Semaphore(1)
+        loop = asyncio.get_running_loop()
+
+        async def fail_then_lose_the_slot() -> str:
+            # another call queues for the only slot and takes it when this attempt ends
+            hogs.append(asyncio.ensure_future(hog()))
+            await asyncio.sleep(0)
+            raise ConnectionError("HTTP 503")
+
+        async def hog() -> None:
+            async with slots:
+                await asyncio.sleep(5)
+
+        hogs: list[asyncio.Future[None]] = []
+
+        policy = RetryPolicy(attempts=5, initial_s=0.0, max_wait_s=0.01, deadline_s=0.5)
+        start = loop.time()
+        with pytest.raises(GaveUp) as caught:
+            await call_with_retries(
+                fail_then_lose_the_slot,
+                policy,
+                retriable=lambda e: True,
+                retry_after=lambda e: None,
+                slot=lambda: slots,
+            )
+        took = loop.time() - start
+        for task in hogs:
+            task.cancel()
+        return caught.value, took
+
+    stop, took = asyncio.run(scenario())
+    assert (stop.why, stop.attempts) == ("deadline", 1)
+    assert isinstance(stop.last, ConnectionError)
+    assert 0.4 < took < 1.0  # not the 5 s the slot is held
+
+
+@pytest.mark.parametrize("asked", [0.0, -5.0])
+def test_a_retry_after_of_zero_or_in_the_past_backs_off_instead(asked: float) -> None:
+    attempts = 0
+
+    async def busy() -> str:
+        nonlocal attempts
+        attempts += 1
+        raise ConnectionError("HTTP 429")
+
+    async def timed() -> float:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        policy = RetryPolicy(attempts=3, initial_s=0.1, max_wait_s=1.0)
+        with pytest.raises(GaveUp):
+            await call_with_retries(
+                busy, policy, retriable=lambda e: True, retry_after=lambda e: asked
+            )
+        return loop.time() - start
+
+    took = asyncio.run(timed())
+    assert attempts == 3
+    assert took >= 0.3  # backoffs of >= 0.1 s and >= 0.2 s, not three calls in a burst

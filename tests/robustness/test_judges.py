@@ -23,6 +23,35 @@ from checkweigh.testing._fake_llm import Structured
 from support.judge_suite import CASES, YES, judge_suite, run_judged
 
 ANTHROPIC_YES = Reply(tool_input=json.loads(YES))
+
+
+def openai_body(content: str, **extra: Any) -> str:
+    """A chat-completions body answering ``content``, with ``extra`` top-level fields."""
+    message = {"role": "assistant", "content": content}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return json.dumps({"id": "c", "object": "chat.completion", "choices": [choice], **extra})
+
+
+def openai_message(**message: Any) -> str:
+    """A chat-completions body whose message is ``message`` (content null unless given)."""
+    message = {"role": "assistant", "content": None, **message}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return json.dumps({"id": "c", "object": "chat.completion", "choices": [choice]})
+
+
+def tool_call(arguments: str) -> list[dict[str, Any]]:
+    """The ``tool_calls`` of a message calling the answer tool with ``arguments``."""
+    function = {"name": "binary_verdict", "arguments": arguments}
+    return [{"id": "call_1", "type": "function", "function": function}]
+
+
+def anthropic_body(**extra: Any) -> str:
+    """A messages body answering YES through the tool, with ``extra`` top-level fields."""
+    block = {"type": "tool_use", "id": "t", "name": "binary_verdict", "input": json.loads(YES)}
+    body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-test"}
+    return json.dumps({**body, "content": [block], "stop_reason": "tool_use", **extra})
+
+
 HTML = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 # every row runs with short limits, so a fault that is not handled ends the test quickly
 LIMITS = ("--judge-timeout", "0.4", "--judge-deadline", "2", "--judge-concurrency", "8")
@@ -210,6 +239,103 @@ FAULTS = [
         max_requests=CASES,
     ),
     Fault(
+        "usage counts absurd (10**30) or junk: the valid answer stands, the totals stay sane",
+        script=[
+            Reply(raw=openai_body(YES, usage={"prompt_tokens": 10**30, "completion_tokens": 1}))
+        ]
+        * 3,
+        default=Reply(raw=openai_body(YES, usage={"prompt_tokens": "x", "completion_tokens": -5})),
+    ),
+    Fault(
+        "a tool call instead of content: its arguments are the answer",
+        default=Reply(raw=openai_message(tool_calls=tool_call(YES))),
+    ),
+    Fault(
+        "a tool call whose arguments are not a valid answer",
+        default=Reply(raw=openai_message(tool_calls=tool_call('{"verdict": "maybe"}'))),
+        exit_code=1,
+        error="invalid judge answer after one repair: verdict:",
+    ),
+    Fault(
+        "a 200 that wraps an upstream error (a proxy)",
+        default=Reply(raw=json.dumps({"error": {"message": "upstream overloaded", "code": 529}})),
+        exit_code=1,
+        error="openai:gpt-test: the server answered 200 with an error: upstream overloaded",
+        max_requests=CASES,
+    ),
+    Fault(
+        "a refusal instead of an answer",
+        default=Reply(raw=openai_message(refusal="I can't help with that.")),
+        exit_code=1,
+        error="openai:gpt-test: the model refused to answer: I can't help with that.",
+        max_requests=CASES,
+    ),
+    Fault(
+        "answer nested 100,000 levels deep",
+        default=Reply('{"verdict": "yes", "a": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        exit_code=1,
+        error="the answer's JSON is nested too deeply",
+    ),
+    Fault(
+        "anthropic usage counts absurd or junk: the valid answer stands",
+        script=[Reply(raw=anthropic_body(usage={"input_tokens": 10**30, "output_tokens": 1}))] * 3,
+        default=Reply(raw=anthropic_body(usage={"input_tokens": "x", "output_tokens": None})),
+        wire="anthropic",
+    ),
+    *(
+        Fault(
+            f"anthropic 200 with {what}",
+            default=Reply(raw=raw),
+            wire="anthropic",
+            exit_code=1,
+            error="malformed response",
+            max_requests=CASES,
+        )
+        for what, raw in (
+            ("a JSON null body", "null"),
+            ("a JSON array body", "[]"),
+            ("a body nested 100,000 levels deep", "[" * 100_000 + "]" * 100_000),
+        )
+    ),
+    *(
+        Fault(
+            f"{status} redirect to {where} (not followed)",
+            default=Reply(status=status, raw="", headers={"location": target}),
+            wire=wire,
+            exit_code=1,
+            error=f"HTTP {status}: the server redirects to {target!r}; redirects are not followed",
+            max_requests=CASES,
+        )
+        for status, where, target, wire in (
+            (307, "another path of the server", "/v1/elsewhere/chat/completions", "openai"),
+            (302, "a host on the network", "http://example.com/v1/chat/completions", "openai"),
+            (308, "a host on the network", "https://example.com/v1/messages", "anthropic"),
+        )
+    ),
+    Fault(
+        "anthropic tool input passed on as a JSON string (a proxy)",
+        default=Reply(
+            raw=anthropic_body(
+                content=[{"type": "tool_use", "id": "t", "name": "binary_verdict", "input": YES}]
+            )
+        ),
+        wire="anthropic",
+    ),
+    *(
+        Fault(
+            f"anthropic refusal {how}",
+            default=Reply(raw=anthropic_body(content=blocks, stop_reason="refusal")),
+            wire="anthropic",
+            exit_code=1,
+            error=f"anthropic:claude-test: the model refused to answer{said}",
+            max_requests=CASES,
+        )
+        for how, blocks, said in (
+            ("without content", [], ""),
+            ("with text", [{"type": "text", "text": "I can't."}], ": I can't."),
+        )
+    ),
+    Fault(
         "anthropic 529 overloaded, then answers",
         script=[Reply(status=529)] * 6,
         default=ANTHROPIC_YES,
@@ -259,9 +385,12 @@ def test_judge_fault(fault: Fault, tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
     verdicts = [r.verdicts["grounded"] for r in store.iter_results(store.get_run("latest").id)]
     assert len(verdicts) == CASES
+    cached = list((tmp_path / "cache").rglob("*.json"))
     if fault.error is None:
         assert {v.state for v in verdicts} == {VerdictState.PASSED}, [v.error for v in verdicts]
+        assert len(cached) == CASES
     else:
+        assert cached == []  # neither a failed call nor an invalid answer is cached
         assert {v.state for v in verdicts} == {VerdictState.ERRORED}  # never read as "no"
         for verdict in verdicts:
             assert verdict.error is not None

@@ -63,6 +63,13 @@ class AnswerError(ValueError):
 
 
 def _json_object(text: str) -> object:
+    try:
+        return _decoded(text)
+    except RecursionError:  # a JSON bomb: nesting deeper than the parser goes
+        raise AnswerError("the answer's JSON is nested too deeply") from None
+
+
+def _decoded(text: str) -> object:
     stripped = text.strip()
     if stripped.startswith("```"):
         # a fenced block: drop the fence lines, keep what is inside

@@ -17,7 +17,18 @@ from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
-from ._sdk import BACKSTOP_S, is_loopback, judge_error, load_sdk, make_client, scrub, sdk_call
+from ._sdk import (
+    BACKSTOP_S,
+    check_base_url,
+    check_key,
+    is_loopback,
+    judge_error,
+    load_sdk,
+    make_client,
+    scrub,
+    sdk_call,
+    token_count,
+)
 
 
 class AnthropicJudge:
@@ -54,7 +65,22 @@ class AnthropicJudge:
             base_url=base_url,
             timeout=timeout_s + BACKSTOP_S,
         )
-        self._secret: str | None = getattr(self._client, "api_key", None) or api_key
+        token = getattr(self._client, "auth_token", None)
+        self._secret: str | None = getattr(self._client, "api_key", None) or token or api_key
+        if self._secret is None and getattr(self._client, "credentials", None) is None:
+            # the SDK builds a client without any credential and fails on every call instead
+            raise judge_error(
+                f"anthropic:{model}",
+                "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)",
+                None,
+            )
+        variable = (
+            "ANTHROPIC_API_KEY"
+            if getattr(self._client, "api_key", None)
+            else ("ANTHROPIC_AUTH_TOKEN")
+        )
+        check_key(f"anthropic:{model}", self._secret, variable)
+        check_base_url(f"anthropic:{model}", str(self._client.base_url), "ANTHROPIC_BASE_URL")
         self._model = model
         self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
         self._structured = structured and format != "prompt"
@@ -132,26 +158,38 @@ class AnthropicJudge:
             self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot
         )
         elapsed = (time.perf_counter() - started[0]) * 1000.0
+        if not isinstance(message, self._anthropic.types.Message):
+            # the SDK hands back whatever JSON came (null, a list, a string) unvalidated
+            shown = repr(message)[:200]
+            raise judge_error(self.name, f"malformed response: {shown}", self._secret)
         text = _answer_text(message.content)
+        if message.stop_reason == "refusal":  # what it wrote before stopping is no answer
+            said = f": {text[:200]}" if text else ""
+            raise judge_error(self.name, f"the model refused to answer{said}", self._secret)
         if text is None:
             raise judge_error(self.name, "the response holds no answer", self._secret)
-        usage = message.usage
+        # the accounting is read leniently: junk there does not make a valid answer invalid
+        usage = getattr(message, "usage", None)
+        model = getattr(message, "model", None)
         return JudgeReply(
             text=scrub(text, self._secret),
-            model=message.model or self._model,
-            input_tokens=usage.input_tokens if usage else 0,
-            output_tokens=usage.output_tokens if usage else 0,
+            model=model if isinstance(model, str) and model else self._model,
+            input_tokens=token_count(getattr(usage, "input_tokens", None)),
+            output_tokens=token_count(getattr(usage, "output_tokens", None)),
             latency_ms=elapsed,
         )
 
 
 def _answer_text(blocks: Any) -> str | None:
-    """The tool input (as JSON) if the model called the answer tool, else the text blocks."""
+    """The tool input (as JSON, or as given when it is a string) if the model called the
+    answer tool, else the text blocks."""
     texts: list[str] = []
     for block in blocks or ():
         kind = getattr(block, "type", None)
         if kind == "tool_use":
-            return json.dumps(getattr(block, "input", None))
+            given = getattr(block, "input", None)
+            # some proxies pass the input on as a JSON string: parsed strictly like text
+            return given if isinstance(given, str) else json.dumps(given)
         if kind == "text":
             texts.append(getattr(block, "text", ""))
     return "".join(texts) if texts else None

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core import JudgeStats
+from ..errors import InputError
 from ._metered import MeteredJudge, close_judge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
@@ -63,6 +64,27 @@ class JudgeCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    def check_writable(self) -> None:
+        """Make sure answers can be stored here, before any call is paid for: a cache folder
+        that is a file, lies under one or cannot be written would otherwise turn every valid
+        answer into an errored verdict.
+
+        Raises:
+            InputError: naming the folder and what is wrong with it.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise InputError(
+                f"cannot write the judge cache at {str(self.directory)!r}: {why} "
+                f"(set {CACHE_ENV} to a writable folder, or pass --no-cache)",
+                field="cache",
+            ) from None
+
     def get(self, key: str) -> JudgeReply | None:
         """The stored answer, or None (an unreadable entry counts as absent)."""
         try:
@@ -84,12 +106,16 @@ class CachedJudge:
     """A judge in front of a cache. Counts hits, misses and calls for reports."""
 
     def __init__(self, judge: JudgeModel, cache: JudgeCache, mode: CacheMode = CacheMode.USE):
+        if mode is CacheMode.USE:
+            cache.check_writable()
         self.judge = judge
         self.cache = cache
         self.mode = mode
         self.hits = 0
         self.misses = 0
         self.calls = 0
+        self.unstored: list[str] = []
+        """Why answers could not be stored (a full disk, say): the answers themselves stand."""
 
     @property
     def name(self) -> str:
@@ -111,8 +137,23 @@ class CachedJudge:
     def remember(self, request: JudgeRequest, reply: JudgeReply) -> None:
         """Store ``reply`` as the valid answer to ``request`` (unless the cache is bypassed
         or only read)."""
-        if self.mode is CacheMode.USE:
+        if self.mode is not CacheMode.USE:
+            return
+        try:
             self.cache.put(cache_key(self.judge.name, request), reply)
+        except OSError as exc:
+            # the answer is valid and paid for: a cache that fills up mid-run must not
+            # error its verdict; the report says how many were not stored and why
+            self.unstored.append(exc.strerror or type(exc).__name__)
+
+    def cache_note(self) -> str | None:
+        """What the report says when answers could not be stored."""
+        if not self.unstored:
+            return None
+        return (
+            f"{len(self.unstored)} judge answer(s) could not be stored in the cache at "
+            f"{str(self.cache.directory)!r}: {self.unstored[-1]}; the next run asks again"
+        )
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """From the cache when allowed and present; else from the judge (stored only once

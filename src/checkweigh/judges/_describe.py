@@ -29,10 +29,13 @@ def judge_settings(judge: object | None) -> dict[str, Any] | None:
 
 
 def judge_notes(judge: object | None) -> list[str]:
-    """Report notes about the judge: the output format in use (once it is known)."""
+    """Report notes about the judge: the output format in use (once it is known) and answers
+    the cache could not store, from whichever layer knows them."""
+    notes: list[str] = []
     for layer in _layers(judge):
-        note = getattr(layer, "format_note", None)
-        if callable(note):
-            text = note()
-            return [text] if isinstance(text, str) else []
-    return []
+        for name in ("format_note", "cache_note"):
+            note = getattr(layer, name, None)
+            text = note() if callable(note) else None
+            if isinstance(text, str):
+                notes.append(text)
+    return notes

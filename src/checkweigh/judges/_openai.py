@@ -24,12 +24,15 @@ from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
     FormatRejected,
+    check_base_url,
+    check_key,
     is_loopback,
     judge_error,
     load_sdk,
     make_client,
     scrub,
     sdk_call,
+    token_count,
 )
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -87,6 +90,9 @@ class OpenAIJudge:
             timeout=timeout_s + BACKSTOP_S,
         )
         self._secret: str | None = getattr(self._client, "api_key", None) or api_key
+        check_key(f"{provider}:{model}", self._secret, "OPENAI_API_KEY")
+        variable = "OLLAMA_BASE_URL" if provider == "ollama" else "OPENAI_BASE_URL"
+        check_base_url(f"{provider}:{model}", str(self._client.base_url), variable)
         self._model = model
         self._provider = provider
         self._retry = with_timeout(retry or RetryPolicy(), timeout_s)
@@ -215,21 +221,47 @@ class OpenAIJudge:
         try:
             body = orjson.loads(raw)
             message = body["choices"][0]["message"]
-            usage = body.get("usage") or {}
-            text = message.get("content") or ""
+            text = message.get("content") or _tool_arguments(message)
             if not isinstance(text, str):
                 raise TypeError("content is not a string")
-            model = str(body.get("model") or self._model)
-            input_tokens = int(usage.get("prompt_tokens") or 0)
-            output_tokens = int(usage.get("completion_tokens") or 0)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise judge_error(
-                self.name, f"malformed response: {raw[:200]!r}", self._secret
-            ) from None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            raise judge_error(self.name, _unreadable(raw), self._secret) from None
+        refusal = message.get("refusal")
+        if not text and isinstance(refusal, str) and refusal:
+            raise judge_error(self.name, f"the model refused to answer: {refusal}", self._secret)
+        # the accounting is read leniently: junk there does not make a valid answer invalid
+        usage = body.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        model = body.get("model")
         return JudgeReply(
             text=scrub(text, self._secret),
-            model=model,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            model=model if isinstance(model, str) and model else self._model,
+            input_tokens=token_count(usage.get("prompt_tokens")),
+            output_tokens=token_count(usage.get("completion_tokens")),
             latency_ms=elapsed_ms,
         )
+
+
+def _tool_arguments(message: dict[str, Any]) -> str:
+    """The arguments of the first tool call, for servers that answer a schema with a tool
+    call instead of content (they are parsed and validated like content); else ``""``."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
+        return ""
+    function = calls[0].get("function")
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    return arguments if isinstance(arguments, str) else ""
+
+
+def _unreadable(raw: bytes) -> str:
+    """Why a 200 body holds no answer: an error object (a proxy that wraps an upstream error
+    in a 200), else the start of the body."""
+    try:
+        body = orjson.loads(raw)
+    except (ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and "choices" not in body and body.get("error"):
+        error = body["error"]
+        text = error.get("message") if isinstance(error, dict) else None
+        return f"the server answered 200 with an error: {str(text or error)[:200]}"
+    return f"malformed response: {raw[:200]!r}"

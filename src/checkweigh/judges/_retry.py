@@ -11,7 +11,7 @@ import asyncio
 import math
 import random
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
@@ -87,7 +87,9 @@ async def call_with_retries(
     for (``retry_after``, capped) or else an exponential backoff.
 
     The deadline starts when the first attempt gets its slot and covers every attempt and
-    wait after it; a wait that would pass it ends the call at once.
+    wait after it, waiting for a slot again included; a wait that would pass it ends the call
+    at once. A ``Retry-After`` of zero or less (a date in the past) counts as none: retrying
+    at once would only spend the attempts in a burst.
 
     Raises:
         GaveUp: carrying the last failure (an :class:`AttemptTimeout` for a timed-out attempt).
@@ -99,7 +101,18 @@ async def call_with_retries(
     attempt = 0
     while True:
         attempt += 1
-        async with slot() if slot is not None else nullcontext():
+        async with AsyncExitStack() as held:
+            if slot is not None:
+                # a retry queues for a slot behind other calls: within the deadline only
+                left = math.inf if start is None else deadline - (loop.time() - start)
+                try:
+                    async with asyncio.timeout(None if math.isinf(left) else max(left, 0.0)):
+                        await held.enter_async_context(slot())
+                except TimeoutError:
+                    if start is None or previous is None:
+                        raise
+                    elapsed = loop.time() - start
+                    raise GaveUp(previous, "deadline", attempt - 1, elapsed) from previous
             if start is None:
                 start = loop.time()
             limit = min(policy.timeout_s or math.inf, deadline - (loop.time() - start))
@@ -127,7 +140,9 @@ async def call_with_retries(
             raise GaveUp(failure, "attempts", attempt, elapsed) from failure
         asked = retry_after(failure)
         wait = (
-            backoff(policy, attempt) if asked is None else min(max(asked, 0.0), policy.max_wait_s)
+            backoff(policy, attempt)
+            if asked is None or asked <= 0
+            else min(asked, policy.max_wait_s)
         )
         if elapsed + wait >= deadline:
             raise GaveUp(failure, "deadline", attempt, elapsed) from failure

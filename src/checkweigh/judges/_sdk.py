@@ -30,14 +30,33 @@ BACKSTOP_S = 5.0
 also respects the deadline) fires first and names its length; the SDK's is a backstop."""
 
 
+MAX_TOKENS_PER_CALL = 10**9
+"""More tokens than any call reads or writes: a larger count is junk from the server."""
+
+
+def token_count(value: object) -> int:
+    """A usage count reported by the server, or 0 when it is not a plausible one (missing,
+    not a whole number, negative or absurdly large): accounting junk must neither error a
+    valid answer nor overflow the stored totals."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return value if 0 <= value <= MAX_TOKENS_PER_CALL else 0
+
+
 class FormatRejected(JudgeError):
     """The server refused the structured-output format asked for (the caller moves down)."""
 
 
+MIN_SECRET = 8
+"""The shortest key that is scrubbed from texts (real keys are far longer)."""
+
+
 def scrub(text: str, secret: str | None) -> str:
     """``text`` with ``secret`` (an API key) replaced by ``***``: the one place every judge
-    error text passes through before it is stored or printed."""
-    if secret and len(secret) >= 4 and secret in text:
+    error text passes through before it is stored or printed. Keys shorter than 8
+    characters are placeholders, not secrets (Ollama's ``ollama``, which would otherwise
+    turn ``ollama:llama3`` into ``***:llama3``)."""
+    if secret and len(secret) >= MIN_SECRET and secret in text:
         return text.replace(secret, "***")
     return text
 
@@ -45,8 +64,8 @@ def scrub(text: str, secret: str | None) -> str:
 def judge_error(
     name: str, text: str, secret: str | None, kind: type[JudgeError] = JudgeError
 ) -> JudgeError:
-    """A :class:`JudgeError` naming the judge, with the key scrubbed out."""
-    return kind(scrub(f"{name}: {text}", secret))
+    """A :class:`JudgeError` naming the judge, on one line, with the key scrubbed out."""
+    return kind(scrub(" ".join(f"{name}: {text}".split()), secret))
 
 
 def is_loopback(url: str) -> bool:
@@ -58,6 +77,43 @@ def is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def check_key(name: str, key: str | None, variable: str) -> None:
+    """Refuse an API key that cannot go in an HTTP header (a trailing newline from a secrets
+    file, a control or non-ASCII character): the SDKs take it and fail on every call with
+    an error about header injection. The key itself is never shown.
+
+    Raises:
+        JudgeError: naming the judge and the variable to fix.
+    """
+    if key is not None and not (key.isascii() and key.isprintable()):
+        raise JudgeError(
+            f"{name}: the API key holds a control or non-ASCII character (a trailing "
+            f"newline?); fix {variable}"
+        )
+
+
+def check_base_url(name: str, url: str, variable: str) -> None:
+    """Refuse a base URL the client cannot use: not ``http(s)://host...`` (the SDKs take
+    ``not a url`` or ``ftp://...`` and fail on every call), or with a user and password in
+    it (the key goes in the environment; the password is not echoed).
+
+    Raises:
+        JudgeError: naming the judge, the variable to fix and what was expected.
+    """
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise JudgeError(
+            f"{name}: the base URL {shown!r} holds a user name or password; "
+            f"set {variable} without them (the key goes in the API key variable)"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise JudgeError(
+            f"{name}: expected an http:// or https:// base URL with a host "
+            f"(check {variable}), got {url.rstrip('/')!r}"
+        )
 
 
 def load_sdk(package: str) -> ModuleType:
@@ -76,14 +132,30 @@ def aiohttp_client(sdk: ModuleType) -> Any | None:
 
     The SDKs recommend it for concurrency: httpx's connection pool scans every connection
     on each request, which at 64 calls in flight costs a quarter of the client's CPU.
+    Redirects are not followed (see :func:`http_client`).
     """
     factory = getattr(sdk, "DefaultAioHttpClient", None)
     if factory is None:
         return None
     try:
-        return factory()
+        return factory(follow_redirects=False)
     except RuntimeError:  # the SDK's stand-in when aiohttp is missing
         return None
+
+
+def http_client(sdk: ModuleType) -> Any | None:
+    """The HTTP client for the SDK: its aiohttp transport where available, else its default
+    httpx client; None for an SDK that has neither (it builds its own).
+
+    Neither follows redirects, which the SDKs do by default: a judge endpoint that
+    redirects is misconfigured, and following it could carry the prompt (the agent's
+    traces) to a host the user never named. A 3xx ends the call with the target named.
+    """
+    client = aiohttp_client(sdk)
+    if client is not None:
+        return client
+    factory = getattr(sdk, "DefaultAsyncHttpxClient", None)
+    return factory(follow_redirects=False) if factory is not None else None
 
 
 def make_client(
@@ -95,9 +167,9 @@ def make_client(
 ) -> T:
     """An async SDK client with the SDK's own retries off (ours apply), on the aiohttp
     transport where available."""
-    http_client = aiohttp_client(sdk)
-    if http_client is not None:
-        options["http_client"] = http_client
+    client = http_client(sdk)
+    if client is not None:
+        options["http_client"] = client
     try:
         return factory(max_retries=0, **options)
     except base_error as exc:  # e.g. no key in the environment
@@ -156,12 +228,34 @@ def _connection_failure(exc: BaseException) -> str | None:
     chain = _chain(exc)
     if any(_is_reset(e) for e in chain):
         return "connection reset"
+    if refused(exc):
+        return "connection refused: nothing listens at the base URL (is the server running?)"
     if any(isinstance(e, TimeoutError) for e in chain[1:]):
         return None
     dropped = [e for e in chain[1:] if isinstance(e, OSError) or _is_aiohttp_connection(e)]
     if dropped:
-        return f"connection error: {str(dropped[-1]) or type(dropped[-1]).__name__}"
+        return f"connection error: {_detail(dropped[-1])}"
     return None
+
+
+def _detail(exc: BaseException) -> str:
+    """What an exception says, or its type when it says nothing useful (aiohttp's
+    ``ServerDisconnectedError`` prints the repr of the half-read response, and its payload
+    errors put their own status 400 before the ``message``)."""
+    message = getattr(exc, "message", None)
+    text = message if isinstance(message, str) and message else str(exc)
+    text = text.strip()
+    return type(exc).__name__ if not text or text.startswith("<") else text
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether the connection was refused: no server listens at that address. Not retried,
+    so that a judge pointed at a stopped local server fails each check at once instead of
+    retrying it until the deadline."""
+    return any(
+        isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED
+        for e in _chain(exc)
+    )
 
 
 def _is_reset(exc: BaseException) -> bool:
@@ -179,6 +273,12 @@ def describe(sdk: ModuleType, exc: BaseException) -> str:
     """One line saying what went wrong with a call (before the judge's name is added)."""
     if isinstance(exc, AttemptTimeout):
         return str(exc)
+    if isinstance(exc, sdk.APIStatusError) and 300 <= exc.status_code < 400:
+        target = exc.response.headers.get("location", "")
+        return (
+            f"HTTP {exc.status_code}: the server redirects to {target!r}; redirects are not "
+            "followed: point the base URL at the final address"
+        )
     if isinstance(exc, sdk.APIStatusError):
         return f"HTTP {exc.status_code}: {exc.message}"
     if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError):
@@ -188,9 +288,15 @@ def describe(sdk: ModuleType, exc: BaseException) -> str:
         if isinstance(exc, sdk.APITimeoutError):
             return "timed out"
         root = _chain(exc)[-1]
-        return f"connection error: {str(root) or type(root).__name__}"
+        return f"connection error: {_detail(root)}"
     if isinstance(exc, ValueError):  # a body that is not JSON (a proxy's error page, say)
         return f"malformed response: {exc}"
+    if isinstance(exc, RecursionError):  # a body nested deeper than the SDK's parser goes
+        return "malformed response: JSON nested too deeply"
+    if type(exc).__module__.startswith("aiohttp") and hasattr(exc, "message"):
+        # a response aiohttp could not parse (a broken chunked encoding, say): its status
+        # is aiohttp's own 400, not the server's
+        return f"malformed response: {exc.message}"
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -209,7 +315,8 @@ async def sdk_call(
     slot: Slot | None = None,
     final: Callable[[BaseException], bool] | None = None,
 ) -> T:
-    """Run an SDK call with retries on 408, 409, 429, 5xx, timeouts and dropped connections.
+    """Run an SDK call with retries on 408, 409, 429, 5xx, timeouts and dropped connections
+    (a refused connection is final: see :func:`refused`).
 
     ``final`` marks further failures that retrying will not change; they raise
     :class:`FormatRejected` (the caller's cue to ask differently).
@@ -223,7 +330,9 @@ async def sdk_call(
             return False
         if isinstance(exc, sdk.APIStatusError):
             return retriable_status(exc.status_code)
-        return isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError)
+        if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError):
+            return not refused(exc)
+        return False
 
     try:
         return await call_with_retries(

@@ -52,6 +52,8 @@ class Reply:
     """Reset the connection (TCP RST) instead of answering."""
     echo_auth: bool = False
     """An error body that echoes the request's Authorization header (a buggy proxy)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Further response headers (a redirect's ``location``, say)."""
 
 
 @dataclass
@@ -208,6 +210,8 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
                     self.send_header("retry-after", formatdate(when, usegmt=True))
                 if reply.retry_after_ms is not None:
                     self.send_header("retry-after-ms", reply.retry_after_ms)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
