@@ -1,0 +1,116 @@
+"""Inputs and faults a new user tried after the first catalogues, through the real CLI.
+
+Each row is one realistic mistake or fault and the whole outcome expected of it: the exit code,
+one line on stderr ending as given, no traceback, no raw control character, nothing stored when
+the input was refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from support import cli_process as cli
+from support.recorded_suite import standard_cases, write_suite
+
+
+def _case(**changes: object) -> str:
+    return json.dumps({**standard_cases()[0], **changes})
+
+
+def _one_error_line(done: cli.Finished, code: int = 2) -> str:
+    assert done.code == code, done.out + done.err
+    assert "Traceback" not in done.out + done.err
+    lines = done.err.splitlines()
+    assert len(lines) == 1, done.err
+    assert lines[0].startswith("error: "), lines[0]
+    assert lines[0].isprintable(), repr(lines[0])
+    return lines[0]
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """The standard recorded suite with one mistake in the suite or the cases file."""
+
+    id: str
+    where: str
+    """The file and its line, after ``error: `` and the folder."""
+    ending: str
+    """How the error line ends: the field and what was expected, and no misleading hint."""
+    suite: Callable[[str], str] | None = None
+    cases: str | None = None
+
+
+def _edit(old: str, new: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    return edit
+
+
+MISTAKES = [
+    # an unknown condition operator was answered with "did you mean 'gates'?": the hint came
+    # from the top-level keys instead of the condition's own
+    Mistake(
+        "unknown-operator-in-when",
+        "suite.yaml:21",
+        "checks.clear_explanation.when.matches: unknown key 'matches'",
+        _edit("    min: 5", "    min: 5\n    when: {path: output, matches: '^Booked'}"),
+    ),
+    Mistake(
+        "typo-operator-in-a-when-list",
+        "suite.yaml:21",
+        "checks.clear_explanation.when[0].equal: unknown key 'equal'; did you mean 'equals'?",
+        _edit("    min: 5", "    min: 5\n    when: [{path: output, equal: 1}]"),
+    ),
+    # a NaN latency was accepted, stored as NULL by SQLite, and the run's summary failed to
+    # build after the run: an internal error, and --json/--markdown never written
+    Mistake(
+        "nan-latency-in-a-trace",
+        "cases.jsonl:1",
+        "trace[0].latency_ms: expected a finite number, got 'NaN'",
+        cases=_case(trace=[{"kind": "assistant", "content": "Booked.", "latency_ms": "NaN"}]),
+    ),
+    Mistake(
+        "negative-latency-of-a-case",
+        "cases.jsonl:2",
+        "latency_ms: input should be greater than or equal to 0, got -3.0",
+        cases=_case() + "\n" + _case(id="ok-2", latency_ms=-3.0),
+    ),
+    Mistake(
+        "infinite-latency-of-a-case",
+        "cases.jsonl:1",
+        "latency_ms: expected a finite number, got 'Infinity'",
+        cases=_case(latency_ms="Infinity"),
+    ),
+    # an empty id cannot be told apart in reports, compared or shown
+    Mistake(
+        "empty-case-id",
+        "cases.jsonl:1",
+        "id: String should have at least 1 character",
+        None,
+        _case(id=""),
+    ),
+]
+
+
+@pytest.mark.parametrize("bad", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_a_mistake_is_one_line_and_nothing_is_stored(tmp_path: Path, bad: Mistake) -> None:
+    suite = write_suite(tmp_path, standard_cases())
+    if bad.suite is not None:
+        suite.write_text(bad.suite(suite.read_text()))
+    if bad.cases is not None:
+        (tmp_path / "cases.jsonl").write_text(bad.cases + "\n")
+    done = cli.run(
+        ["run", "suite.yaml", "--db", "sqlite:///r.db", "-q", "--json", "o.json"], tmp_path
+    )
+    # the suite is named as given, the cases file by its full path
+    line = _one_error_line(done).replace(f"{tmp_path}/", "")
+    assert line.startswith(f"error: {bad.where}: "), line
+    assert line.endswith(bad.ending), line
+    assert not (tmp_path / "r.db").exists()
