@@ -114,3 +114,34 @@ def test_a_mistake_is_one_line_and_nothing_is_stored(tmp_path: Path, bad: Mistak
     assert line.startswith(f"error: {bad.where}: "), line
     assert line.endswith(bad.ending), line
     assert not (tmp_path / "r.db").exists()
+
+
+# (--db URL, the whole error line after 'error: --db: ')
+DB_URLS = [
+    # a port that is not a number was an internal error (exit 3) from SQLAlchemy's parser;
+    # the password of a URL that cannot be parsed is hidden by hand
+    (
+        "postgresql://ci:s3cret@127.0.0.1:pg/results",
+        "invalid database URL 'postgresql://ci:***@127.0.0.1:pg/results'; "
+        "expected e.g. sqlite:///results.db or postgresql://user@host/db",
+    ),
+    # the driver ignored the option with a two-line warning and wrote to a database the user
+    # asked to open read-only
+    (
+        "sqlite:///r.db?mode=ro",
+        "cannot use database URL 'sqlite:///r.db?mode=ro': Query string argument(s) 'mode' are "
+        "not accepted by the pysqlite driver; SQLite URI arguments require that 'uri=true' also "
+        "be present in the URL.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "expected"), DB_URLS, ids=["port-not-a-number", "sqlite-mode-ro"])
+@pytest.mark.parametrize("command", [["run", "suite.yaml", "-q"], ["runs"], ["show", "latest"]])
+def test_a_database_url_mistake_is_one_line(
+    tmp_path: Path, url: str, expected: str, command: list[str]
+) -> None:
+    write_suite(tmp_path, standard_cases())
+    done = cli.run([*command, "--db", url], tmp_path)
+    assert _one_error_line(done) == f"error: --db: {expected}"
+    assert not (tmp_path / "r.db").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import secrets
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -15,7 +16,13 @@ import orjson
 from pydantic import BaseModel
 from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    SAWarning,
+    SQLAlchemyError,
+)
 
 from ..core import CaseResult, RunSummary
 from ..errors import InputError, StoreError
@@ -127,15 +134,20 @@ class Store:
         """
         self.url = resolve_url(url)
         try:
-            self.engine: Engine = create_engine(
-                self.url,
-                json_serializer=_dumps,
-                json_deserializer=orjson.loads,
-                connect_args=connect_args(self.url),
-            )
-        except (ArgumentError, NoSuchModuleError) as exc:
+            # a warning here is a URL option the driver ignores (sqlite:///x.db?mode=ro without
+            # uri=true would silently write): refuse it rather than print a warning and go on
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", SAWarning)
+                self.engine: Engine = create_engine(
+                    self.url,
+                    json_serializer=_dumps,
+                    json_deserializer=orjson.loads,
+                    connect_args=connect_args(self.url),
+                )
+        except (ArgumentError, NoSuchModuleError, SAWarning) as exc:
+            reason = str(exc).split(" (Background on", 1)[0].replace(" and are being ignored", "")
             raise InputError(
-                f"cannot use database URL {self.safe_url!r}: {exc}", field="--db"
+                f"cannot use database URL {self.safe_url!r}: {reason}", field="--db"
             ) from None
         except ImportError as exc:
             hint = (
