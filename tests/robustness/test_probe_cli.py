@@ -145,3 +145,65 @@ def test_a_database_url_mistake_is_one_line(
     done = cli.run([*command, "--db", url], tmp_path)
     assert _one_error_line(done) == f"error: --db: {expected}"
     assert not (tmp_path / "r.db").exists()
+
+
+# (arguments, the whole error line after 'error: '); a suite and a stored run are there
+FLAGS = [
+    # each was an internal error (exit 3): SQLite cannot hold the integer
+    (
+        ["runs", "--limit", "99999999999999999999999"],
+        "--limit: expected an integer <= 1000000, got 99999999999999999999999 "
+        "(see 'checkweigh runs --help')",
+    ),
+    (
+        ["run", "suite.yaml", "--repeat", "99999999999999999999"],
+        "--repeat: expected an integer <= 10000, got 99999999999999999999 "
+        "(see 'checkweigh run --help')",
+    ),
+    # the flags allowed what the suite's target.concurrency and judge block refuse
+    (
+        ["run", "suite.yaml", "--concurrency", "100000000"],
+        "--concurrency: expected an integer <= 1024, got 100000000 (see 'checkweigh run --help')",
+    ),
+    (
+        ["run", "suite.yaml", "--judge", "openai:gpt-4o-mini", "--judge-concurrency", "5000"],
+        "--judge-concurrency: expected an integer <= 1024, got 5000 (see 'checkweigh run --help')",
+    ),
+    # was "cannot record the run in sqlite:///r.db: Integer exceeds 64-bit range"
+    (
+        ["run", "suite.yaml", "--judge", "openai:gpt-4o-mini", "--judge-retries", str(10**20)],
+        "--judge-retries: expected a whole number from 0 to 100, got 100000000000000000000",
+    ),
+    # a NaN price made every cost NaN
+    (
+        ["run", "suite.yaml", "--judge", "openai:gpt-4o-mini", "--judge-prices", "nan,0.6"],
+        "--judge-prices: prices must be finite and >= 0, got 'nan,0.6'",
+    ),
+    # an output path that is a folder or lies under a file: said so, and before the report
+    # (show said "File exists"; run said "." is not a writable folder)
+    (["run", "suite.yaml", "--json", "folder"], "--json: cannot write folder: it is a folder"),
+    (
+        ["show", "latest", "--junit", "a.txt/x.xml"],
+        "--junit: cannot write a.txt/x.xml: a.txt is a file, not a folder",
+    ),
+    (["show", "latest", "--markdown", "folder"], "--markdown: cannot write folder: it is a folder"),
+    (
+        ["stability", "latest", "--noise", "0.1", "--html", "a.txt/s.html"],
+        "--html: cannot write a.txt/s.html: a.txt is a file, not a folder",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), FLAGS, ids=[" ".join(a[:4]) for a, _ in FLAGS])
+def test_a_flag_mistake_is_one_line_before_anything_is_printed(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    write_suite(tmp_path, standard_cases())
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a.txt").write_text("notes\n")
+    db = ["--db", "sqlite:///r.db"]
+    assert cli.run(["run", "suite.yaml", "-q", *db], tmp_path).code == 0
+    env_key = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = cli.run([*args, *db], tmp_path, prelude=f"import os; os.environ.update({env_key!r}); ")
+    assert _one_error_line(done) == f"error: {expected}"
+    assert done.out == ""

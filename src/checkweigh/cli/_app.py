@@ -6,6 +6,7 @@ cannot be opened or written), 3 internal error (a bug), 130 interrupted.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -92,11 +93,14 @@ def _flush_stdio() -> None:
 @app.command()
 def run(
     suite: Annotated[Path, typer.Argument(help="The suite file (YAML).", show_default=False)],
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each case K times.")] = 1,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, max=10_000, help="Run each case K times.")
+    ] = 1,
     json_out: JsonOption = None,
     db: DbOption = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", min=1, help="Cases at once (agent targets).")
+        int | None,
+        typer.Option("--concurrency", min=1, max=1024, help="Cases at once (agent targets)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     judge_spec: Annotated[
@@ -112,6 +116,7 @@ def run(
         typer.Option(
             "--judge-concurrency",
             min=1,
+            max=1024,
             help="Judge calls at once [16; 2 for a server on this machine].",
             show_default=False,
         ),
@@ -332,8 +337,8 @@ def _prices(text: str | None) -> Prices | None:
             f"expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got {text!r}",
             field="--judge-prices",
         ) from None
-    if low < 0 or high < 0:
-        raise InputError(f"prices must be >= 0, got {text!r}", field="--judge-prices")
+    if not (low >= 0 and high >= 0 and math.isfinite(low + high)):  # NaN fails every >=
+        raise InputError(f"prices must be finite and >= 0, got {text!r}", field="--judge-prices")
     return Prices(low, high)
 
 
@@ -424,7 +429,9 @@ def _exports(
 @app.command("runs")
 def list_runs(
     db: DbOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=1_000_000, help="How many runs.")
+    ] = 20,
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
 ) -> None:
     """List stored runs, newest first."""
@@ -473,6 +480,9 @@ def show(
     """Print the report of a stored run."""
     out, err = consoles()
     try:
+        for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
+            if path is not None:
+                check_writable(path, flag)
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:

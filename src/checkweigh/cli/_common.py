@@ -122,7 +122,11 @@ def check_writable(path: Path, flag: str) -> None:
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
-    if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
+    if path.is_dir():
+        raise InputError(f"cannot write {path}: it is a folder", field=flag)
+    if not folder.is_dir():
+        raise InputError(f"cannot write {path}: {folder} is a file, not a folder", field=flag)
+    if not os.access(folder, os.W_OK):
         raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
 
 
