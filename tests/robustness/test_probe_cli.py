@@ -207,3 +207,90 @@ def test_a_flag_mistake_is_one_line_before_anything_is_printed(
     done = cli.run([*args, *db], tmp_path, prelude=f"import os; os.environ.update({env_key!r}); ")
     assert _one_error_line(done) == f"error: {expected}"
     assert done.out == ""
+
+
+AGENTS = """\
+import sys
+
+OK = {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}],
+      "final_state": {"time": "10:00"}}
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text for this error")
+
+
+class Opaque:
+    def __repr__(self):
+        raise RuntimeError("no repr either")
+
+
+def ok(request):
+    return OK
+
+
+def raises_unprintable(request):
+    if request["n"] == 1:
+        raise Unprintable()
+    return OK
+
+
+def exits_with_an_object(request):
+    if request["n"] == 1:
+        sys.exit(Opaque())
+    return OK
+
+
+def passes(case):
+    return True
+
+
+def returns_opaque(case):
+    return Opaque() if case.input["n"] == 1 else True
+"""
+
+AGENT_SUITE = """\
+name: bookings-{agent}
+cases: cases.jsonl
+target:
+  agent: agents:{agent}
+  concurrency: 2
+  timeout_s: 5
+checks:
+  correct_time: {{type: equals, path: final_state.time, value: "10:00"}}
+  mine: {{type: python, function: "agents:{check}"}}
+rubrics:
+  completion:
+    weights: {{correct_time: 1.0, mine: 1.0}}
+"""
+
+# (agent, python check, what the errored case says)
+USER_CODE_FAULTS = [
+    # str() of the exception raised again inside the agent's thread: a traceback on stderr,
+    # and the case waited for its timeout
+    ("raises_unprintable", "passes", "agent raised Unprintable: <str() raised RuntimeError>"),
+    (
+        "exits_with_an_object",
+        "passes",
+        "agent called sys.exit(<Opaque: repr() raised RuntimeError>)",
+    ),
+    ("ok", "returns_opaque", "check returned Opaque <Opaque: repr() raised RuntimeError>"),
+]
+
+
+@pytest.mark.parametrize(("agent", "check", "message"), USER_CODE_FAULTS)
+def test_user_code_whose_errors_cannot_be_printed_is_an_errored_case(
+    tmp_path: Path, agent: str, check: str, message: str
+) -> None:
+    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "suite.yaml").write_text(AGENT_SUITE.format(agent=agent, check=check))
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
+    )
+    done = cli.run(["run", "suite.yaml", "--db", "sqlite:///r.db", "--json", "o.json"], tmp_path)
+    assert done.code == 1, done.out + done.err
+    assert "Traceback" not in done.out + done.err
+    assert done.seconds < 5, "the case must not wait for its timeout"
+    assert "1 errored" in done.out
+    assert message in (tmp_path / "o.json").read_text()

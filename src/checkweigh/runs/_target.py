@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._process import ProcessExit
+from .._process import ProcessExit, error_text, shown_value
 from ..checks import ImportTargetError, load_object
 from ..core import Case, Step
 from ..errors import TargetError
@@ -98,7 +98,7 @@ def exit_text(who: str, exc: BaseException) -> str:
     if isinstance(exc, ProcessExit):
         return exc.describe(who)
     if isinstance(exc, SystemExit):
-        return f"{who} called sys.exit({exc.code!r})"
+        return f"{who} called sys.exit({shown_value(exc.code)})"
     return f"{who} raised {type(exc).__name__}"
 
 
@@ -106,7 +106,7 @@ def agent_error(exc: BaseException) -> str:
     """What an agent's exception says on its case: ``agent raised ValueError: ...``."""
     if isinstance(exc, EXITS):
         return exit_text("agent", exc)
-    return f"agent raised {type(exc).__name__}: {exc}"
+    return f"agent raised {error_text(exc)}"
 
 
 _abandoned: set[threading.Thread] = set()
