@@ -8,6 +8,9 @@ the input was refused.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +245,13 @@ def exits_with_an_object(request):
     return OK
 
 
+def prints_escapes(request):
+    # an agent echoing a model's or a web page's text: a title change, a clear, a link
+    print("\\x1b]0;owned\\x07\\x1b[2Jthinking...")
+    print("\\x1b]8;;https://evil.test\\x1b\\\\details\\x1b]8;;\\x1b\\\\", file=sys.stderr)
+    return OK
+
+
 def passes(case):
     return True
 
@@ -294,3 +304,41 @@ def test_user_code_whose_errors_cannot_be_printed_is_an_errored_case(
     assert done.seconds < 5, "the case must not wait for its timeout"
     assert "1 errored" in done.out
     assert message in (tmp_path / "o.json").read_text()
+
+
+def test_what_an_agent_prints_reaches_the_terminal_inert(tmp_path: Path) -> None:
+    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "suite.yaml").write_text(AGENT_SUITE.format(agent="prints_escapes", check="passes"))
+    (tmp_path / "cases.jsonl").write_text('{"id": "book-0", "input": {"n": 0}}\n')
+    done = cli.run(["run", "suite.yaml", "--db", "sqlite:///r.db"], tmp_path)
+    assert done.code == 0, done.out + done.err
+    assert "\x1b" not in done.out + done.err
+    assert "\\x1b]0;owned\\x07\\x1b[2Jthinking..." in done.out
+    assert "\\x1b]8;;https://evil.test\\x1b" in done.err
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [(["run", "suite.yaml", "--json", "o.json"], 0), (["show", "latest", "--json", "o.json"], 0)],
+)
+def test_a_reader_that_went_away_changes_neither_the_exit_code_nor_the_files(
+    tmp_path: Path, command: list[str], code: int
+) -> None:
+    # `checkweigh run ... | head -1`: click turned the closed pipe into exit 1, "a gate failed"
+    write_suite(tmp_path, standard_cases())
+    db = ["--db", "sqlite:///r.db"]
+    assert cli.run(["run", "suite.yaml", "-q", *db], tmp_path).code == 0
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line: every write is EPIPE
+    proc = subprocess.run(
+        [sys.executable, "-c", cli.ENTRY, *command, *db],
+        cwd=tmp_path,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    os.close(write)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.strip() == ""
+    assert json.loads((tmp_path / "o.json").read_text())

@@ -58,11 +58,13 @@ from ._common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     DbOption,
+    QuietOnClosedPipe,
     app,
     check_writable,
     consoles,
     fail_input,
     labelled,
+    user_output_inert,
     warn_abandoned,
 )
 
@@ -252,7 +254,7 @@ def run(
 
     stopped: RunStopped | None = None
     # one signal stops the run between cases, a second ends the process at once
-    with progress, stop_on_signals(StopToken(), _exit_now) as stop:
+    with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             outcome = execute(
                 loaded,
@@ -524,6 +526,7 @@ def main() -> None:
     # outside a run a signal ends the process at once; `run` stops gracefully instead
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_now)
+    sys.stdout, sys.stderr = QuietOnClosedPipe(sys.stdout), QuietOnClosedPipe(sys.stderr)
     code = _main()
     _flush_stdio()
     # Everything is stored and printed: leave now. Interpreter shutdown would wait for any

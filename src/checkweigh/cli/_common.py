@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -89,7 +92,81 @@ def consoles() -> tuple[Console, Console]:
     width = None
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 120
-    return Console(width=width), Console(stderr=True)
+    # bound to the streams of now, not read from sys.stdout/sys.stderr at each write: while
+    # a run executes those are the user code's (see user_output_inert)
+    return Console(width=width, file=sys.stdout), Console(stderr=True, file=sys.stderr)
+
+
+class _InertStream(io.TextIOBase):
+    """A text stream that writes to another with control characters shown escaped."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self._raw = raw
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only in TextIOBase's stub
+        return getattr(self._raw, "encoding", "utf-8")
+
+    def write(self, text: str) -> int:
+        self._raw.write(clean(text, lines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+
+class QuietOnClosedPipe(io.TextIOBase):
+    """A stream that goes quiet once its reader has gone (``checkweigh run ... | head -1``):
+    the command still stores, exports and exits with the code its gates decide, instead of
+    click's exit 1 (which means a failed gate) on the first write to the closed pipe."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self._raw = raw
+        self._gone = False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only in TextIOBase's stub
+        return getattr(self._raw, "encoding", "utf-8")
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                self._raw.write(text)
+            except BrokenPipeError:
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._raw.flush()
+            except BrokenPipeError:
+                self._gone = True
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+
+@contextmanager
+def user_output_inert() -> Iterator[None]:
+    """While agents and checks run, what they print to ``sys.stdout`` and ``sys.stderr``
+    reaches the terminal with its control characters escaped: an agent echoing a model's or a
+    web page's text cannot retitle, clear or link the user's terminal. Writes that bypass
+    ``sys.stdout`` (``os.write(1, ...)``, a child process) are the agent's own."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _InertStream(saved[0]), _InertStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 DbOption = Annotated[
