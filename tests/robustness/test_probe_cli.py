@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -342,3 +344,69 @@ def test_a_reader_that_went_away_changes_neither_the_exit_code_nor_the_files(
     assert proc.returncode == code, proc.stderr
     assert proc.stderr.strip() == ""
     assert json.loads((tmp_path / "o.json").read_text())
+
+
+SLOW_CHECK = """\
+import time
+from pathlib import Path
+
+OK = {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}],
+      "final_state": {"time": "10:00"}}
+
+
+def ok(request):
+    return OK
+
+
+def slow(case):
+    # a synchronous check that takes a while (a local model, a big diff): it holds the loop
+    Path(f"started-{case.id}").touch()
+    time.sleep(1.5)
+    return True
+"""
+
+
+def test_a_case_whose_checks_all_answered_is_kept_when_ctrl_c_comes(tmp_path: Path) -> None:
+    # book-0's checks have all answered when book-1's slow check starts; a Ctrl-C then used to
+    # cancel book-0 at its last await and the run kept 0 of its 2 finished executions
+    (tmp_path / "agents.py").write_text(SLOW_CHECK)
+    (tmp_path / "suite.yaml").write_text(
+        AGENT_SUITE.format(agent="ok", check="slow").replace("timeout_s: 5", "timeout_s: 30")
+    )
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
+    )
+    began = time.monotonic()
+    proc = cli.start(["run", "suite.yaml", "--db", "sqlite:///r.db", "-q"], tmp_path)
+    while not (tmp_path / "started-book-1").exists():
+        assert proc.poll() is None
+        assert time.monotonic() - began < 30
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    done = cli.finish(proc, began)
+    assert done.code == 130, done.out + done.err
+    assert "Traceback" not in done.err
+    assert done.kept() == cli.stored(tmp_path / "r.db") == 2
+
+
+def test_a_closed_terminal_stops_the_run_like_ctrl_c(tmp_path: Path) -> None:
+    # SIGHUP (the terminal or SSH session closed) killed the process like kill -9: no report,
+    # no exit code of the table, and a run left for the next command to find abandoned
+    (tmp_path / "agents.py").write_text(SLOW_CHECK)
+    (tmp_path / "suite.yaml").write_text(
+        AGENT_SUITE.format(agent="ok", check="slow").replace("timeout_s: 5", "timeout_s: 30")
+    )
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
+    )
+    began = time.monotonic()
+    proc = cli.start(["run", "suite.yaml", "--db", "sqlite:///r.db", "-q"], tmp_path)
+    while not (tmp_path / "started-book-0").exists():
+        assert proc.poll() is None
+        assert time.monotonic() - began < 30
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGHUP)
+    done = cli.finish(proc, began)
+    assert done.code == 130, done.out + done.err
+    assert done.kept() == cli.stored(tmp_path / "r.db")
+    assert cli.run_row(tmp_path / "r.db")[0] == "incomplete"

@@ -524,7 +524,7 @@ def main() -> None:
     a bug: one line naming the exception (the traceback with ``CHECKWEIGH_DEBUG=1``), exit 3.
     """
     # outside a run a signal ends the process at once; `run` stops gracefully instead
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_now)
     sys.stdout, sys.stderr = QuietOnClosedPipe(sys.stdout), QuietOnClosedPipe(sys.stderr)
     code = _main()
