@@ -227,6 +227,8 @@ async def _run_async(
                 return
             # a cancellation lands on an await, never between a finished case and on_result
             result = await _one(evaluator, target, case, r, index)
+            if failure:  # the handler failed meanwhile (the store is gone): hand on no more
+                return
             try:
                 on_result(result)
             except Exception as exc:  # noqa: BLE001 - e.g. the store failed: stop everything
