@@ -215,6 +215,7 @@ def test_a_flag_mistake_is_one_line_before_anything_is_printed(
 
 
 AGENTS = """\
+import os
 import sys
 
 OK = {"trace": [{"kind": "assistant", "content": "Booked at 10:00."}],
@@ -251,6 +252,17 @@ def prints_escapes(request):
     # an agent echoing a model's or a web page's text: a title change, a clear, a link
     print("\\x1b]0;owned\\x07\\x1b[2Jthinking...")
     print("\\x1b]8;;https://evil.test\\x1b\\\\details\\x1b]8;;\\x1b\\\\", file=sys.stderr)
+    return OK
+
+
+def changes_folder(request):
+    os.chdir(os.path.join(os.path.dirname(__file__), "elsewhere"))
+    return OK
+
+
+def closes_stdout(request):
+    if request["n"] == 0:
+        os.close(1)
     return OK
 
 
@@ -410,3 +422,30 @@ def test_a_closed_terminal_stops_the_run_like_ctrl_c(tmp_path: Path) -> None:
     assert done.code == 130, done.out + done.err
     assert done.kept() == cli.stored(tmp_path / "r.db")
     assert cli.run_row(tmp_path / "r.db")[0] == "incomplete"
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        # the relative database path then pointed elsewhere: "the database file was deleted or
+        # replaced", exit 2, and the JSON report written into the agent's folder
+        "changes_folder",
+        # the report's first write failed with EBADF: an internal error (exit 3), no JSON
+        "closes_stdout",
+    ],
+)
+def test_an_agent_that_changes_the_process_keeps_the_run_and_its_files(
+    tmp_path: Path, agent: str
+) -> None:
+    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "suite.yaml").write_text(AGENT_SUITE.format(agent=agent, check="passes"))
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
+    )
+    done = cli.run(["run", "suite.yaml", "--db", "sqlite:///r.db", "--json", "o.json"], tmp_path)
+    assert done.code == 0, done.out + done.err
+    assert "error" not in done.err
+    assert cli.stored(tmp_path / "r.db") == 4
+    assert json.loads((tmp_path / "o.json").read_text())["run"]["executions"] == 4
+    assert list((tmp_path / "elsewhere").iterdir()) == []

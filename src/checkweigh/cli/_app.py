@@ -254,6 +254,7 @@ def run(
 
     stopped: RunStopped | None = None
     # one signal stops the run between cases, a second ends the process at once
+    folder = Path.cwd()  # an agent may change it; the output files are relative to this one
     with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             outcome = execute(
@@ -271,6 +272,8 @@ def run(
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
+        finally:
+            os.chdir(folder)
     _report(out, outcome, loaded.name, store)
     try:
         _exports(out, store, outcome, json_out, junit, markdown)

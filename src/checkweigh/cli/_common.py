@@ -120,9 +120,10 @@ class _InertStream(io.TextIOBase):
 
 
 class QuietOnClosedPipe(io.TextIOBase):
-    """A stream that goes quiet once its reader has gone (``checkweigh run ... | head -1``):
-    the command still stores, exports and exits with the code its gates decide, instead of
-    click's exit 1 (which means a failed gate) on the first write to the closed pipe."""
+    """A stream that goes quiet once its reader has gone (``checkweigh run ... | head -1``)
+    or its descriptor was closed (by an agent): the command still stores, exports and exits
+    with the code its gates decide, instead of click's exit 1 (which means a failed gate) or
+    an internal error on the first write."""
 
     def __init__(self, raw: TextIO) -> None:
         super().__init__()
@@ -137,7 +138,7 @@ class QuietOnClosedPipe(io.TextIOBase):
         if not self._gone:
             try:
                 self._raw.write(text)
-            except BrokenPipeError:
+            except (OSError, ValueError):  # EPIPE, EBADF; ValueError: a closed file object
                 self._gone = True
         return len(text)
 
@@ -145,7 +146,7 @@ class QuietOnClosedPipe(io.TextIOBase):
         if not self._gone:
             try:
                 self._raw.flush()
-            except BrokenPipeError:
+            except (OSError, ValueError):
                 self._gone = True
 
     def isatty(self) -> bool:

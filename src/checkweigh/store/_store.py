@@ -93,7 +93,17 @@ def _sqlite_file(url: str) -> Path | None:
         or name.startswith("file:")
     ):
         return None
-    return Path(name).expanduser()
+    # absolute now: an agent that changes the working folder must not move the database
+    return Path(name).expanduser().absolute()
+
+
+def _engine_url(url: str) -> str:
+    """``url`` with a SQLite file's path made absolute (connections the pool opens later, in
+    whatever folder the process is in by then, reach the same file)."""
+    path = _sqlite_file(url)
+    if path is None:
+        return url
+    return make_url(url).set(database=str(path)).render_as_string(hide_password=False)
 
 
 def _identity(path: Path | None) -> tuple[int, int] | None:
@@ -139,7 +149,7 @@ class Store:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", SAWarning)
                 self.engine: Engine = create_engine(
-                    self.url,
+                    _engine_url(self.url),
                     json_serializer=_dumps,
                     json_deserializer=orjson.loads,
                     connect_args=connect_args(self.url),
