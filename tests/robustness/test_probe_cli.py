@@ -196,6 +196,32 @@ FLAGS = [
         ["stability", "latest", "--noise", "0.1", "--html", "a.txt/s.html"],
         "--html: cannot write a.txt/s.html: a.txt is a file, not a folder",
     ),
+    # an output file that is an input: the report replaced the database (every stored run),
+    # the suite or the cases file
+    (
+        ["run", "suite.yaml", "--json", "r.db"],
+        "--json: cannot write r.db: it is the database; give another file name",
+    ),
+    (
+        ["run", "suite.yaml", "--markdown", "./suite.yaml"],
+        "--markdown: cannot write suite.yaml: it is the suite; give another file name",
+    ),
+    (
+        ["run", "suite.yaml", "--junit", "cases.jsonl"],
+        "--junit: cannot write cases.jsonl: it is the cases file; give another file name",
+    ),
+    (
+        ["show", "latest", "--json", "r.db"],
+        "--json: cannot write r.db: it is the database; give another file name",
+    ),
+    (
+        ["compare", "previous", "latest", "--markdown", "folder/../r.db"],
+        "--markdown: cannot write folder/../r.db: it is the database; give another file name",
+    ),
+    (
+        ["stability", "latest", "--noise", "0.1", "--json", "r.db"],
+        "--json: cannot write r.db: it is the database; give another file name",
+    ),
 ]
 
 
@@ -212,6 +238,8 @@ def test_a_flag_mistake_is_one_line_before_anything_is_printed(
     done = cli.run([*args, *db], tmp_path, prelude=f"import os; os.environ.update({env_key!r}); ")
     assert _one_error_line(done) == f"error: {expected}"
     assert done.out == ""
+    assert cli.stored(tmp_path / "r.db") == 6
+    assert (tmp_path / "suite.yaml").read_text().startswith("name: bookings")
 
 
 AGENTS = """\

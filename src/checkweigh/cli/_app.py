@@ -50,7 +50,7 @@ from ..runs import (
     execute,
     stop_on_signals,
 )
-from ..store import RunStatus, Store
+from ..store import RunStatus, Store, database_file
 from ..suites import Suite, count_cases, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
@@ -219,9 +219,14 @@ def run(
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
+        inputs = {
+            "the database": database_file(db),
+            "the suite": suite,
+            "the cases file": loaded.cases_path,
+        }
         for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, inputs)
         store = Store(db)
     except InputError as exc:
         fail_input(err, exc)
@@ -487,7 +492,7 @@ def show(
     try:
         for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -195,8 +195,14 @@ def fail_input(err: Console, exc: InputError) -> NoReturn:
     raise typer.Exit(EXIT_INPUT)
 
 
-def check_writable(path: Path, flag: str) -> None:
-    """Fail before the run, not after it, when an output file cannot be written."""
+def check_writable(path: Path, flag: str, inputs: Mapping[str, Path | None] | None = None) -> None:
+    """Fail before the run, not after it, when an output file cannot be written or would
+    overwrite one of ``inputs`` (what it is -> its path: the database, the suite...)."""
+    for what, used in (inputs or {}).items():
+        if used is not None and path.resolve() == used.resolve():
+            raise InputError(
+                f"cannot write {path}: it is {what}; give another file name", field=flag
+            )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

@@ -15,7 +15,7 @@ import typer
 from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
 from ..reports import comparison_markdown, json_inert, plain, render_comparison
-from ..store import Store
+from ..store import Store, database_file
 from ._common import (
     EXIT_GATES_FAILED,
     DbOption,
@@ -118,7 +118,7 @@ def compare(
         )
         for path, flag in ((json_out, "--json"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
         base_run = store.get_run(base)
         cand_run = store.get_run(candidate)

@@ -97,6 +97,12 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(name).expanduser().absolute()
 
 
+def database_file(url: str | None) -> Path | None:
+    """The SQLite file the database URL (or $CHECKWEIGH_DB, or the default) names; None for
+    other databases. For refusing an output file that would overwrite it."""
+    return _sqlite_file(resolve_url(url))
+
+
 def _engine_url(url: str) -> str:
     """``url`` with a SQLite file's path made absolute (connections the pool opens later, in
     whatever folder the process is in by then, reach the same file)."""
