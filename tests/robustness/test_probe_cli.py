@@ -477,3 +477,35 @@ def test_an_agent_that_changes_the_process_keeps_the_run_and_its_files(
     assert cli.stored(tmp_path / "r.db") == 4
     assert json.loads((tmp_path / "o.json").read_text())["run"]["executions"] == 4
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+# Ctrl-C on the third result written: outside a run, a signal ends the process at once
+_INTERRUPT_THE_EXPORT = """\
+import os, signal
+from checkweigh.core import CaseResult
+_record = CaseResult.to_record
+_count = [0]
+def _to_record(self):
+    _count[0] += 1
+    if _count[0] == 3:
+        os.kill(os.getpid(), signal.SIGINT)
+    return _record(self)
+CaseResult.to_record = _to_record
+"""
+
+
+def test_ctrl_c_while_show_writes_the_json_report_leaves_the_previous_file(
+    tmp_path: Path,
+) -> None:
+    # the report was written in place: a CI step then read a truncated eval.json
+    write_suite(tmp_path, standard_cases())
+    db = ["--db", "sqlite:///r.db"]
+    assert cli.run(["run", "suite.yaml", "-q", *db, "--json", "eval.json"], tmp_path).code == 0
+    before = (tmp_path / "eval.json").read_text()
+    done = cli.run(
+        ["show", "latest", *db, "--json", "eval.json"], tmp_path, prelude=_INTERRUPT_THE_EXPORT
+    )
+    assert done.code == 130, done.out + done.err
+    assert "Traceback" not in done.err
+    assert (tmp_path / "eval.json").read_text() == before
+    assert json.loads(before)["run"]["executions"] == 6
