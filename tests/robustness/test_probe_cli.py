@@ -243,6 +243,7 @@ def test_a_flag_mistake_is_one_line_before_anything_is_printed(
 
 
 AGENTS = """\
+import asyncio
 import os
 import sys
 
@@ -292,6 +293,18 @@ def closes_stdout(request):
     if request["n"] == 0:
         os.close(1)
     return OK
+
+
+class Agent:
+    async def __call__(self, request):
+        return OK
+
+
+agent_object = Agent()
+
+
+def returns_a_coroutine(request):
+    return asyncio.sleep(0, OK)
 
 
 def passes(case):
@@ -509,3 +522,26 @@ def test_ctrl_c_while_show_writes_the_json_report_leaves_the_previous_file(
     assert "Traceback" not in done.err
     assert (tmp_path / "eval.json").read_text() == before
     assert json.loads(before)["run"]["executions"] == 6
+
+
+@pytest.mark.parametrize(
+    ("agent", "code", "summary"),
+    [
+        # called in a thread as if sync: every case errored "agent returned coroutine", with
+        # the interpreter's two-line "never awaited" warning per case on stderr
+        ("agent_object", 0, "4 execution(s) of 4 case(s); 0 errored"),
+        ("returns_a_coroutine", 1, "4 errored (4 agent error(s))"),
+    ],
+)
+def test_an_agent_object_with_an_async_call_is_awaited(
+    tmp_path: Path, agent: str, code: int, summary: str
+) -> None:
+    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "suite.yaml").write_text(AGENT_SUITE.format(agent=agent, check="passes"))
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
+    )
+    done = cli.run(["run", "suite.yaml", "--db", "sqlite:///r.db"], tmp_path)
+    assert done.code == code, done.out + done.err
+    assert summary in done.out
+    assert done.err.strip() == "", done.err

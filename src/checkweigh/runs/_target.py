@@ -46,7 +46,10 @@ class AgentTarget:
     def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
         self.fn = fn
         self.timeout_s = timeout_s
-        self.is_async = inspect.iscoroutinefunction(fn)
+        # an object with an `async def __call__` (an agent class's instance) is async too
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
 
     @classmethod
     def load(cls, dotted: str, base: Path, timeout_s: float | None = None) -> AgentTarget:
@@ -166,6 +169,8 @@ def _coerce(raw: Any) -> AgentRun:
     elif not isinstance(raw, dict) and hasattr(raw, "trace") and hasattr(raw, "final_state"):
         raw = {"trace": raw.trace, "final_state": raw.final_state}
     if not isinstance(raw, dict):
+        if inspect.iscoroutine(raw):
+            raw.close()  # never awaited: close it rather than print the interpreter's warning
         raise AgentFailure(
             f"agent returned {type(raw).__name__}; expected AgentRun, a dict with trace and "
             "final_state, or (trace, final_state)"
