@@ -196,6 +196,15 @@ FLAGS = [
         ["stability", "latest", "--noise", "0.1", "--html", "a.txt/s.html"],
         "--html: cannot write a.txt/s.html: a.txt is a file, not a folder",
     ),
+    # a named pipe nobody reads: the run was stored, then the report's write blocked forever
+    (
+        ["run", "suite.yaml", "--json", "pipe.json"],
+        "--json: cannot write pipe.json: it is a named pipe that nothing reads",
+    ),
+    (
+        ["show", "latest", "--markdown", "pipe.json"],
+        "--markdown: cannot write pipe.json: it is a named pipe that nothing reads",
+    ),
     # an output file that is an input: the report replaced the database (every stored run),
     # the suite or the cases file
     (
@@ -232,6 +241,7 @@ def test_a_flag_mistake_is_one_line_before_anything_is_printed(
     write_suite(tmp_path, standard_cases())
     (tmp_path / "folder").mkdir()
     (tmp_path / "a.txt").write_text("notes\n")
+    os.mkfifo(tmp_path / "pipe.json")
     db = ["--db", "sqlite:///r.db"]
     assert cli.run(["run", "suite.yaml", "-q", *db], tmp_path).code == 0
     env_key = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -212,6 +213,26 @@ def check_writable(path: Path, flag: str, inputs: Mapping[str, Path | None] | No
         raise InputError(f"cannot write {path}: {folder} is a file, not a folder", field=flag)
     if not os.access(folder, os.W_OK):
         raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
+    if path.is_fifo():
+        _check_reader(path, flag)
+
+
+_HELD_OPEN: list[int] = []
+"""Named pipes checked for a reader, held open until the process ends: closing the probe would
+hand the reader its end of file before the report is written."""
+
+
+def _check_reader(path: Path, flag: str) -> None:
+    """A named pipe nobody reads would block the report's write forever, after the run."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise InputError(
+                f"cannot write {path}: it is a named pipe that nothing reads", field=flag
+            ) from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", field=flag) from None
+    _HELD_OPEN.append(fd)
 
 
 def warn_abandoned(err: Console, info: RunInfo) -> None:
