@@ -555,3 +555,20 @@ def test_an_agent_object_with_an_async_call_is_awaited(
     assert done.code == code, done.out + done.err
     assert summary in done.out
     assert done.err.strip() == "", done.err
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # both said "RUN:", an argument compare does not have
+        (["compare", "previous", "latest"], "BASE: no run 'previous' in sqlite:///r.db"),
+        (["compare", "latest", "nope"], "CANDIDATE: no run 'nope' in sqlite:///r.db"),
+    ],
+)
+def test_a_missing_run_in_compare_names_its_argument(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    write_suite(tmp_path, standard_cases())
+    db = ["--db", "sqlite:///r.db"]
+    assert cli.run(["run", "suite.yaml", "-q", *db], tmp_path).code == 0
+    assert _one_error_line(cli.run([*args, *db], tmp_path)) == f"error: {expected}"
