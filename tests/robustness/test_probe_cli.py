@@ -572,3 +572,15 @@ def test_a_missing_run_in_compare_names_its_argument(
     db = ["--db", "sqlite:///r.db"]
     assert cli.run(["run", "suite.yaml", "-q", *db], tmp_path).code == 0
     assert _one_error_line(cli.run([*args, *db], tmp_path)) == f"error: {expected}"
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
+def test_a_run_into_an_in_memory_database_is_refused(tmp_path: Path, url: str) -> None:
+    # sqlite:///$DB with $DB unset: the run printed "stored in sqlite:///" and was gone
+    write_suite(tmp_path, standard_cases())
+    done = cli.run(["run", "suite.yaml", "--db", url, "--json", "o.json"], tmp_path)
+    assert _one_error_line(done) == (
+        f"error: --db: {url!r} is an in-memory database: the run would be lost when the "
+        "command ends; give a file, e.g. sqlite:///results.db"
+    )
+    assert not (tmp_path / "o.json").exists()

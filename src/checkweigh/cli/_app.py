@@ -50,7 +50,7 @@ from ..runs import (
     execute,
     stop_on_signals,
 )
-from ..store import RunStatus, Store, database_file
+from ..store import RunStatus, Store, database_file, in_memory
 from ..suites import Suite, count_cases, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
@@ -219,6 +219,13 @@ def run(
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
+        if in_memory(db):
+            # e.g. sqlite:///$DB with $DB unset: "stored", then gone when the command ends
+            raise InputError(
+                f"{db or os.environ.get('CHECKWEIGH_DB')!r} is an in-memory database: the run "
+                "would be lost when the command ends; give a file, e.g. sqlite:///results.db",
+                field="--db",
+            )
         inputs = {
             "the database": database_file(db),
             "the suite": suite,

@@ -103,6 +103,13 @@ def database_file(url: str | None) -> Path | None:
     return _sqlite_file(resolve_url(url))
 
 
+def in_memory(url: str | None) -> bool:
+    """Whether the database URL is an in-memory SQLite database (``sqlite://``, ``sqlite:///``,
+    ``sqlite:///:memory:``): gone when the process ends."""
+    parsed = make_url(resolve_url(url))
+    return parsed.get_backend_name() == "sqlite" and (parsed.database or "") in ("", ":memory:")
+
+
 def _engine_url(url: str) -> str:
     """``url`` with a SQLite file's path made absolute (connections the pool opens later, in
     whatever folder the process is in by then, reach the same file)."""
