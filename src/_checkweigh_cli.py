@@ -1,6 +1,6 @@
 """The ``checkweigh`` console script's entry point.
 
-A top-level module, so that it can catch Ctrl-C and SIGTERM before anything is imported:
+A top-level module, so that it can catch Ctrl-C, SIGTERM and SIGHUP before anything is imported:
 importing the CLI takes a moment, and a signal then must end the process with 130 (and no
 traceback) like a signal at any later point, not kill it or print a ``KeyboardInterrupt``.
 """
@@ -20,7 +20,7 @@ def _exit_now(_signum: int, _frame: FrameType | None) -> None:
 
 def main() -> None:
     """Install the early signal handlers, then run the CLI (which installs its own)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_now)
     from checkweigh.cli import main as cli_main
 

@@ -43,3 +43,23 @@ def refuse_process_exit() -> Iterator[None]:
         yield
     finally:
         setattr(os, "_exit", previous)  # noqa: B010
+
+
+def error_text(exc: BaseException) -> str:
+    """``ValueError: bad input``, or the type alone: user code's exception as text, even when
+    its ``__str__`` itself raises (which would otherwise escape from the error handling of the
+    agent's thread and leave its case to time out)."""
+    try:
+        text = str(exc)
+    except Exception as failure:  # noqa: BLE001 - a user's __str__ may raise anything
+        text = f"<str() raised {type(failure).__name__}>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown_value(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, even when the user's ``__repr__`` raises."""
+    try:
+        text = repr(value)
+    except Exception as failure:  # noqa: BLE001 - a user's __repr__ may raise anything
+        text = f"<{type(value).__name__}: repr() raised {type(failure).__name__}>"
+    return text[:limit]

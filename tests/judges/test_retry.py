@@ -127,7 +127,7 @@ def test_flags_override_the_suite_block() -> None:
         ({"timeout_s": 0.0}, "--judge-timeout", "expected a number of seconds > 0, got 0.0"),
         ({"timeout_s": float("nan")}, "--judge-timeout", "expected a number of seconds > 0"),
         ({"deadline_s": -1.0}, "--judge-deadline", "expected a number of seconds > 0"),
-        ({"retries": -1}, "--judge-retries", "expected a whole number >= 0, got -1"),
+        ({"retries": -1}, "--judge-retries", "expected a whole number from 0 to 100, got -1"),
         ({"concurrency": 0}, "--judge-concurrency", "expected a whole number >= 1, got 0"),
         (
             {"format": "xml"},

@@ -80,7 +80,7 @@ def test_a_bad_judge_block_is_one_line(tmp_path: Path, block: str, message: str)
     [
         ("--judge-timeout", "0", "--judge-timeout: expected a number of seconds > 0"),
         ("--judge-deadline", "-5", "--judge-deadline: expected a number of seconds > 0"),
-        ("--judge-retries", "-1", "--judge-retries: expected a whole number >= 0, got -1"),
+        ("--judge-retries", "-1", "--judge-retries: expected a whole number from 0 to 100, got -1"),
         ("--judge-concurrency", "0", "--judge-concurrency: expected an integer >= 1"),
         ("--judge-format", "xml", "--judge-format: expected one of auto, json_schema, json_obj"),
     ],

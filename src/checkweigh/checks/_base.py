@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from .._process import ProcessExit
+from .._process import ProcessExit, error_text, shown_value
 from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
 from ._model import BuiltinCheck
 
@@ -40,15 +40,10 @@ def to_verdict(answer: object) -> Verdict:
     ):
         return passed(answer[1]) if answer[0] else failed(answer[1] or "check returned False")
     return errored(
-        f"check returned {type(answer).__name__} {answer!r:.80}; expected a Verdict, a bool "
+        f"check returned {type(answer).__name__} {shown_value(answer)}; expected a Verdict, a bool "
         "or (bool, reason)",
         reason="invalid check answer",
     )
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _exit_text(exc: BaseException) -> str:
@@ -57,8 +52,8 @@ def _exit_text(exc: BaseException) -> str:
     if isinstance(exc, ProcessExit):
         return exc.describe("check")
     if isinstance(exc, SystemExit):
-        return f"check called sys.exit({exc.code!r})"
-    return f"check raised {_error_text(exc)}"
+        return f"check called sys.exit({shown_value(exc.code)})"
+    return f"check raised {error_text(exc)}"
 
 
 def _version_of(check: object) -> str:
@@ -118,7 +113,7 @@ class NamedCheck:
             try:
                 answer = fn(case)
             except Exception as exc:  # noqa: BLE001 - a check's bug is its verdict, not a crash
-                return errored(_error_text(exc))
+                return errored(error_text(exc))
             except BaseException as exc:  # noqa: BLE001 - sys.exit() and the like too
                 return errored(_exit_text(exc))
             if type(answer) is Verdict:  # the common case, kept cheap
@@ -136,7 +131,7 @@ class NamedCheck:
                 try:
                     answer = fn(case)
                 except Exception as exc:  # noqa: BLE001 - as in judge()
-                    return errored(_error_text(exc))
+                    return errored(error_text(exc))
                 except BaseException as exc:  # noqa: BLE001 - as in judge()
                     return errored(_exit_text(exc))
                 return answer if type(answer) is Verdict else judge_answer(answer)
@@ -162,7 +157,7 @@ class NamedCheck:
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:  # noqa: BLE001 - see run()
-            return errored(_error_text(exc))
+            return errored(error_text(exc))
         except asyncio.CancelledError:  # the run is being stopped
             raise
         except BaseException as exc:  # noqa: BLE001 - in a task, sys.exit() stops the loop

@@ -6,6 +6,7 @@ cannot be opened or written), 3 internal error (a bug), 130 interrupted.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -49,7 +50,7 @@ from ..runs import (
     execute,
     stop_on_signals,
 )
-from ..store import RunStatus, Store
+from ..store import RunStatus, Store, database_file, in_memory
 from ..suites import Suite, count_cases, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
@@ -57,11 +58,13 @@ from ._common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     DbOption,
+    QuietOnClosedPipe,
     app,
     check_writable,
     consoles,
     fail_input,
     labelled,
+    user_output_inert,
     warn_abandoned,
 )
 
@@ -92,11 +95,14 @@ def _flush_stdio() -> None:
 @app.command()
 def run(
     suite: Annotated[Path, typer.Argument(help="The suite file (YAML).", show_default=False)],
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run each case K times.")] = 1,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, max=10_000, help="Run each case K times.")
+    ] = 1,
     json_out: JsonOption = None,
     db: DbOption = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", min=1, help="Cases at once (agent targets).")
+        int | None,
+        typer.Option("--concurrency", min=1, max=1024, help="Cases at once (agent targets)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     judge_spec: Annotated[
@@ -112,6 +118,7 @@ def run(
         typer.Option(
             "--judge-concurrency",
             min=1,
+            max=1024,
             help="Judge calls at once [16; 2 for a server on this machine].",
             show_default=False,
         ),
@@ -212,9 +219,21 @@ def run(
         total = count_cases(loaded.cases_path) * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
+        if in_memory(db):
+            # e.g. sqlite:///$DB with $DB unset: "stored", then gone when the command ends
+            raise InputError(
+                f"{db or os.environ.get('CHECKWEIGH_DB')!r} is an in-memory database: the run "
+                "would be lost when the command ends; give a file, e.g. sqlite:///results.db",
+                field="--db",
+            )
+        inputs = {
+            "the database": database_file(db),
+            "the suite": suite,
+            "the cases file": loaded.cases_path,
+        }
         for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, inputs)
         store = Store(db)
     except InputError as exc:
         fail_input(err, exc)
@@ -247,7 +266,8 @@ def run(
 
     stopped: RunStopped | None = None
     # one signal stops the run between cases, a second ends the process at once
-    with progress, stop_on_signals(StopToken(), _exit_now) as stop:
+    folder = Path.cwd()  # an agent may change it; the output files are relative to this one
+    with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             outcome = execute(
                 loaded,
@@ -264,6 +284,8 @@ def run(
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
+        finally:
+            os.chdir(folder)
     _report(out, outcome, loaded.name, store)
     try:
         _exports(out, store, outcome, json_out, junit, markdown)
@@ -332,8 +354,8 @@ def _prices(text: str | None) -> Prices | None:
             f"expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got {text!r}",
             field="--judge-prices",
         ) from None
-    if low < 0 or high < 0:
-        raise InputError(f"prices must be >= 0, got {text!r}", field="--judge-prices")
+    if not (low >= 0 and high >= 0 and math.isfinite(low + high)):  # NaN fails every >=
+        raise InputError(f"prices must be finite and >= 0, got {text!r}", field="--judge-prices")
     return Prices(low, high)
 
 
@@ -424,7 +446,9 @@ def _exports(
 @app.command("runs")
 def list_runs(
     db: DbOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=1_000_000, help="How many runs.")
+    ] = 20,
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
 ) -> None:
     """List stored runs, newest first."""
@@ -473,6 +497,9 @@ def show(
     """Print the report of a stored run."""
     out, err = consoles()
     try:
+        for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
+            if path is not None:
+                check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:
@@ -512,8 +539,9 @@ def main() -> None:
     a bug: one line naming the exception (the traceback with ``CHECKWEIGH_DEBUG=1``), exit 3.
     """
     # outside a run a signal ends the process at once; `run` stops gracefully instead
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_now)
+    sys.stdout, sys.stderr = QuietOnClosedPipe(sys.stdout), QuietOnClosedPipe(sys.stderr)
     code = _main()
     _flush_stdio()
     # Everything is stored and printed: leave now. Interpreter shutdown would wait for any

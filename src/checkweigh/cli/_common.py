@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -89,7 +93,82 @@ def consoles() -> tuple[Console, Console]:
     width = None
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 120
-    return Console(width=width), Console(stderr=True)
+    # bound to the streams of now, not read from sys.stdout/sys.stderr at each write: while
+    # a run executes those are the user code's (see user_output_inert)
+    return Console(width=width, file=sys.stdout), Console(stderr=True, file=sys.stderr)
+
+
+class _InertStream(io.TextIOBase):
+    """A text stream that writes to another with control characters shown escaped."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self._raw = raw
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only in TextIOBase's stub
+        return getattr(self._raw, "encoding", "utf-8")
+
+    def write(self, text: str) -> int:
+        self._raw.write(clean(text, lines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+
+class QuietOnClosedPipe(io.TextIOBase):
+    """A stream that goes quiet once its reader has gone (``checkweigh run ... | head -1``)
+    or its descriptor was closed (by an agent): the command still stores, exports and exits
+    with the code its gates decide, instead of click's exit 1 (which means a failed gate) or
+    an internal error on the first write."""
+
+    def __init__(self, raw: TextIO) -> None:
+        super().__init__()
+        self._raw = raw
+        self._gone = False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # read-only in TextIOBase's stub
+        return getattr(self._raw, "encoding", "utf-8")
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                self._raw.write(text)
+            except (OSError, ValueError):  # EPIPE, EBADF; ValueError: a closed file object
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._raw.flush()
+            except (OSError, ValueError):
+                self._gone = True
+
+    def isatty(self) -> bool:
+        return self._raw.isatty()
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+
+@contextmanager
+def user_output_inert() -> Iterator[None]:
+    """While agents and checks run, what they print to ``sys.stdout`` and ``sys.stderr``
+    reaches the terminal with its control characters escaped: an agent echoing a model's or a
+    web page's text cannot retitle, clear or link the user's terminal. Writes that bypass
+    ``sys.stdout`` (``os.write(1, ...)``, a child process) are the agent's own."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _InertStream(saved[0]), _InertStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 DbOption = Annotated[
@@ -117,13 +196,43 @@ def fail_input(err: Console, exc: InputError) -> NoReturn:
     raise typer.Exit(EXIT_INPUT)
 
 
-def check_writable(path: Path, flag: str) -> None:
-    """Fail before the run, not after it, when an output file cannot be written."""
+def check_writable(path: Path, flag: str, inputs: Mapping[str, Path | None] | None = None) -> None:
+    """Fail before the run, not after it, when an output file cannot be written or would
+    overwrite one of ``inputs`` (what it is -> its path: the database, the suite...)."""
+    for what, used in (inputs or {}).items():
+        if used is not None and path.resolve() == used.resolve():
+            raise InputError(
+                f"cannot write {path}: it is {what}; give another file name", field=flag
+            )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
-    if path.is_dir() or not os.access(folder, os.W_OK) or not folder.is_dir():
+    if path.is_dir():
+        raise InputError(f"cannot write {path}: it is a folder", field=flag)
+    if not folder.is_dir():
+        raise InputError(f"cannot write {path}: {folder} is a file, not a folder", field=flag)
+    if not os.access(folder, os.W_OK):
         raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
+    if path.is_fifo():
+        _check_reader(path, flag)
+
+
+_HELD_OPEN: list[int] = []
+"""Named pipes checked for a reader, held open until the process ends: closing the probe would
+hand the reader its end of file before the report is written."""
+
+
+def _check_reader(path: Path, flag: str) -> None:
+    """A named pipe nobody reads would block the report's write forever, after the run."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise InputError(
+                f"cannot write {path}: it is a named pipe that nothing reads", field=flag
+            ) from None
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", field=flag) from None
+    _HELD_OPEN.append(fd)
 
 
 def warn_abandoned(err: Console, info: RunInfo) -> None:

@@ -15,7 +15,7 @@ import typer
 from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
 from ..errors import InputError
 from ..reports import comparison_markdown, json_inert, plain, render_comparison
-from ..store import Store
+from ..store import RunInfo, Store, database_file
 from ._common import (
     EXIT_GATES_FAILED,
     DbOption,
@@ -118,10 +118,10 @@ def compare(
         )
         for path, flag in ((json_out, "--json"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
-        base_run = store.get_run(base)
-        cand_run = store.get_run(candidate)
+        base_run = _get_run(store, base, "BASE")
+        cand_run = _get_run(store, candidate, "CANDIDATE")
     except InputError as exc:
         fail_input(err, exc)
     if base_run.id == cand_run.id:
@@ -170,3 +170,13 @@ def compare(
     except OSError as exc:
         fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
     raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)
+
+
+def _get_run(store: Store, ref: str, argument: str) -> RunInfo:
+    """The run ``ref`` names; an error names the argument (BASE or CANDIDATE), not RUN."""
+    try:
+        return store.get_run(ref)
+    except InputError as exc:
+        if exc.field == "RUN":
+            exc.field = argument
+        raise

@@ -37,7 +37,7 @@ from ..reports import (
     write_stability_html,
     write_stability_png,
 )
-from ..store import RunInfo, Store
+from ..store import RunInfo, Store, database_file
 from ._common import DbOption, app, check_writable, consoles, fail_input
 
 _JUDGE_TYPES = frozenset(
@@ -87,7 +87,7 @@ def stability_command(
                 raise InputError(f"{flag} needs the plots extra; {missing}", field=flag)
         for path, flag in ((png, "--png"), (html, "--html"), (json_out, "--json")):
             if path is not None:
-                check_writable(path, flag)
+                check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
         info = store.get_run(run_ref)
         results = list(store.iter_results(info.id))

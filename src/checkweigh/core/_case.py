@@ -29,7 +29,8 @@ class Step(BaseModel):
     """The error a tool call or event raised, if any."""
     timestamp: datetime | None = None
     """When the step started, where known."""
-    latency_ms: float | None = None
+    # a NaN would be stored as NULL by SQLite and break the run's summary after the run
+    latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """How long the step took, in milliseconds, where known."""
 
     @property
@@ -43,7 +44,7 @@ class Case(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: str = Field(min_length=1)
     """A stable identifier, unique within a suite; runs are compared case by case on it."""
     input: Any = None
     """What the agent was asked: a string or any JSON value."""
@@ -55,7 +56,7 @@ class Case(BaseModel):
     """The reference: what a correct run ends with."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form tags (scenario kind, source, ...)."""
-    latency_ms: float | None = None
+    latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """How long the agent took on this case, where known."""
 
     @property

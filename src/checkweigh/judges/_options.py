@@ -63,8 +63,11 @@ class JudgeOptions:
             raise ValueError(
                 f"backoff_initial_s: expected seconds >= 0, got {self.backoff_initial_s!r}"
             )
-        if self.retries < 0:
-            raise ValueError(f"retries: expected a whole number >= 0, got {self.retries!r}")
+        # bounded like the suite's judge.retries: a huge count cannot even be recorded
+        if not 0 <= self.retries <= 100:
+            raise ValueError(
+                f"retries: expected a whole number from 0 to 100, got {self.retries!r}"
+            )
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"concurrency: expected a whole number >= 1, got {self.concurrency!r}")
         if self.format not in FORMATS:

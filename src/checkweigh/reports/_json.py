@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from ..core import CaseResult, PassPolicy, RunSummary
+from ._files import replaced_at
 from ._safe import json_inert
 
 
@@ -29,8 +30,7 @@ def write_json_report(
     verdict: ``"case": {"state", "score_pct", "reason"}``.
     """
     count = 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
+    with replaced_at(path) as part, part.open("w", encoding="utf-8") as fh:
         fh.write('{"run": ')
         fh.write(json_inert(json.dumps(run, default=str)))
         fh.write(', "summary": ')

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..core import CaseResult, CaseState, PassPolicy, RunSummary, VerdictState
+from ._files import replaced_at
 from ._safe import clean
 
 
@@ -152,6 +153,6 @@ def write_junit(
     root.append(cases)
     root.append(gates)
     ET.indent(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    with replaced_at(path) as part:
+        ET.ElementTree(root).write(part, encoding="utf-8", xml_declaration=True)
     return n

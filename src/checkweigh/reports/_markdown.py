@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
+from ._files import replaced_at
 from ._safe import clean
 
 # Markdown punctuation, and "$" (GitHub renders $...$ as math)
@@ -120,5 +121,5 @@ def write_markdown(
     path: Path, *, suite: str, run_id: str, status: str, summary: RunSummary
 ) -> None:
     """Write :func:`render_markdown` to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(suite, run_id, status, summary), encoding="utf-8")
+    with replaced_at(path) as part:
+        part.write_text(render_markdown(suite, run_id, status, summary), encoding="utf-8")

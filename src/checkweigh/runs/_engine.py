@@ -99,7 +99,15 @@ class Evaluator:
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
     ) -> CaseResult:
         """Score one case, awaiting async checks concurrently."""
-        answers = await asyncio.gather(*(c.arun(case) for c in self.checks))
+        checks = asyncio.gather(*(c.arun(case) for c in self.checks))
+        try:
+            answers = await checks
+        except asyncio.CancelledError:
+            # a stop came after the last check answered, while another case's slow sync check
+            # held the event loop: this case is finished, and a finished case is kept
+            if not checks.done() or checks.cancelled():
+                raise
+            answers = checks.result()
         verdicts = {c.name: v for c, v in zip(self.checks, answers, strict=True)}
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms)
@@ -219,6 +227,8 @@ async def _run_async(
                 return
             # a cancellation lands on an await, never between a finished case and on_result
             result = await _one(evaluator, target, case, r, index)
+            if failure:  # the handler failed meanwhile (the store is gone): hand on no more
+                return
             try:
                 on_result(result)
             except Exception as exc:  # noqa: BLE001 - e.g. the store failed: stop everything

@@ -58,7 +58,8 @@ class StopToken:
             raise Interrupted(self.reason)
 
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl-C, a CI cancel, and a closed terminal or SSH session."""
 
 
 @contextmanager
@@ -67,8 +68,8 @@ def stop_on_signals(
     force: Callable[[int], None],
     signals: tuple[signal.Signals, ...] = SIGNALS,
 ) -> Iterator[StopToken]:
-    """While inside, the first of ``signals`` (SIGINT, SIGTERM) requests ``token`` to stop; a
-    second one calls ``force(signum)`` (which should end the process at once). The previous
+    """While inside, the first of ``signals`` (SIGINT, SIGTERM, SIGHUP) requests ``token`` to
+    stop; a second one calls ``force(signum)`` (which should end the process at once). The previous
     handlers come back on exit. Main thread only, as any signal handler."""
 
     def handle(signum: int, _frame: FrameType | None) -> None:

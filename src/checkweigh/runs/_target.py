@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._process import ProcessExit
+from .._process import ProcessExit, error_text, shown_value
 from ..checks import ImportTargetError, load_object
 from ..core import Case, Step
 from ..errors import TargetError
@@ -46,7 +46,10 @@ class AgentTarget:
     def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
         self.fn = fn
         self.timeout_s = timeout_s
-        self.is_async = inspect.iscoroutinefunction(fn)
+        # an object with an `async def __call__` (an agent class's instance) is async too
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
 
     @classmethod
     def load(cls, dotted: str, base: Path, timeout_s: float | None = None) -> AgentTarget:
@@ -98,7 +101,7 @@ def exit_text(who: str, exc: BaseException) -> str:
     if isinstance(exc, ProcessExit):
         return exc.describe(who)
     if isinstance(exc, SystemExit):
-        return f"{who} called sys.exit({exc.code!r})"
+        return f"{who} called sys.exit({shown_value(exc.code)})"
     return f"{who} raised {type(exc).__name__}"
 
 
@@ -106,7 +109,7 @@ def agent_error(exc: BaseException) -> str:
     """What an agent's exception says on its case: ``agent raised ValueError: ...``."""
     if isinstance(exc, EXITS):
         return exit_text("agent", exc)
-    return f"agent raised {type(exc).__name__}: {exc}"
+    return f"agent raised {error_text(exc)}"
 
 
 _abandoned: set[threading.Thread] = set()
@@ -166,6 +169,8 @@ def _coerce(raw: Any) -> AgentRun:
     elif not isinstance(raw, dict) and hasattr(raw, "trace") and hasattr(raw, "final_state"):
         raw = {"trace": raw.trace, "final_state": raw.final_state}
     if not isinstance(raw, dict):
+        if inspect.iscoroutine(raw):
+            raw.close()  # never awaited: close it rather than print the interpreter's warning
         raise AgentFailure(
             f"agent returned {type(raw).__name__}; expected AgentRun, a dict with trace and "
             "final_state, or (trace, final_state)"

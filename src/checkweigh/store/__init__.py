@@ -4,7 +4,7 @@ URL via --db; the schema is kept up to date by Alembic migrations that run on op
 from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
 from ._owner import STALE_AFTER
 from ._recover import gate_specs, rebuild_summary
-from ._store import RunInfo, RunStatus, Store
+from ._store import RunInfo, RunStatus, Store, database_file, in_memory
 from ._writer import HEARTBEAT_S, ResultWriter
 
 __all__ = [
@@ -16,6 +16,8 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "Store",
+    "database_file",
+    "in_memory",
     "gate_specs",
     "rebuild_summary",
     "resolve_url",

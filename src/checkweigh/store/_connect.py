@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -25,9 +26,11 @@ def resolve_url(url: str | None) -> str:
     chosen = url or os.environ.get(DB_ENV) or f"sqlite:///{DEFAULT_DB_PATH}"
     try:
         parsed = make_url(chosen)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        # unparsed, so SQLAlchemy cannot hide the password: hide it here
+        shown = re.sub(r"(://[^/@]*?:)[^/@]*@", r"\1***@", chosen)
         raise InputError(
-            f"invalid database URL {chosen!r}; expected e.g. sqlite:///results.db or "
+            f"invalid database URL {shown!r}; expected e.g. sqlite:///results.db or "
             "postgresql://user@host/db",
             field="--db",
         ) from None

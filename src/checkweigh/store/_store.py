@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import secrets
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -15,7 +16,13 @@ import orjson
 from pydantic import BaseModel
 from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    SAWarning,
+    SQLAlchemyError,
+)
 
 from ..core import CaseResult, RunSummary
 from ..errors import InputError, StoreError
@@ -86,7 +93,30 @@ def _sqlite_file(url: str) -> Path | None:
         or name.startswith("file:")
     ):
         return None
-    return Path(name).expanduser()
+    # absolute now: an agent that changes the working folder must not move the database
+    return Path(name).expanduser().absolute()
+
+
+def database_file(url: str | None) -> Path | None:
+    """The SQLite file the database URL (or $CHECKWEIGH_DB, or the default) names; None for
+    other databases. For refusing an output file that would overwrite it."""
+    return _sqlite_file(resolve_url(url))
+
+
+def in_memory(url: str | None) -> bool:
+    """Whether the database URL is an in-memory SQLite database (``sqlite://``, ``sqlite:///``,
+    ``sqlite:///:memory:``): gone when the process ends."""
+    parsed = make_url(resolve_url(url))
+    return parsed.get_backend_name() == "sqlite" and (parsed.database or "") in ("", ":memory:")
+
+
+def _engine_url(url: str) -> str:
+    """``url`` with a SQLite file's path made absolute (connections the pool opens later, in
+    whatever folder the process is in by then, reach the same file)."""
+    path = _sqlite_file(url)
+    if path is None:
+        return url
+    return make_url(url).set(database=str(path)).render_as_string(hide_password=False)
 
 
 def _identity(path: Path | None) -> tuple[int, int] | None:
@@ -127,15 +157,20 @@ class Store:
         """
         self.url = resolve_url(url)
         try:
-            self.engine: Engine = create_engine(
-                self.url,
-                json_serializer=_dumps,
-                json_deserializer=orjson.loads,
-                connect_args=connect_args(self.url),
-            )
-        except (ArgumentError, NoSuchModuleError) as exc:
+            # a warning here is a URL option the driver ignores (sqlite:///x.db?mode=ro without
+            # uri=true would silently write): refuse it rather than print a warning and go on
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", SAWarning)
+                self.engine: Engine = create_engine(
+                    _engine_url(self.url),
+                    json_serializer=_dumps,
+                    json_deserializer=orjson.loads,
+                    connect_args=connect_args(self.url),
+                )
+        except (ArgumentError, NoSuchModuleError, SAWarning) as exc:
+            reason = str(exc).split(" (Background on", 1)[0].replace(" and are being ignored", "")
             raise InputError(
-                f"cannot use database URL {self.safe_url!r}: {exc}", field="--db"
+                f"cannot use database URL {self.safe_url!r}: {reason}", field="--db"
             ) from None
         except ImportError as exc:
             hint = (

@@ -239,7 +239,8 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         try:
             when = build_conditions(_COND_ADAPTER.validate_python(raw["when"]))
         except ValidationError as exc:
-            raise ctx.from_validation(exc, raw["when"], (*loc, "when")) from None
+            where = (*loc, "when")
+            raise ctx.from_validation(exc, raw["when"], where, model=ConditionSpec) from None
     if isinstance(spec, PythonCheck):
         try:
             return NamedCheck.of(name, resolve_python_check(spec, [base]), when)
