@@ -55,7 +55,9 @@ class StepMatch(BaseModel):
         if self.kind is not None and step.kind != self.kind:
             return False
         if self.arguments is not None:
-            args = step.arguments or {}
+            args = step.arguments
+            if not isinstance(args, dict):  # none, or text that is not a JSON object
+                return False
             if any(k not in args or args[k] != v for k, v in self.arguments.items()):
                 return False
         return not (self._rx is not None and not self._rx.search(step.content or ""))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import from_json
 
 StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
 
@@ -21,17 +22,42 @@ class Step(BaseModel):
     """The message text (for user, assistant and system steps)."""
     name: str | None = None
     """The tool's name for a tool call, or the event's name for an event."""
-    arguments: dict[str, Any] | None = None
-    """The arguments the tool was called with."""
+    arguments: dict[str, Any] | str | None = None
+    """The arguments the tool was called with: an object. Given as JSON text (as OpenAI logs
+    them), the text is parsed; text that is not a JSON object stays a string, which marks it
+    as unparsed (see :attr:`arguments_parsed`)."""
     result: Any = None
     """What the tool returned."""
     error: str | None = None
     """The error a tool call or event raised, if any."""
+    id: str | None = None
+    """The step's id in its source: a tool call's id, or a span's id."""
+    parent_id: str | None = None
+    """The id of the step (span) this one ran inside, e.g. a sub-agent's tool call."""
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    """Data the source carried about the step: ``model``, ``input_tokens``,
+    ``output_tokens``, ``cost_usd`` by those names where known, and anything else as given."""
     timestamp: datetime | None = None
     """When the step started, where known."""
     # a NaN would be stored as NULL by SQLite and break the run's summary after the run
     latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """How long the step took, in milliseconds, where known."""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _parse_arguments(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                parsed = from_json(value)
+            except ValueError:
+                return value
+            return parsed if isinstance(parsed, dict) else value
+        return value
+
+    @property
+    def arguments_parsed(self) -> bool:
+        """False when the arguments were text that is not a JSON object (kept as given)."""
+        return not isinstance(self.arguments, str)
 
     @property
     def label(self) -> str:
