@@ -34,7 +34,7 @@ def syntax_error(text: str, pos: int, expected: str) -> PathSyntaxError:
 
 
 @dataclass(frozen=True, slots=True)
-class Test:
+class FilterTest:
     """One condition of a filter: the item's ``field`` compared with a written value."""
 
     field: tuple[str, ...]
@@ -73,7 +73,7 @@ class Test:
 class Each:
     """``[*]`` (no tests) or a filter: fans out over a list's items (or a mapping's values)."""
 
-    tests: tuple[Test, ...] = ()
+    tests: tuple[FilterTest, ...] = ()
     """Conditions every selected item meets; none for ``[*]``."""
 
     def __str__(self) -> str:
@@ -112,7 +112,7 @@ def _quoted(text: str, pos: int) -> tuple[str, int]:
     raise syntax_error(text, pos, f"a closing {quote} for the quoted value")
 
 
-def _test(text: str, pos: int) -> tuple[Test, int]:
+def _test(text: str, pos: int) -> tuple[FilterTest, int]:
     field: list[str] = []
     while True:
         m = _NAME.match(text, pos)
@@ -130,7 +130,7 @@ def _test(text: str, pos: int) -> tuple[Test, int]:
     pos = _skip_spaces(text, pos + (2 if negated else 1))
     if pos < len(text) and text[pos] in "'\"":
         raw, pos = _quoted(text, pos)
-        return Test(tuple(field), raw, True, negated, raw), pos
+        return FilterTest(tuple(field), raw, True, negated, raw), pos
     end = _BARE_END.search(text, pos)
     stop = end.start() if end else len(text)
     if end is not None and end.group() in "'\"":
@@ -138,9 +138,11 @@ def _test(text: str, pos: int) -> tuple[Test, int]:
     raw = text[pos:stop].rstrip(" ")
     if raw.startswith("="):
         raise syntax_error(text, pos, "one '=' between the field and the value")
+    if "=" in raw:
+        raise syntax_error(text, pos + raw.index("="), "quotes around a value that holds '='")
     if not raw:
         raise syntax_error(text, pos, "a value after '=' (write '' for empty text)")
-    return Test(tuple(field), raw, False, negated, _literal(raw)), pos + len(raw)
+    return FilterTest(tuple(field), raw, False, negated, _literal(raw)), pos + len(raw)
 
 
 def parse_bracket(text: str, pos: int) -> tuple[int | Each, int]:
@@ -158,7 +160,7 @@ def parse_bracket(text: str, pos: int) -> tuple[int | Each, int]:
         raise syntax_error(
             text, start, "an integer index, '*' or a filter such as [kind=tool_call]"
         )
-    tests: list[Test] = []
+    tests: list[FilterTest] = []
     pos = _skip_spaces(text, start)
     while True:
         test, pos = _test(text, pos)
