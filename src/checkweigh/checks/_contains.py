@@ -55,9 +55,14 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
         texts = [as_text(v) for v in values]
         return [normalized(t, norm) for t in texts]
 
+    def _fixed_needles(self, norm: Callable[[str], str] | None) -> list[Any] | None:
+        """The texts to look for when they are written in the suite (made once)."""
+        return None if self.values is None else self._needles(self.values, norm)
+
     def _build(self, get: Getter, values_of: Getter) -> Runner:
         path, mode, norm = self.path, self.mode, self.text_normalizer()
         no_values = not_applicable(f"no values at {self.values_label()}")
+        fixed = self._fixed_needles(norm)
 
         def run(case: Any) -> Verdict:
             actual = get(case)
@@ -68,9 +73,8 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
                 return no_values
             if isinstance(actual, str):
                 hay: Any = normalized(actual, norm)
-                found = [
-                    v for v, n in zip(values, self._needles(values, norm), strict=True) if n in hay
-                ]
+                needles = fixed if fixed is not None else self._needles(values, norm)
+                found = [v for v, n in zip(values, needles, strict=True) if n in hay]
             elif isinstance(actual, list):
                 hay = [normalized(x, norm) for x in actual]
                 found = [v for v in values if normalized(v, norm) in hay]
@@ -86,6 +90,7 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
         nothing = failed(f"{path} matched nothing")
         no_text = failed(f"{path} has no text")
         no_values = not_applicable(f"no values at {label}")
+        fixed = self._fixed_needles(norm)
 
         def run(case: Case) -> Verdict:
             located = path.locate(case)
@@ -98,7 +103,8 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
             if not texts:
                 return no_text
             where: dict[int, str] = {}
-            for i, needle in enumerate(self._needles(values, norm)):
+            needles = fixed if fixed is not None else self._needles(values, norm)
+            for i, needle in enumerate(needles):
                 spot = next((w for w, t in texts if needle is not None and needle in t), None)
                 if spot is not None:
                     where[i] = spot

@@ -33,10 +33,12 @@ class FieldPath:
     text: str
     parts: tuple[Part, ...]
     _getter: Callable[[Any], Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    _many: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_many", any(type(p) is Each for p in self.parts))
         if self._getter is None:
-            if self.many:
+            if self._many:
                 object.__setattr__(self, "_getter", self._values)
             else:
                 object.__setattr__(self, "_getter", _compile(self.parts))
@@ -68,12 +70,12 @@ class FieldPath:
     @property
     def many(self) -> bool:
         """Whether the path has ``[*]`` or a filter, and so resolves to a list of values."""
-        return any(type(p) is Each for p in self.parts)
+        return self._many
 
     def locate(self, root: Any) -> list[tuple[str, Any]]:
         """Every value the path reaches, with where it was found (``trace[3].content``); for a
         plain path, its one value (or nothing)."""
-        if not self.many:
+        if not self._many:
             value = self._getter(root)
             return [] if value is _MISSING else [(self.text, value)]
         found: list[tuple[str, Any]] = [("", root)]
