@@ -8,7 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._path_select import Each, PathSyntaxError, fan_out, parse_bracket, syntax_error
+from ._path_select import (
+    Each,
+    PathSyntaxError,
+    Selector,
+    fan_out,
+    parse_bracket,
+    syntax_error,
+)
 
 __all__ = ["MISSING", "Each", "FieldPath", "PathSyntaxError"]
 
@@ -34,11 +41,13 @@ class FieldPath:
     parts: tuple[Part, ...]
     _getter: Callable[[Any], Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
     _many: bool = field(default=False, compare=False, repr=False)
+    _plan: tuple[_Step, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_many", any(type(p) is Each for p in self.parts))
         if self._getter is None:
             if self._many:
+                object.__setattr__(self, "_plan", _plan(self.parts))
                 object.__setattr__(self, "_getter", self._values)
             else:
                 object.__setattr__(self, "_getter", _compile(self.parts))
@@ -79,17 +88,16 @@ class FieldPath:
             value = self._getter(root)
             return [] if value is _MISSING else [(self.text, value)]
         found: list[tuple[str, Any]] = [("", root)]
-        for part in self.parts:
+        for tests, get, text in self._plan:
             step: list[tuple[str, Any]] = []
-            for where, value in found:
-                if type(part) is Each:
-                    step += [(where + w, x) for w, x in fan_out(value, part, _walk, _MISSING)]
-                    continue
-                x = _walk(value, (part,))
-                if x is not _MISSING and x is not None:
-                    name = str(part)
-                    text = f"[{name}]" if isinstance(part, int) else f".{name}" if where else name
-                    step.append((where + text, x))
+            if tests is not None:
+                for where, value in found:
+                    step += [(where + w, x) for w, x in fan_out(value, tests)]
+            else:
+                for where, value in found:
+                    x = get(value)
+                    if x is not _MISSING and x is not None:
+                        step.append((where + text, x))
             found = step
         return found
 
@@ -156,6 +164,47 @@ def _walk(root: Any, parts: tuple[Any, ...]) -> Any:
     except (KeyError, IndexError):
         return _MISSING
     return value
+
+
+_Step = tuple[Selector | None, Callable[[Any], Any], str]
+"""One step of a many-valued lookup: a fan-out (its tests, each with its field's getter), or a
+run of names and indexes (its compiled getter and its text)."""
+
+
+def _plan(parts: tuple[Part, ...]) -> tuple[_Step, ...]:
+    """The lookup of a many-valued path as steps: each run of plain parts becomes one compiled
+    getter (the same straight-line code as a plain path), each filter field one too."""
+    steps: list[_Step] = []
+    run: list[str | int] = []
+
+    def flush() -> None:
+        if run:
+            text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in run)
+            if not steps:  # the path's first name has no dot before it
+                text = text[1:]
+            steps.append((None, _compile_any(tuple(run)), text))
+            run.clear()
+
+    for part in parts:
+        if isinstance(part, Each):
+            flush()
+            tests = tuple((_compile_any(t.field), t.predicate(_MISSING)) for t in part.tests)
+            steps.append((tests, _no_getter, ""))
+        else:
+            run.append(part)
+    flush()
+    return tuple(steps)
+
+
+def _no_getter(value: Any) -> Any:
+    return value
+
+
+def _compile_any(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
+    """A compiled getter that may start with an index (the items of a list are often lists)."""
+    if isinstance(parts[0], int):
+        return lambda value: _walk(value, parts)
+    return _compile(parts)
 
 
 def _compile(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
