@@ -22,11 +22,6 @@ def value_of(pair: tuple[Case, Any]) -> Any:
     return pair[1]
 
 
-def case_of(pair: tuple[Case, Any]) -> Case:
-    """The case of a ``(case, value)`` pair."""
-    return pair[0]
-
-
 def relabel(reason: str, path: str, where: str) -> str:
     """A value's reason told about the place it was found: ``trace[3].content lacks …``."""
     if reason.startswith(path):

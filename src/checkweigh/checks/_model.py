@@ -148,22 +148,6 @@ class FieldCheck(BuiltinCheck):
         per_value = build(value_of, lambda pair: expected(pair[0]))
         return over_values(path, self.match, per_value)
 
-    def actual(self, case: Case) -> Any:
-        """The value under test, or the module's missing marker."""
-        # read the private slot directly: pydantic's __getattr__ for private attributes is
-        # slow, and this runs once per check per case
-        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
-        path: FieldPath | None = private["_path"]
-        if path is None:
-            path = self.field_path()
-        return path.getter(case)
-
-
-def is_missing(value: Any) -> bool:
-    """Whether a lookup found nothing."""
-    return value is _MISSING
-
-
 class ExpectedMixin(BaseModel):
     """An expected value given literally (``value``) or by path (``expected_path``)."""
 
