@@ -17,6 +17,7 @@ import pytest
 
 from support.airline_suite import SUITE, write_airline_suite
 
+
 @dataclass(frozen=True)
 class Bad:
     """The airline suite with one edit."""
