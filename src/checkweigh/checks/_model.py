@@ -148,6 +148,7 @@ class FieldCheck(BuiltinCheck):
         per_value = build(value_of, lambda pair: expected(pair[0]))
         return over_values(path, self.match, per_value)
 
+
 class ExpectedMixin(BaseModel):
     """An expected value given literally (``value``) or by path (``expected_path``)."""
 
