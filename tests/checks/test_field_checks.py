@@ -476,4 +476,6 @@ def test_checks_are_frozen_and_versioned() -> None:
         "value": "10:00",
         "expected_path": None,
         "case_insensitive": False,
+        "match": "any",
+        "normalize": [],
     }

@@ -153,7 +153,8 @@ MISTAKES = [
         "    weights:\n",
         "    when: {path: metadata..scenario, equals: conflict}\n    weights:\n",
         "    when:",
-        "rubrics.completion.when.path: malformed field path 'metadata..scenario'",
+        "rubrics.completion.when.path: malformed field path 'metadata..scenario' at position 9: "
+        "expected a name",
     ),
     (
         "    weights:\n",
@@ -260,7 +261,8 @@ def test_bad_field_path_in_a_check_points_at_the_path(tmp_path: Path) -> None:
     path, error = _load_error(tmp_path, text)
     line = _line_of(text, "booking..time")
     assert str(error) == (
-        f"{path}:{line}: checks.correct_time.path: malformed field path 'final_state.booking..time'"
+        f"{path}:{line}: checks.correct_time.path: malformed field path "
+        "'final_state.booking..time' at position 20: expected a name"
     )
 
 

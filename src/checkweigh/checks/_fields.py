@@ -9,21 +9,43 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field, model_validator
 
-from ..core import Case, FieldPath, Verdict, failed, passed, strict_equal
+from ..core import Verdict, failed, not_applicable, passed, strict_equal
 from ..core._paths import MISSING
-from ._model import Compiled, ExpectedMixin, FieldCheck, Runner, is_missing, short
+from ._contains import Contains
+from ._model import (
+    NO_EXPECTATION,
+    Compiled,
+    ExpectedMixin,
+    FieldCheck,
+    Getter,
+    Runner,
+    TextOptions,
+    ValuesOptions,
+    short,
+)
+from ._text import normalized
+
+__all__ = [
+    "Contains",
+    "Equals",
+    "JsonSchema",
+    "Length",
+    "OneOf",
+    "Regex",
+    "SetEquals",
+    "WithinTolerance",
+    "WordCount",
+]
 
 
 def _missing(path: str) -> Verdict:
     return failed(f"{path} is missing")
 
 
-class Equals(Compiled, FieldCheck, ExpectedMixin):
+class Equals(Compiled, FieldCheck, ExpectedMixin, TextOptions):
     """The value at ``path`` equals ``value`` (or the value at ``expected_path``)."""
 
     type: Literal["equals"] = "equals"
-    case_insensitive: bool = False
-    """Compare strings without regard to case."""
 
     @model_validator(mode="after")
     def _check_expected(self) -> Equals:
@@ -31,25 +53,41 @@ class Equals(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
-        path, folded = self.path, self.case_insensitive
-        get, expected_of, missing, no_expectation = self.lookups()
+        return self.over(self._build, self.expected_getter())
+
+    def _build(self, get: Getter, expected_of: Getter) -> Runner:
+        path, norm = self.path, self.text_normalizer()
+        missing, no_expectation = self.verdicts_when_absent()
         ok = passed(f"{path} == {self.expected_path or short(self.value)}")
 
-        def run(case: Case) -> Verdict:
+        if norm is None:
+
+            def run(case: Any) -> Verdict:
+                actual = get(case)
+                if actual is MISSING:
+                    return missing
+                expected = expected_of(case)
+                if expected is MISSING:
+                    return no_expectation
+                # strict_equal, inlined: this comparison runs for most checks of most cases
+                if actual == expected and (type(actual) is bool) is (type(expected) is bool):
+                    return ok
+                return failed(f"{path} is {short(actual)}, expected {short(expected)}")
+
+            return run
+
+        def run_normalized(case: Any) -> Verdict:
             actual = get(case)
             if actual is MISSING:
                 return missing
             expected = expected_of(case)
             if expected is MISSING:
                 return no_expectation
-            # strict_equal, inlined: this comparison runs for most checks of most cases
-            if (actual == expected and (type(actual) is bool) is (type(expected) is bool)) or (
-                folded and _fold_eq(actual, expected)
-            ):
+            if strict_equal(normalized(actual, norm), normalized(expected, norm)):
                 return ok
             return failed(f"{path} is {short(actual)}, expected {short(expected)}")
 
-        return run
+        return run_normalized
 
 
 _COLLECTIONS = (list, tuple, set, frozenset)
@@ -63,100 +101,75 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def _fold_eq(a: Any, b: Any) -> bool:
-    return isinstance(a, str) and isinstance(b, str) and a.casefold() == b.casefold()
-
-
-class OneOf(Compiled, FieldCheck):
-    """The value at ``path`` is one of ``values``."""
+class OneOf(Compiled, FieldCheck, ValuesOptions, TextOptions):
+    """The value at ``path`` is one of ``values`` (or of the values at ``values_path``)."""
 
     type: Literal["one_of"] = "one_of"
-    values: list[Any] = Field(min_length=1)
+    values: list[Any] | None = Field(default=None, min_length=1)
     """The allowed values."""
 
     def compile(self) -> Runner:
-        get, path, allowed = FieldPath.parse(self.path).getter, self.path, list(self.values)
-        missing, ok = _missing(path), passed(f"{path} is one of {short(allowed)}")
+        return self.over(self._build, self.values_getter())
 
-        def run(case: Case) -> Verdict:
+    def _build(self, get: Getter, allowed_of: Getter) -> Runner:
+        path, label, norm = self.path, self.values_label(), self.text_normalizer()
+        missing = failed(f"{path} is missing")
+        no_expectation = not_applicable(f"no values at {label}")
+        inline = self.values_path is None
+
+        def run(case: Any) -> Verdict:
             actual = get(case)
             if actual is MISSING:
                 return missing
-            if any(strict_equal(actual, x) for x in allowed):
-                return ok
+            allowed = allowed_of(case)
+            if allowed is MISSING:
+                return no_expectation
+            value = normalized(actual, norm)
+            if any(strict_equal(value, normalized(x, norm)) for x in allowed):
+                return passed(f"{path} is one of {short(allowed) if inline else label}")
             return failed(f"{path} is {short(actual)}, expected one of {short(allowed)}")
 
         return run
 
 
-class Contains(FieldCheck):
-    """The text (or list) at ``path`` contains ``any`` / ``all`` / ``none`` of ``values``."""
-
-    type: Literal["contains"] = "contains"
-    values: list[str] = Field(min_length=1)
-    """Substrings (for text) or items (for a list) to look for."""
-    mode: Literal["any", "all", "none"] = "any"
-    """Pass when any, all or none of the values occur."""
-    case_insensitive: bool = False
-    """Match text without regard to case."""
-
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if isinstance(actual, str):
-            hay: Any = actual.casefold() if self.case_insensitive else actual
-        elif isinstance(actual, list):
-            hay = [
-                x.casefold() if self.case_insensitive and isinstance(x, str) else x for x in actual
-            ]
-        else:
-            return failed(f"{self.path} is {type(actual).__name__}, expected text or a list")
-        found = [v for v in self.values if (v.casefold() if self.case_insensitive else v) in hay]
-        if self.mode == "any":
-            ok = bool(found)
-        elif self.mode == "all":
-            ok = len(found) == len(self.values)
-        else:
-            ok = not found
-        missing = [v for v in self.values if v not in found]
-        if ok:
-            return passed(f"{self.path} contains {short(found)}" if found else "none found")
-        if self.mode == "none":
-            return failed(f"{self.path} contains {short(found)}")
-        return failed(f"{self.path} lacks {short(missing)}")
-
-
-class Regex(FieldCheck):
-    """The text at ``path`` matches ``pattern`` (search, or fullmatch)."""
+class Regex(Compiled, FieldCheck, TextOptions):
+    """The text at ``path`` matches ``pattern`` (search, or fullmatch). Normalisation applies
+    to the text, not to the pattern (``case_insensitive`` also makes the pattern ignore case)."""
 
     type: Literal["regex"] = "regex"
     pattern: str
     """A Python regular expression."""
     fullmatch: bool = False
     """Require the whole text to match."""
-    case_insensitive: bool = False
-    """Ignore case."""
     _rx: re.Pattern[str]
 
     @model_validator(mode="after")
     def _compile(self) -> Regex:
+        folded = self.case_insensitive or "case" in self.normalize
         try:
-            self._rx = re.compile(self.pattern, re.IGNORECASE if self.case_insensitive else 0)
+            self._rx = re.compile(self.pattern, re.IGNORECASE if folded else 0)
         except re.error as exc:
             raise ValueError(f"invalid regular expression {self.pattern!r}: {exc}") from None
         return self
 
-    def evaluate(self, case: Case) -> Verdict:
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if not isinstance(actual, str):
-            return failed(f"{self.path} is {type(actual).__name__}, expected text")
-        m = self._rx.fullmatch(actual) if self.fullmatch else self._rx.search(actual)
-        if m:
-            return passed(f"{self.path} matches /{self.pattern}/")
-        return failed(f"{self.path} does not match /{self.pattern}/")
+    def compile(self) -> Runner:
+        return self.over(self._build, NO_EXPECTATION)
+
+    def _build(self, get: Getter, _expected: Getter) -> Runner:
+        path, pattern, norm = self.path, self.pattern, self.text_normalizer()
+        search = self._rx.fullmatch if self.fullmatch else self._rx.search
+
+        def run(case: Any) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return failed(f"{path} is missing")
+            if not isinstance(actual, str):
+                return failed(f"{path} is {type(actual).__name__}, expected text")
+            if search(normalized(actual, norm)):
+                return passed(f"{path} matches /{pattern}/")
+            return failed(f"{path} does not match /{pattern}/")
+
+        return run
 
 
 class SetEquals(Compiled, FieldCheck, ExpectedMixin):
@@ -172,8 +185,11 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
+        return self.over(self._build, self.expected_getter())
+
+    def _build(self, get: Getter, expected_of: Getter) -> Runner:
         path, label, folded = self.path, self.expected_label(), self.case_insensitive
-        get, expected_of, missing, no_expectation = self.lookups()
+        missing, no_expectation = self.verdicts_when_absent()
         ok = passed(f"{path} has the items of {label}")
         not_lists = failed(f"{path} or {label} is not a list")
 
@@ -186,7 +202,7 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
             except TypeError:  # objects (dicts, lists) compare by their canonical JSON
                 return frozenset(_canonical(x) for x in items)
 
-        def run(case: Case) -> Verdict:
+        def run(case: Any) -> Verdict:
             actual = get(case)
             if actual is MISSING:
                 return missing
@@ -220,10 +236,13 @@ class WithinTolerance(Compiled, FieldCheck, ExpectedMixin):
         return self
 
     def compile(self) -> Runner:
-        path, abs_tol, rel_tol = self.path, self.abs_tol, self.rel_tol
-        get, expected_of, missing, no_expectation = self.lookups()
+        return self.over(self._build, self.expected_getter())
 
-        def run(case: Case) -> Verdict:
+    def _build(self, get: Getter, expected_of: Getter) -> Runner:
+        path, abs_tol, rel_tol = self.path, self.abs_tol, self.rel_tol
+        missing, no_expectation = self.verdicts_when_absent()
+
+        def run(case: Any) -> Verdict:
             actual = get(case)
             if actual is MISSING:
                 return missing
@@ -262,11 +281,14 @@ class _Bounds(Compiled, FieldCheck):
         raise NotImplementedError
 
     def compile(self) -> Runner:
-        get, path, size_of = FieldPath.parse(self.path).getter, self.path, self._size
+        return self.over(self._build, NO_EXPECTATION)
+
+    def _build(self, get: Getter, _expected: Getter) -> Runner:
+        path, size_of = self.path, self._size
         low, high = self.min, self.max
         missing = _missing(path)
 
-        def run(case: Case) -> Verdict:
+        def run(case: Any) -> Verdict:
             actual = get(case)
             if actual is MISSING:
                 return missing
@@ -307,7 +329,7 @@ class WordCount(_Bounds):
         return failed(f"{self.path} is {type(value).__name__}, expected text")
 
 
-class JsonSchema(FieldCheck):
+class JsonSchema(Compiled, FieldCheck):
     """The value at ``path`` (or the JSON text there) is valid against ``json_schema``."""
 
     type: Literal["json_schema"] = "json_schema"
@@ -327,18 +349,25 @@ class JsonSchema(FieldCheck):
         self._validator = cls(self.json_schema)
         return self
 
-    def evaluate(self, case: Case) -> Verdict:
+    def compile(self) -> Runner:
+        return self.over(self._build, NO_EXPECTATION)
 
-        actual = self.actual(case)
-        if is_missing(actual):
-            return _missing(self.path)
-        if isinstance(actual, str) and self.parse_text:
-            try:
-                actual = json.loads(actual)
-            except json.JSONDecodeError as exc:
-                return failed(f"{self.path} is not valid JSON: {exc.msg} at char {exc.pos}")
-        error = jsonschema.exceptions.best_match(self._validator.iter_errors(actual))
-        if error is None:
-            return passed(f"{self.path} is valid against the schema")
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return failed(f"{self.path} at {where}: {error.message}")
+    def _build(self, get: Getter, _expected: Getter) -> Runner:
+        path, parse_text, validator = self.path, self.parse_text, self._validator
+
+        def run(case: Any) -> Verdict:
+            actual = get(case)
+            if actual is MISSING:
+                return _missing(path)
+            if isinstance(actual, str) and parse_text:
+                try:
+                    actual = json.loads(actual)
+                except json.JSONDecodeError as exc:
+                    return failed(f"{path} is not valid JSON: {exc.msg} at char {exc.pos}")
+            error = jsonschema.exceptions.best_match(validator.iter_errors(actual))
+            if error is None:
+                return passed(f"{path} is valid against the schema")
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            return failed(f"{path} at {where}: {error.message}")
+
+        return run

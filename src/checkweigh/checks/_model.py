@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core import Case, FieldPath, PathSyntaxError, Verdict, failed, not_applicable
 from ..core._paths import MISSING as _MISSING
+from ._many import Match, over_values, value_of
+from ._text import Normalization, normalizer
 
 Runner = Callable[[Case], Verdict]
+Getter = Callable[[Any], Any]
+"""A lookup a check's logic is built with: of the case, or of a ``(case, value)`` pair."""
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -97,7 +101,11 @@ class FieldCheck(BuiltinCheck):
     """A check on the value at ``path``, optionally against another path of the case."""
 
     path: str
-    """Where the value under test lives, e.g. ``final_state.booking.time``."""
+    """Where the value under test lives, e.g. ``final_state.booking.time``, or where the values
+    live, e.g. ``trace[kind=assistant].content`` (see :attr:`match`)."""
+    match: Match = "any"
+    """For a path with ``[*]`` or a filter: pass when some value passes (``any``) or only when
+    every value does (``all``). A path that reaches no value fails as missing."""
 
     _path: FieldPath | None = None
 
@@ -106,20 +114,39 @@ class FieldCheck(BuiltinCheck):
     def _valid_path(cls, value: str) -> str:
         return parse_path(value)
 
-    def actual(self, case: Case) -> Any:
-        """The value under test, or the module's missing marker."""
-        # read the private slot directly: pydantic's __getattr__ for private attributes is
-        # slow, and this runs once per check per case
+    @model_validator(mode="after")
+    def _match_needs_many_values(self) -> Self:
+        if "match" in self.model_fields_set and not self.field_path().many:
+            raise ValueError(
+                f"'match' applies to a path with [*] or a filter, such as "
+                f"'trace[kind=assistant].content'; {self.path!r} has one value"
+            )
+        return self
+
+    def field_path(self) -> FieldPath:
+        """The parsed :attr:`path` (parsed once)."""
         private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
         path: FieldPath | None = private["_path"]
         if path is None:
             path = private["_path"] = FieldPath.parse(self.path)
-        return path.getter(case)
+        return path
 
+    def over(
+        self,
+        build: Callable[[Getter, Getter], Runner],
+        expected: Callable[[Case], Any],
+    ) -> Runner:
+        """The runner of a check whose logic ``build(get, expected_of)`` makes.
 
-def is_missing(value: Any) -> bool:
-    """Whether a lookup found nothing."""
-    return value is _MISSING
+        For a plain path, ``build`` gets the path's compiled getter and ``expected`` as they
+        are (the hot path: nothing added). For a many-valued path, it gets getters of a
+        ``(case, value)`` pair and its runner is applied to each value (see :attr:`match`).
+        """
+        path = self.field_path()
+        if not path.many:
+            return build(path.getter, expected)
+        per_value = build(value_of, lambda pair: expected(pair[0]))
+        return over_values(path, self.match, per_value)
 
 
 class ExpectedMixin(BaseModel):
@@ -147,17 +174,79 @@ class ExpectedMixin(BaseModel):
             return lambda _case: value
         return FieldPath.parse(self.expected_path).getter
 
-    def lookups(self) -> tuple[Callable[[Case], Any], Callable[[Case], Any], Verdict, Verdict]:
-        """What a compiled comparison needs: the actual and expected getters, and the verdicts
-        for a missing value (failed) and a missing expectation (not applicable)."""
+    def verdicts_when_absent(self) -> tuple[Verdict, Verdict]:
+        """The verdicts for a missing value (failed) and a missing expectation (not
+        applicable)."""
         path: str = getattr(self, "path")  # noqa: B009 - the mixin is combined with FieldCheck
-        return (
-            FieldPath.parse(path).getter,
-            self.expected_getter(),
-            failed(f"{path} is missing"),
-            not_applicable(f"no expectation at {self.expected_label()}"),
+        return failed(f"{path} is missing"), not_applicable(
+            f"no expectation at {self.expected_label()}"
         )
 
     def expected_label(self) -> str:
         """Where the expectation comes from, for reasons."""
         return self.expected_path or "the expected value"
+
+
+def _no_expectation(_case: Case) -> Any:
+    return None
+
+
+NO_EXPECTATION: Callable[[Case], Any] = _no_expectation
+"""The ``expected`` of :meth:`FieldCheck.over` for a check without a per-case expectation."""
+
+
+class TextOptions(BaseModel):
+    """What a text comparison ignores (see :data:`checks._text.Normalization`)."""
+
+    case_insensitive: bool = False
+    """Compare text without regard to case (the same as ``case`` in :attr:`normalize`)."""
+    normalize: list[Normalization] = Field(default_factory=list)
+    """What else to ignore in text on both sides: ``case``, ``whitespace``,
+    ``thousands_separators`` (``1,234`` == ``1234``), ``punctuation``."""
+
+    def text_normalizer(self) -> Callable[[str], str] | None:
+        """One function normalising text as configured, or None when nothing is ignored."""
+        chosen: list[Normalization] = [*self.normalize]
+        if self.case_insensitive:
+            chosen.append("case")
+        return normalizer(chosen)
+
+
+class ValuesOptions(BaseModel):
+    """Expected values given in the suite (``values``) or read from the case (``values_path``)."""
+
+    values: list[str | bool | int | float] | None = Field(default=None, min_length=1)
+    """The expected values, written in the suite."""
+    values_path: str | None = None
+    """Where the case holds them, e.g. ``ground_truth.required_facts``: a list, or a single
+    value. A case without them (missing, null or an empty list) is not applicable."""
+
+    @field_validator("values_path")
+    @classmethod
+    def _valid_values_path(cls, value: str | None) -> str | None:
+        return None if value is None else parse_path(value)
+
+    @model_validator(mode="after")
+    def _one_source_of_values(self) -> Self:
+        if (self.values is None) == (self.values_path is None):
+            raise ValueError("give exactly one of 'values' or 'values_path'")
+        return self
+
+    def values_label(self) -> str:
+        """Where the expected values come from, for reasons."""
+        return self.values_path or "the values"
+
+    def values_getter(self) -> Callable[[Case], Any]:
+        """A function returning the expected values as a list, or the missing marker."""
+        if self.values_path is None:
+            values = list(self.values or ())
+            return lambda _case: values
+        get = FieldPath.parse(self.values_path).getter
+
+        def expected_values(case: Case) -> Any:
+            found = get(case)
+            if found is _MISSING or found is None or found == []:
+                return _MISSING
+            return list(found) if isinstance(found, list | tuple) else [found]
+
+        return expected_values

@@ -31,7 +31,11 @@ class ConditionOp(StrEnum):
 class Condition:
     """``path`` compared with ``value`` by ``op``.
 
-    A missing path satisfies only falsy and not_equals (and exists: false).
+    A missing path satisfies only falsy and not_equals (and exists: false). On a path with
+    ``[*]`` or a filter, equals, in and truthy hold when *some* value satisfies them, while
+    not_equals and falsy hold when *every* value does (``not_equals: transfer`` on
+    ``trace[kind=tool_call].name`` means no call was a transfer); exists asks whether the path
+    reached any value.
     """
 
     path: FieldPath
@@ -41,7 +45,9 @@ class Condition:
 
     def __post_init__(self) -> None:
         test = self._slow_holds
-        if self.op is ConditionOp.EQUALS:  # the common guard gets a dedicated closure
+        if self.path.many:
+            test = self._holds_for_values
+        elif self.op is ConditionOp.EQUALS:  # the common guard gets a dedicated closure
             get, value = self.path.getter, self.value
             value_is_bool = type(value) is bool
 
@@ -66,11 +72,22 @@ class Condition:
 
     def _slow_holds(self, root: Any) -> bool:
         actual = self.path.getter(root)
-        op = self.op
-        if op is ConditionOp.EXISTS:
+        if self.op is ConditionOp.EXISTS:
             return (actual is not _MISSING) == bool(self.value if self.value is not None else True)
         if actual is _MISSING:
-            return op in (ConditionOp.FALSY, ConditionOp.NOT_EQUALS)
+            return self.op in _NEGATIVE
+        return self._holds_for(actual)
+
+    def _holds_for_values(self, root: Any) -> bool:
+        values = self.path.getter(root)
+        if self.op is ConditionOp.EXISTS or values is _MISSING:
+            return self._slow_holds(root)
+        if self.op in _NEGATIVE:
+            return all(self._holds_for(v) for v in values)
+        return any(self._holds_for(v) for v in values)
+
+    def _holds_for(self, actual: Any) -> bool:
+        op = self.op
         if op is ConditionOp.EQUALS:
             return strict_equal(actual, self.value)
         if op is ConditionOp.NOT_EQUALS:
@@ -91,6 +108,9 @@ class Condition:
         if self.op in symbols:
             return f"{self.path} {symbols[self.op]} {self.value!r}"
         return f"{self.path} is {self.op.value}"
+
+
+_NEGATIVE = (ConditionOp.FALSY, ConditionOp.NOT_EQUALS)
 
 
 def all_hold(conditions: tuple[Condition, ...], root: Any) -> bool:

@@ -1,4 +1,5 @@
-"""Field paths such as ``final_state.booking.participants`` or ``trace[-1].content``."""
+"""Field paths such as ``final_state.booking.participants``, ``trace[-1].content`` or, with
+many values, ``trace[*].content`` and ``trace[kind=assistant].content``."""
 
 from __future__ import annotations
 
@@ -7,47 +8,102 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-_TOKEN = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
+from ._path_select import (
+    Each,
+    PathSyntaxError,
+    Selector,
+    fan_out,
+    parse_bracket,
+    syntax_error,
+)
+
+__all__ = ["MISSING", "Each", "FieldPath", "PathSyntaxError"]
+
+_NAME = re.compile(r"[^.\[\]]+")
 _MISSING = object()
 MISSING: Any = _MISSING
 """What :attr:`FieldPath.getter` returns for a path that does not resolve."""
 
-
-class PathSyntaxError(ValueError):
-    """A field path that cannot be parsed."""
+Part = str | int | Each
+"""One segment of a path: a name, an index, or ``[*]`` / a filter."""
 
 
 @dataclass(frozen=True, slots=True)
 class FieldPath:
-    """A parsed, reusable field path. Resolve it with :meth:`get`."""
+    """A parsed, reusable field path. Resolve it with :meth:`get`.
+
+    A path with ``[*]`` or a filter (:attr:`many`) resolves to the list of every value it
+    reaches, missing and null ones skipped, or to nothing (missing) when it reaches none;
+    :meth:`locate` also says where each value was found.
+    """
 
     text: str
-    parts: tuple[str | int, ...]
+    parts: tuple[Part, ...]
     _getter: Callable[[Any], Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    _many: bool = field(default=False, compare=False, repr=False)
+    _plan: tuple[_Step, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_many", any(type(p) is Each for p in self.parts))
         if self._getter is None:
-            object.__setattr__(self, "_getter", _compile(self.parts))
+            if self._many:
+                object.__setattr__(self, "_plan", _plan(self.parts))
+                object.__setattr__(self, "_getter", self._values)
+            else:
+                object.__setattr__(self, "_getter", _compile(self.parts))
 
     @classmethod
     def parse(cls, text: str) -> FieldPath:
-        """Parse ``a.b[0].c``; raise :class:`PathSyntaxError` on malformed text."""
+        """Parse ``a.b[0].c`` or ``a[kind=x].b``; raise :class:`PathSyntaxError` (one line,
+        naming the path and the position) on malformed text."""
         if not text or text != text.strip():
             raise PathSyntaxError(f"empty or padded field path {text!r}")
-        parts: list[str | int] = []
+        parts: list[Part] = []
         pos = 0
-        for match in _TOKEN.finditer(text):
-            gap = text[pos : match.start()]
-            name, index = match.groups()
-            # a name follows a '.' (or starts the path); an index follows directly
-            expected_gap = "" if index is not None or pos == 0 else "."
-            if gap != expected_gap:
-                raise PathSyntaxError(f"malformed field path {text!r}")
-            parts.append(int(index) if index is not None else name)
+        while pos < len(text):
+            if pos and text[pos] == "[":
+                part, pos = parse_bracket(text, pos)
+                parts.append(part)
+                continue
+            if pos:
+                if text[pos] != ".":
+                    raise syntax_error(text, pos, "'.' or '[' before a name")
+                pos += 1
+            match = _NAME.match(text, pos)
+            if match is None:
+                raise syntax_error(text, pos, "a name")
+            parts.append(match.group())
             pos = match.end()
-        if pos != len(text) or not parts or isinstance(parts[0], int):
-            raise PathSyntaxError(f"malformed field path {text!r}")
         return cls(text, tuple(parts))
+
+    @property
+    def many(self) -> bool:
+        """Whether the path has ``[*]`` or a filter, and so resolves to a list of values."""
+        return self._many
+
+    def locate(self, root: Any) -> list[tuple[str, Any]]:
+        """Every value the path reaches, with where it was found (``trace[3].content``); for a
+        plain path, its one value (or nothing)."""
+        if not self._many:
+            value = self._getter(root)
+            return [] if value is _MISSING else [(self.text, value)]
+        found: list[tuple[str, Any]] = [("", root)]
+        for tests, get, text in self._plan:
+            step: list[tuple[str, Any]] = []
+            if tests is not None:
+                for where, value in found:
+                    step += [(where + w, x) for w, x in fan_out(value, tests)]
+            else:
+                for where, value in found:
+                    x = get(value)
+                    if x is not _MISSING and x is not None:
+                        step.append((where + text, x))
+            found = step
+        return found
+
+    def _values(self, root: Any) -> Any:
+        values = [x for _, x in self.locate(root)]
+        return values if values else _MISSING
 
     def get(self, root: Any, default: Any = _MISSING) -> Any:
         """The value at this path, or ``default``; raise KeyError when missing and no default."""
@@ -99,7 +155,7 @@ def _index(value: Any, i: int) -> Any:
     raise KeyError(i)
 
 
-def _walk(root: Any, parts: tuple[str | int, ...]) -> Any:
+def _walk(root: Any, parts: tuple[Any, ...]) -> Any:
     """The general lookup: any mix of mappings, sequences, models and objects."""
     value = root
     try:
@@ -108,6 +164,47 @@ def _walk(root: Any, parts: tuple[str | int, ...]) -> Any:
     except (KeyError, IndexError):
         return _MISSING
     return value
+
+
+_Step = tuple[Selector | None, Callable[[Any], Any], str]
+"""One step of a many-valued lookup: a fan-out (its tests, each with its field's getter), or a
+run of names and indexes (its compiled getter and its text)."""
+
+
+def _plan(parts: tuple[Part, ...]) -> tuple[_Step, ...]:
+    """The lookup of a many-valued path as steps: each run of plain parts becomes one compiled
+    getter (the same straight-line code as a plain path), each filter field one too."""
+    steps: list[_Step] = []
+    run: list[str | int] = []
+
+    def flush() -> None:
+        if run:
+            text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in run)
+            if not steps:  # the path's first name has no dot before it
+                text = text[1:]
+            steps.append((None, _compile_any(tuple(run)), text))
+            run.clear()
+
+    for part in parts:
+        if isinstance(part, Each):
+            flush()
+            tests = tuple((_compile_any(t.field), t.predicate(_MISSING)) for t in part.tests)
+            steps.append((tests, _no_getter, ""))
+        else:
+            run.append(part)
+    flush()
+    return tuple(steps)
+
+
+def _no_getter(value: Any) -> Any:
+    return value
+
+
+def _compile_any(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
+    """A compiled getter that may start with an index (the items of a list are often lists)."""
+    if isinstance(parts[0], int):
+        return lambda value: _walk(value, parts)
+    return _compile(parts)
 
 
 def _compile(parts: tuple[str | int, ...]) -> Callable[[Any], Any]:
