@@ -19,6 +19,7 @@ StepTest = Callable[[Step], bool]
 """A compiled predicate over one step."""
 
 _GLOB_CHARS = frozenset("*?[")
+_CALL_KINDS = ("tool_call", "event")
 
 
 def call_label(name: str, arguments: Any, limit: int = 70) -> str:
@@ -101,7 +102,7 @@ class StepMatch(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _shorthand(cls, data: Any) -> Any:
-        return {"name": data} if isinstance(data, str) else data
+        return {"name": data} if isinstance(data, str | list) else data
 
     @field_validator("name")
     @classmethod
@@ -296,6 +297,8 @@ def _arguments_test(expected: dict[str, Any], mode: ArgMode) -> StepTest:
     def test(step: Step) -> bool:
         args = step.arguments
         if args is None:
+            if step.kind not in _CALL_KINDS:  # a message has no arguments to compare
+                return False
             args = {}
         elif not isinstance(args, dict):  # text that is not a JSON object
             return mode == "ignore"

@@ -7,7 +7,7 @@ comparison of a whole trajectory with a reference is :class:`TrajectoryMatch`
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -43,6 +43,7 @@ def _never(match: StepMatch, case: Case) -> str:
 class ToolCalled(BuiltinCheck):
     """A step matching ``step`` (usually a tool call, optionally with arguments) occurred."""
 
+    version: ClassVar[str] = "2"  # arguments compared recursively, booleans not numbers
     type: Literal["tool_called"] = "tool_called"
     step: StepMatch
     """The step to look for."""
@@ -62,6 +63,7 @@ class Before(BuiltinCheck):
     Not applicable when ``then`` never happened (unless ``then_required``).
     """
 
+    version: ClassVar[str] = "2"
     type: Literal["before"] = "before"
     first: StepMatch
     """The step that must come first (e.g. check_availability)."""
@@ -93,6 +95,7 @@ class Before(BuiltinCheck):
 class WithinFirst(BuiltinCheck):
     """``step`` happened within the first ``n`` steps."""
 
+    version: ClassVar[str] = "2"
     type: Literal["within_first"] = "within_first"
     step: StepMatch
     """The step to look for."""
@@ -116,6 +119,7 @@ class NeverAfter(BuiltinCheck):
     For example: never book_meeting after conflict_detected unless user_confirmed.
     """
 
+    version: ClassVar[str] = "2"
     type: Literal["never_after"] = "never_after"
     step: StepMatch
     """The step that must not follow."""
@@ -156,6 +160,7 @@ class NeverAfter(BuiltinCheck):
 class Count(BuiltinCheck):
     """``step`` happened at least ``min`` and at most ``max`` times."""
 
+    version: ClassVar[str] = "2"
     type: Literal["count"] = "count"
     step: StepMatch
     """The step to count."""
