@@ -27,8 +27,9 @@ _ARG_KEYS = ("arguments", "kwargs", "args")
 class ReferenceCall(BaseModel):
     """One expected call written in a suite: a tool name and, optionally, its arguments.
 
-    ``kwargs`` (tau-bench's spelling) or ``args`` are accepted for ``arguments``; arguments may
-    also be given as JSON text.
+    A bare string is shorthand for ``{name: ...}`` (any arguments match). ``kwargs``
+    (tau-bench's spelling) or ``args`` are accepted for ``arguments``; arguments may also be
+    given as JSON text.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,6 +42,8 @@ class ReferenceCall(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _spellings(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
         if not isinstance(data, dict):
             return data
         given = [k for k in _ARG_KEYS if k in data]

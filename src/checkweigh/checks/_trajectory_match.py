@@ -37,7 +37,7 @@ class TrajectoryMatch(BuiltinCheck):
     version: ClassVar[str] = "2"
 
     type: Literal["trajectory_match"] = "trajectory_match"
-    reference: list[str | ReferenceCall] | None = None
+    reference: list[ReferenceCall] | None = None
     """The expected calls, in order: names, or ``{name, arguments}``."""
     reference_path: str | None = None
     """Or: where the case holds them, e.g. ``ground_truth.actions`` (names, ``{name,
@@ -70,8 +70,7 @@ class TrajectoryMatch(BuiltinCheck):
             self._ref_path = FieldPath.parse(parse_path(self.reference_path))
         else:
             assert self.reference is not None
-            calls = [r if isinstance(r, str) else r.model_dump() for r in self.reference]
-            parsed = parse_reference(calls)
+            parsed = parse_reference([r.model_dump() for r in self.reference])
             assert not isinstance(parsed, str)  # validated above
             self._inline = self._filtered(parsed)
         rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
