@@ -158,17 +158,21 @@ def _compare_paths(paths: tuple[str, ...]) -> Trie:
     return compile_paths(list(paths))
 
 
-def parse_reference(items: Any) -> list[Expected] | str:
+def parse_reference(
+    items: Any, wanted: Callable[[str], bool] | None = None
+) -> list[Expected] | str:
     """Reference calls from a case: names, ``{name, arguments}`` (or ``kwargs`` / ``args``,
     arguments as an object or JSON text), or OpenAI's ``{function: {name, arguments}}``.
     Other keys (``action_id``, ``requestor``, ...) are ignored; tau2-bench's ``compare_args``
-    limits the comparison to those argument paths. Returns why when ``items`` is not that."""
+    limits the comparison to those argument paths. Only the calls whose name is ``wanted``
+    are kept. Returns why when ``items`` is not that."""
     if not isinstance(items, list):
         return f"reference is {type(items).__name__}, expected a list of calls"
     calls: list[Expected] = []
     for i, item in enumerate(items):
         if isinstance(item, str):
-            calls.append(Expected(item, None))
+            if wanted is None or wanted(item):
+                calls.append(Expected(item, None))
             continue
         if isinstance(item, dict) and isinstance(item.get("function"), dict):
             item = item["function"]
@@ -176,6 +180,8 @@ def parse_reference(items: Any) -> list[Expected] | str:
         if not isinstance(name, str) or not name:
             return f"reference item {i} is not a name or a {{name, arguments}} object"
         assert isinstance(item, dict)
+        if wanted is not None and not wanted(name):
+            continue
         given = [k for k in _ARG_KEYS if k in item]
         args = parse_json_text(item[given[0]]) if len(given) == 1 else None
         if len(given) > 1 or not (args is None or isinstance(args, dict)):
@@ -199,6 +205,7 @@ class Pairing:
     def __init__(self, default: ArgRule, overrides: dict[str, ArgRule]) -> None:
         self.default = default
         self.overrides = overrides
+        self._plain = default.keep is None and default.drop is None
 
     def _sides(self, a: Actual, e: Expected) -> tuple[ArgRule, Any, Any] | None:
         """The rule and the two projected argument objects; None when not compared."""
@@ -219,6 +226,14 @@ class Pairing:
         """Whether call ``a`` counts as the expected call ``e``."""
         if a.name != e.name:
             return False
+        if e.arguments is None:
+            return True
+        if self._plain and e.keep is None and e.name not in self.overrides:
+            # the usual case, without projections
+            got, want, mode = a.arguments, e.arguments, self.default.mode
+            if mode == "exact":
+                return got == want and matches(got, want, mode)
+            return mode == "ignore" or (type(got) is dict and matches(got, want, mode))
         sides = self._sides(a, e)
         if sides is None:
             return True
@@ -251,7 +266,11 @@ class Pairing:
     def pair(self, actual: Sequence[Actual], expected: Sequence[Expected]) -> list[int | None]:
         """For each actual call, the index of the reference call it pairs with (or None), in a
         maximum matching."""
-        edges = [[j for j, e in enumerate(expected) if self.compatible(a, e)] for a in actual]
+        by_name: dict[str, list[int]] = {}
+        for j, e in enumerate(expected):
+            by_name.setdefault(e.name, []).append(j)
+        compatible = self.compatible
+        edges = [[j for j in by_name.get(a.name, ()) if compatible(a, expected[j])] for a in actual]
         owner: list[int | None] = [None] * len(expected)
 
         def augment(i: int, seen: list[bool]) -> bool:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_
 from pydantic_core import from_json
 
 from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable
+from ..core._paths import MISSING
 from ._model import parse_path, short
 from ._values import ArgMode, matches
 
@@ -20,6 +21,7 @@ StepTest = Callable[[Step], bool]
 
 _GLOB_CHARS = frozenset("*?[")
 _CALL_KINDS = ("tool_call", "event")
+_NAME_MEMO = 4096
 
 
 def call_label(name: str, arguments: Any, limit: int = 70) -> str:
@@ -40,16 +42,25 @@ def call_label(name: str, arguments: Any, limit: int = 70) -> str:
 
 def name_test(names: list[str], regex: str | None) -> Callable[[str | None], bool]:
     """A test on a step's name: any of ``names`` (exact, or a glob such as ``get_*``), or a
-    full match of ``regex``."""
+    full match of ``regex``. Answers for patterns are remembered per name: a trace repeats the
+    same few tool names, so each is matched once."""
     exact = frozenset(n for n in names if not _GLOB_CHARS & set(n))
     globs = [fnmatch.translate(n) for n in names if _GLOB_CHARS & set(n)]
     parts = [*globs, *([f"(?:{regex})\\Z"] if regex is not None else [])]
-    rx = re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
-    if rx is None:
-        return lambda name: name in exact
-    if not exact:
-        return lambda name: name is not None and rx.match(name) is not None
-    return lambda name: name in exact or (name is not None and rx.match(name) is not None)
+    if not parts:
+        return exact.__contains__
+    rx = re.compile("|".join(f"(?:{p})" for p in parts))
+    seen: dict[str | None, bool] = {}
+
+    def test(name: str | None) -> bool:
+        known = seen.get(name)
+        if known is None:
+            known = name in exact or (name is not None and rx.match(name) is not None)
+            if len(seen) < _NAME_MEMO:
+                seen[name] = known
+        return known
+
+    return test
 
 
 def parse_json_text(value: Any) -> Any:
@@ -98,6 +109,8 @@ class StepMatch(BaseModel):
     _test: StepTest | None = PrivateAttr(default=None)
     _loose: StepTest | None = PrivateAttr(default=None)
     _expected_path: FieldPath | None = PrivateAttr(default=None)
+    _tester: Callable[[Case], StepTest | Verdict] | None = PrivateAttr(default=None)
+    _names: Callable[[str | None], bool] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -106,7 +119,7 @@ class StepMatch(BaseModel):
 
     @field_validator("name")
     @classmethod
-    def _names(cls, value: str | list[str] | None) -> str | list[str] | None:
+    def _valid_names(cls, value: str | list[str] | None) -> str | list[str] | None:
         if isinstance(value, list) and not value:
             raise ValueError("give at least one name")
         for name in [value] if isinstance(value, str) else value or []:
@@ -136,11 +149,37 @@ class StepMatch(BaseModel):
         self._loose = _all(loose)
         if self.arguments_path is not None:
             self._expected_path = FieldPath.parse(self.arguments_path)
-        elif self.arguments is not None:
-            self._test = _all([*loose, _arguments_test(self.arguments, self.arguments_mode)])
+            self._tester = self._case_tester(self._expected_path, self._loose)
         else:
-            self._test = self._loose
+            if self.arguments is not None:
+                self._test = _all([*loose, _arguments_test(self.arguments, self.arguments_mode)])
+            else:
+                self._test = self._loose
+            test = self._test
+            self._tester = lambda _case: test
         return self
+
+    def _case_tester(
+        self, path: FieldPath, loose: StepTest
+    ) -> Callable[[Case], StepTest | Verdict]:
+        where, mode = self.arguments_path, self.arguments_mode
+        missing = not_applicable(f"no expected arguments at {where}")
+        get = path.getter
+
+        def tester(case: Case) -> StepTest | Verdict:
+            expected = get(case)
+            if expected is MISSING or expected is None:
+                return missing
+            expected = parse_json_text(expected)
+            if not isinstance(expected, dict):
+                return failed(
+                    f"expected arguments at {where} are {type(expected).__name__}, "
+                    "expected an object"
+                )
+            by_args = _arguments_test(expected, mode)
+            return lambda s: loose(s) and by_args(s)
+
+        return tester
 
     def _loose_tests(self) -> list[StepTest]:
         """Every test but the arguments' (name first: it rules out most steps cheapest)."""
@@ -148,6 +187,7 @@ class StepMatch(BaseModel):
         if self.name is not None or self.name_regex is not None:
             names = [self.name] if isinstance(self.name, str) else self.name or []
             by_name = name_test(names, self._regex(self.name_regex, "name_regex"))
+            self._names = by_name
             tests.append(lambda s: by_name(s.name))
         if self.kind is not None:
             kind = self.kind
@@ -197,10 +237,30 @@ class StepMatch(BaseModel):
     def names_only(self) -> Callable[[str | None], bool] | None:
         """The name test alone (None when no name is given): what a trajectory's reference is
         filtered by."""
-        if self.name is None and self.name_regex is None:
-            return None
-        names = [self.name] if isinstance(self.name, str) else self.name or []
-        return name_test(names, self.name_regex)
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        names: Callable[[str | None], bool] | None = private["_names"]
+        return names
+
+    def tester(self) -> Callable[[Case], StepTest | Verdict]:
+        """A function giving the step test for a case (or why there is none for that case:
+        the expected arguments at ``arguments_path`` are missing or not an object). Checks bind
+        it once; it does the per-case work only when arguments come from the case."""
+        # read the private slot directly: pydantic's __getattr__ for private attributes is slow
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        tester: Callable[[Case], StepTest | Verdict] = private["_tester"]
+        return tester
+
+    def finder(self) -> Callable[[Case], list[int] | Verdict]:
+        """A function giving the positions of a case's matching steps (see :meth:`tester`)."""
+        tester = self.tester()
+
+        def find(case: Case) -> list[int] | Verdict:
+            test = tester(case)
+            if type(test) is Verdict:
+                return test
+            return [i for i, s in enumerate(case.trace) if test(s)]  # type: ignore[operator]
+
+        return find
 
     def matches(self, step: Step) -> bool:
         """Whether ``step`` is one of the steps this describes (arguments given inline)."""
@@ -217,29 +277,12 @@ class StepMatch(BaseModel):
         return self._test
 
     def for_case(self, case: Case) -> StepTest | Verdict:
-        """The test for ``case``'s steps; a not-applicable or failed verdict when the expected
-        arguments at ``arguments_path`` are missing or not an object."""
-        if self._test is not None:
-            return self._test
-        assert self._expected_path is not None
-        assert self._loose is not None
-        expected = parse_json_text(self._expected_path.get(case, None))
-        if expected is None:
-            return not_applicable(f"no expected arguments at {self.arguments_path}")
-        if not isinstance(expected, dict):
-            return failed(
-                f"expected arguments at {self.arguments_path} are {type(expected).__name__}, "
-                "expected an object"
-            )
-        loose, by_args = self._loose, _arguments_test(expected, self.arguments_mode)
-        return lambda s: loose(s) and by_args(s)
+        """The test for ``case``'s steps (see :meth:`tester`)."""
+        return self.tester()(case)
 
     def find(self, case: Case) -> list[int] | Verdict:
         """Positions of the steps of ``case`` that match (or why the question does not arise)."""
-        test = self.for_case(case)
-        if isinstance(test, Verdict):
-            return test
-        return [i for i, s in enumerate(case.trace) if test(s)]
+        return self.finder()(case)
 
     def unparsed_note(self, trace: list[Step]) -> str:
         """``'; step 4 has unparsed arguments ...'`` when a step that would match but for its

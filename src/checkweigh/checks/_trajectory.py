@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from ..core import Case, Step, Verdict, failed, not_applicable, passed
 from ._calls import ArgsOverride, ReferenceCall
-from ._model import BuiltinCheck
+from ._model import BuiltinCheck, Compiled, Runner
 from ._steps import StepMatch, StepTest
 from ._trajectory_match import TrajectoryMatch
 
@@ -40,7 +40,7 @@ def _never(match: StepMatch, case: Case) -> str:
     return f"{match.describe()} never happened{match.unparsed_note(case.trace)}"
 
 
-class ToolCalled(BuiltinCheck):
+class ToolCalled(Compiled):
     """A step matching ``step`` (usually a tool call, optionally with arguments) occurred."""
 
     version: ClassVar[str] = "2"  # arguments compared recursively, booleans not numbers
@@ -48,13 +48,19 @@ class ToolCalled(BuiltinCheck):
     step: StepMatch
     """The step to look for."""
 
-    def evaluate(self, case: Case) -> Verdict:
-        hits = self.step.find(case)
-        if isinstance(hits, Verdict):
-            return hits
-        if hits:
-            return passed(f"{self.step.describe()} at step {hits[0] + 1}")
-        return failed(_never(self.step, case))
+    def compile(self) -> Runner:
+        match, tester, label = self.step, self.step.tester(), self.step.describe()
+
+        def run(case: Case) -> Verdict:
+            test = tester(case)
+            if type(test) is Verdict:
+                return test
+            for i, step in enumerate(case.trace):
+                if test(step):  # type: ignore[operator]
+                    return passed(f"{label} at step {i + 1}")
+            return failed(_never(match, case))
+
+        return run
 
 
 class Before(BuiltinCheck):
@@ -92,7 +98,7 @@ class Before(BuiltinCheck):
         return failed(f"{td} at step {b[0] + 1} came before {fd} at step {a[0] + 1}")
 
 
-class WithinFirst(BuiltinCheck):
+class WithinFirst(Compiled):
     """``step`` happened within the first ``n`` steps."""
 
     version: ClassVar[str] = "2"
@@ -102,15 +108,21 @@ class WithinFirst(BuiltinCheck):
     n: int = Field(ge=1)
     """How many leading steps to search."""
 
-    def evaluate(self, case: Case) -> Verdict:
-        hits = self.step.find(case)
-        if isinstance(hits, Verdict):
-            return hits
-        if hits and hits[0] < self.n:
-            return passed(f"{self.step.describe()} at step {hits[0] + 1} <= {self.n}")
-        if hits:
-            return failed(f"{self.step.describe()} first at step {hits[0] + 1}, after {self.n}")
-        return failed(_never(self.step, case))
+    def compile(self) -> Runner:
+        match, tester, label, n = self.step, self.step.tester(), self.step.describe(), self.n
+
+        def run(case: Case) -> Verdict:
+            test = tester(case)
+            if type(test) is Verdict:
+                return test
+            for i, step in enumerate(case.trace):
+                if test(step):  # type: ignore[operator]
+                    if i < n:
+                        return passed(f"{label} at step {i + 1} <= {n}")
+                    return failed(f"{label} first at step {i + 1}, after {n}")
+            return failed(_never(match, case))
+
+        return run
 
 
 class NeverAfter(BuiltinCheck):
@@ -157,7 +169,7 @@ class NeverAfter(BuiltinCheck):
         return passed(f"no {self.step.describe()} after {self.after.describe()}")
 
 
-class Count(BuiltinCheck):
+class Count(Compiled):
     """``step`` happened at least ``min`` and at most ``max`` times."""
 
     version: ClassVar[str] = "2"
@@ -177,14 +189,20 @@ class Count(BuiltinCheck):
             raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
         return self
 
-    def evaluate(self, case: Case) -> Verdict:
-        hits = self.step.find(case)
-        if isinstance(hits, Verdict):
-            return hits
-        n, label = len(hits), self.step.describe()
-        if self.min is not None and n < self.min:
-            note = self.step.unparsed_note(case.trace)
-            return failed(f"{label} happened {n} time(s), fewer than {self.min}{note}")
-        if self.max is not None and n > self.max:
-            return failed(f"{label} happened {n} time(s), more than {self.max}")
-        return passed(f"{label} happened {n} time(s)")
+    def compile(self) -> Runner:
+        match, find, label = self.step, self.step.finder(), self.step.describe()
+        low, high = self.min, self.max
+
+        def run(case: Case) -> Verdict:
+            hits = find(case)
+            if type(hits) is Verdict:
+                return hits
+            n = len(hits)
+            if low is not None and n < low:
+                note = match.unparsed_note(case.trace)
+                return failed(f"{label} happened {n} time(s), fewer than {low}{note}")
+            if high is not None and n > high:
+                return failed(f"{label} happened {n} time(s), more than {high}")
+            return passed(f"{label} happened {n} time(s)")
+
+        return run

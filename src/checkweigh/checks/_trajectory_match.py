@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable, passed
+from ..core._paths import MISSING
 from ._calls import (
     Actual,
     ArgsOverride,
@@ -16,14 +17,14 @@ from ._calls import (
     TrajectoryMode,
     parse_reference,
 )
-from ._model import BuiltinCheck, parse_path, short
+from ._model import Compiled, Runner, parse_path, short
 from ._steps import StepMatch
 from ._values import ArgMode
 
 _TOOL_KINDS: tuple[StepKind, ...] = ("tool_call",)
 
 
-class TrajectoryMatch(BuiltinCheck):
+class TrajectoryMatch(Compiled):
     """The trace's calls (steps of ``kinds``, filtered by ``select``) match the ``reference``
     calls in ``mode``, their arguments compared by ``arguments_mode`` and ``overrides``.
 
@@ -58,61 +59,69 @@ class TrajectoryMatch(BuiltinCheck):
     kinds: list[StepKind] = Field(default_factory=lambda: list(_TOOL_KINDS))
     """Which step kinds make up the trajectory."""
 
-    _ref_path: FieldPath | None = None
-    _inline: list[Expected] | None = None
-    _pairing: Pairing | None = None
-
     @model_validator(mode="after")
     def _one_reference(self) -> TrajectoryMatch:
         if (self.reference is None) == (self.reference_path is None):
             raise ValueError("give exactly one of 'reference' or 'reference_path'")
         if self.reference_path is not None:
-            self._ref_path = FieldPath.parse(parse_path(self.reference_path))
-        else:
-            assert self.reference is not None
-            parsed = parse_reference([r.model_dump() for r in self.reference])
-            assert not isinstance(parsed, str)  # validated above
-            self._inline = self._filtered(parsed)
-        rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
-        self._pairing = Pairing(ArgsOverride(mode=self.arguments_mode).rule("exact"), rules)
+            parse_path(self.reference_path)
         return self
 
-    def _filtered(self, calls: list[Expected]) -> list[Expected]:
+    def compile(self) -> Runner:
+        mode, kinds = self.mode, frozenset(self.kinds)
+        rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
+        pairing = Pairing(ArgsOverride(mode=self.arguments_mode).rule("exact"), rules)
         by_name = self.select.names_only if self.select is not None else None
-        return calls if by_name is None else [c for c in calls if by_name(c.name)]
+        tester = self.select.tester() if self.select is not None else None
 
-    def evaluate(self, case: Case) -> Verdict:
-        expected = self._inline
-        if expected is None:
-            assert self._ref_path is not None
-            ref: Any = self._ref_path.get(case, None)
-            if ref is None:
-                return not_applicable(f"no reference at {self.reference_path}")
-            parsed = parse_reference(ref)
-            if isinstance(parsed, str):
-                return failed(parsed)
-            expected = self._filtered(parsed)
-        trace = case.trace
-        kinds = self.kinds
-        test = self.select.for_case(case) if self.select is not None else None
-        if isinstance(test, Verdict):
-            return test
-        if test is None:
-            actual = [Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds]
+        inline: list[Expected] | None = None
+        get_reference = None
+        if self.reference is not None:
+            parsed = parse_reference([r.model_dump() for r in self.reference], by_name)
+            assert not isinstance(parsed, str)  # validated as ReferenceCall models
+            inline = parsed
         else:
-            actual = [Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds and test(s)]
-        assert self._pairing is not None
+            assert self.reference_path is not None
+            get_reference = FieldPath.parse(self.reference_path).getter
+        no_reference = not_applicable(f"no reference at {self.reference_path}")
 
-        def unselected(name: str) -> str:
-            return _left_out(trace, kinds, name, actual)
+        def run(case: Case) -> Verdict:
+            if inline is not None:
+                expected = inline
+            else:
+                assert get_reference is not None
+                ref = get_reference(case)
+                if ref is MISSING or ref is None:
+                    return no_reference
+                parsed = parse_reference(ref, by_name)
+                if isinstance(parsed, str):
+                    return failed(parsed)
+                expected = parsed
+            trace = case.trace
+            if tester is None:
+                actual = [Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds]
+            else:
+                test = tester(case)
+                if type(test) is Verdict:
+                    return test
+                actual = [
+                    Actual.of(i, s)
+                    for i, s in enumerate(trace)
+                    if s.kind in kinds and test(s)  # type: ignore[operator]
+                ]
 
-        why = self._pairing.compare(self.mode, actual, expected, unselected)
-        if why is None:
-            return passed(f"trajectory {short([a.name for a in actual])} matches ({self.mode})")
-        return failed(why)
+            def unselected(name: str) -> str:
+                return _left_out(trace, kinds, name, actual)
+
+            why = pairing.compare(mode, actual, expected, unselected)
+            if why is None:
+                return passed(f"trajectory {short([a.name for a in actual])} matches ({mode})")
+            return failed(why)
+
+        return run
 
 
-def _left_out(trace: list[Step], kinds: list[StepKind], name: str, taken: list[Actual]) -> str:
+def _left_out(trace: list[Step], kinds: frozenset[StepKind], name: str, taken: list[Actual]) -> str:
     """Why a step named ``name`` was not compared (it errored, or the selection left it out)."""
     counted = {a.step for a in taken}
     for i, step in enumerate(trace):

@@ -75,13 +75,53 @@ def same_scalar(actual: Any, expected: Any) -> bool:
 
 def matches(actual: Any, expected: Any, mode: ArgMode) -> bool:
     """Whether ``actual`` matches ``expected`` under ``mode`` (see the module docstring)."""
+    if mode == "exact":
+        # Python's == is a fast, C-level first pass: unequal values never match exactly, and
+        # equal ones only need the walk that tells a boolean from 1
+        return bool(actual == expected) and _match(actual, expected, True, True)
     if mode == "ignore":
         return True
-    # the common leaf case first: no generator on the hot path
-    leaves = type(actual) not in (dict, list) and type(expected) not in (dict, list)
-    if leaves:
-        return same_scalar(actual, expected)
-    return next(differences(actual, expected, mode), None) is None
+    return _match(actual, expected, mode != "subset", mode != "superset")
+
+
+def _match(actual: Any, expected: Any, need_expected: bool, allow_no_extra: bool) -> bool:
+    """:func:`differences` as a yes/no, without a generator: this runs for every candidate
+    pair of calls. ``need_expected``: every expected key must be present; ``allow_no_extra``:
+    no key beyond the expected ones may be present."""
+    kind = type(actual)
+    if kind is str:
+        return type(expected) is str and actual == expected
+    if kind is dict:
+        if type(expected) is not dict:
+            return False
+        for key, want in expected.items():
+            if key in actual:
+                got = actual[key]
+                if type(want) is str:  # the usual leaf, without a call
+                    if type(got) is not str or got != want:
+                        return False
+                elif not _match(got, want, need_expected, allow_no_extra):
+                    return False
+            elif need_expected:
+                return False
+        if allow_no_extra:
+            for key in actual:
+                if key not in expected:
+                    return False
+        return True
+    if kind is list:
+        if type(expected) is not list or len(actual) != len(expected):
+            return False
+        for got, want in zip(actual, expected, strict=True):
+            if type(want) is str:
+                if type(got) is not str or got != want:
+                    return False
+            elif not _match(got, want, need_expected, allow_no_extra):
+                return False
+        return True
+    if type(expected) in (dict, list):
+        return False
+    return same_scalar(actual, expected)
 
 
 def first_difference(actual: Any, expected: Any, mode: ArgMode) -> Difference | None:
