@@ -205,7 +205,6 @@ class Pairing:
     def __init__(self, default: ArgRule, overrides: dict[str, ArgRule]) -> None:
         self.default = default
         self.overrides = overrides
-        self._plain = default.keep is None and default.drop is None
 
     def _sides(self, a: Actual, e: Expected) -> tuple[ArgRule, Any, Any] | None:
         """The rule and the two projected argument objects; None when not compared."""
@@ -228,8 +227,8 @@ class Pairing:
             return False
         if e.arguments is None:
             return True
-        if self._plain and e.keep is None and e.name not in self.overrides:
-            # the usual case, without projections
+        if e.keep is None and e.name not in self.overrides:
+            # the usual case: the default rule has no paths to keep or drop
             got, want, mode = a.arguments, e.arguments, self.default.mode
             if mode == "exact":
                 return got == want and matches(got, want, mode)

@@ -108,7 +108,6 @@ class StepMatch(BaseModel):
 
     _test: StepTest | None = PrivateAttr(default=None)
     _loose: StepTest | None = PrivateAttr(default=None)
-    _expected_path: FieldPath | None = PrivateAttr(default=None)
     _tester: Callable[[Case], StepTest | Verdict] | None = PrivateAttr(default=None)
     _names: Callable[[str | None], bool] | None = PrivateAttr(default=None)
 
@@ -148,8 +147,8 @@ class StepMatch(BaseModel):
         loose = self._loose_tests()
         self._loose = _all(loose)
         if self.arguments_path is not None:
-            self._expected_path = FieldPath.parse(self.arguments_path)
-            self._tester = self._case_tester(self._expected_path, self._loose)
+            path = FieldPath.parse(self.arguments_path)
+            self._tester = self._case_tester(path, self._loose)
         else:
             if self.arguments is not None:
                 self._test = _all([*loose, _arguments_test(self.arguments, self.arguments_mode)])
