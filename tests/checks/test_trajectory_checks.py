@@ -257,13 +257,15 @@ def test_trajectory_match_reasons(conflict_case: Case, case_with: Callable[..., 
     )
     assert judge(TrajectoryMatch(reference=["book_meeting"]), conflict_case) == (
         F,
-        "trajectory ['check_availability', 'book_meeting'] vs reference ['book_meeting'] (strict)",
+        # the first call that differs, with its arguments (the old reason listed both names)
+        "call 1 (step 2) is check_availability(participants=['Alice', 'Bob'], day='Tuesday'), "
+        "expected book_meeting (strict)",
     )
     by_path = TrajectoryMatch(reference_path="ground_truth.tools")
     no_truth = case_with(ground_truth={"time": "14:00"})
     assert judge(by_path, no_truth) == (NA, "no reference at ground_truth.tools")
     bad_truth = case_with(ground_truth={"tools": "check_availability,book_meeting"})
-    assert judge(by_path, bad_truth) == (F, "reference is str, expected a list of names")
+    assert judge(by_path, bad_truth) == (F, "reference is str, expected a list of calls")
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,11 @@ from ._fields import (
 from ._model import BuiltinCheck
 from ._python import ImportTargetError, PythonCheck, load_object, resolve_python_check
 from ._trajectory import (
+    ArgsOverride,
     Before,
     Count,
     NeverAfter,
+    ReferenceCall,
     StepMatch,
     ToolCalled,
     TrajectoryMatch,
@@ -57,6 +59,7 @@ CheckSpec = Annotated[BuiltinCheckType, Field(discriminator="type")]
 """Any built-in check a suite file can declare, told apart by its ``type``."""
 
 __all__ = [
+    "ArgsOverride",
     "Before",
     "BuiltinCheck",
     "BuiltinCheckType",
@@ -74,6 +77,7 @@ __all__ = [
     "NeverAfter",
     "OneOf",
     "PythonCheck",
+    "ReferenceCall",
     "Regex",
     "SetEquals",
     "StepMatch",

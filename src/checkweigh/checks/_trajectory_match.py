@@ -1,0 +1,132 @@
+"""``trajectory_match``: the trace's calls against reference calls, with their arguments."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable, passed
+from ..core._paths import MISSING
+from ._calls import (
+    Actual,
+    ArgsOverride,
+    Expected,
+    Pairing,
+    ReferenceCall,
+    TrajectoryMode,
+    parse_reference,
+)
+from ._model import Compiled, Runner, parse_path, short
+from ._steps import StepMatch
+from ._values import ArgMode
+
+_TOOL_KINDS: tuple[StepKind, ...] = ("tool_call",)
+
+
+class TrajectoryMatch(Compiled):
+    """The trace's calls (steps of ``kinds``, filtered by ``select``) match the ``reference``
+    calls in ``mode``, their arguments compared by ``arguments_mode`` and ``overrides``.
+
+    strict: the same calls in the same order; unordered: the same calls in any order (a
+    multiset: repeats count); subset: every call made is in the reference (nothing unexpected);
+    superset: every reference call was made (extra calls allowed). Calls pair one to one by a
+    maximum matching, so the order of equal calls never changes the verdict. A reference call
+    given by name alone matches any arguments.
+    """
+
+    version: ClassVar[str] = "2"
+
+    type: Literal["trajectory_match"] = "trajectory_match"
+    reference: list[ReferenceCall] | None = None
+    """The expected calls, in order: names, or ``{name, arguments}``."""
+    reference_path: str | None = None
+    """Or: where the case holds them, e.g. ``ground_truth.actions`` (names, ``{name,
+    arguments}``, tau-bench's ``{name, kwargs}`` or OpenAI's ``{function: {name,
+    arguments}}``)."""
+    mode: TrajectoryMode = "strict"
+    """How to compare the sequences."""
+    arguments_mode: ArgMode = "exact"
+    """How a call's arguments compare with the reference's: ``exact``, ``ignore``, ``subset``
+    (the call's arguments are a subset of the reference's) or ``superset`` (at least the
+    reference's); objects nested at any depth are compared the same way."""
+    overrides: dict[str, ArgsOverride] = Field(default_factory=dict)
+    """Per tool name: an argument mode, a list of argument paths to compare, or ``{mode,
+    compare | ignore}``."""
+    select: StepMatch | None = None
+    """Which of the trace's steps count (e.g. ``{name: 'update_*', error: false}``); its name
+    criterion filters the reference too."""
+    kinds: list[StepKind] = Field(default_factory=lambda: list(_TOOL_KINDS))
+    """Which step kinds make up the trajectory."""
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> TrajectoryMatch:
+        if (self.reference is None) == (self.reference_path is None):
+            raise ValueError("give exactly one of 'reference' or 'reference_path'")
+        if self.reference_path is not None:
+            parse_path(self.reference_path)
+        return self
+
+    def compile(self) -> Runner:
+        mode, kinds = self.mode, frozenset(self.kinds)
+        rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
+        pairing = Pairing(ArgsOverride(mode=self.arguments_mode).rule("exact"), rules)
+        by_name = self.select.names_only if self.select is not None else None
+        tester = self.select.tester() if self.select is not None else None
+
+        inline: list[Expected] | None = None
+        get_reference = None
+        if self.reference is not None:
+            parsed = parse_reference([r.model_dump() for r in self.reference], by_name)
+            assert not isinstance(parsed, str)  # validated as ReferenceCall models
+            inline = parsed
+        else:
+            assert self.reference_path is not None
+            get_reference = FieldPath.parse(self.reference_path).getter
+        no_reference = not_applicable(f"no reference at {self.reference_path}")
+
+        def run(case: Case) -> Verdict:
+            if inline is not None:
+                expected = inline
+            else:
+                assert get_reference is not None
+                ref = get_reference(case)
+                if ref is MISSING or ref is None:
+                    return no_reference
+                parsed = parse_reference(ref, by_name)
+                if isinstance(parsed, str):
+                    return failed(parsed)
+                expected = parsed
+            trace = case.trace
+            if tester is None:
+                actual = [Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds]
+            else:
+                test = tester(case)
+                if type(test) is Verdict:
+                    return test
+                actual = [
+                    Actual.of(i, s)
+                    for i, s in enumerate(trace)
+                    if s.kind in kinds and test(s)  # type: ignore[operator]
+                ]
+
+            def unselected(name: str) -> str:
+                return _left_out(trace, kinds, name, actual)
+
+            why = pairing.compare(mode, actual, expected, unselected)
+            if why is None:
+                return passed(f"trajectory {short([a.name for a in actual])} matches ({mode})")
+            return failed(why)
+
+        return run
+
+
+def _left_out(trace: list[Step], kinds: frozenset[StepKind], name: str, taken: list[Actual]) -> str:
+    """Why a step named ``name`` was not compared (it errored, or the selection left it out)."""
+    counted = {a.step for a in taken}
+    for i, step in enumerate(trace):
+        if step.label == name and step.kind in kinds and i not in counted:
+            if step.error is not None:
+                return f"{name} at step {i + 1} errored ({short(step.error, 40)}), not counted"
+            return f"{name} at step {i + 1} was not selected"
+    return ""
