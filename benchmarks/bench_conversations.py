@@ -1,0 +1,117 @@
+"""Scoring realistic conversations with argument-matching and whole-conversation checks.
+
+Usage: python benchmarks/bench_conversations.py [--cases N] [--runs R]
+
+Writes N airline customer-service cases (``benchmarks/_airline.py``: ~20 steps, ~14 KB of
+JSON each) and a suite of ten built-in checks over them: two ``trajectory_match`` checks with
+arguments (writes compared exactly against each case's expected calls, successful calls
+only), step checks selecting by name pattern, arguments from the case and outcome, and three
+checks over every assistant reply (required facts in any reply, no card number leaked, a
+confirmation asked). Then, each run in its own process, times the whole ``checkweigh run``
+path on one core: stream and validate the JSONL, score, aggregate, write every result to a
+fresh SQLite database. Prints the median with the lowest and highest run, and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _airline import SUITE, conversation  # the benchmark's own helper module
+
+
+def write_inputs(folder: Path, n: int) -> Path:
+    cases = folder / "conversations.jsonl"
+    with cases.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps(conversation(i), separators=(",", ":")) + "\n")
+    suite = folder / "suite.yaml"
+    suite.write_text(SUITE.format(cases=cases.name), encoding="utf-8")
+    return suite
+
+
+def phase_run(suite_path: Path, db: Path) -> dict[str, float]:
+    from checkweigh.runs import execute
+    from checkweigh.store import Store
+    from checkweigh.suites import load_suite
+
+    suite = load_suite(suite_path)
+    store = Store(f"sqlite:///{db}")
+    start = time.perf_counter()
+    outcome = execute(suite, store)
+    elapsed = time.perf_counter() - start
+    rubric = outcome.summary.rubric("task")
+    return {
+        "cases": outcome.summary.executions,
+        "stored": sum(1 for _ in store.iter_results(outcome.run_id)),
+        "seconds": elapsed,
+        "cases_per_s": outcome.summary.executions / elapsed,
+        "tcr": rubric.tcr or 0.0,
+        "errored": outcome.summary.errored_executions,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=10_000)
+    p.add_argument("--runs", type=int, default=3, help="runs (median reported)")
+    p.add_argument("--phase", choices=["run"])
+    p.add_argument("--suite", type=Path)
+    p.add_argument("--db", type=Path)
+    a = p.parse_args()
+    if a.phase == "run":
+        print(json.dumps(phase_run(a.suite, a.db)))
+        return
+    with tempfile.TemporaryDirectory(prefix="checkweigh-bench-") as tmp:
+        suite = write_inputs(Path(tmp), a.cases)
+        size = (Path(tmp) / "conversations.jsonl").stat().st_size
+        print(
+            f"input: {a.cases:,} cases, {size / 1e6:.1f} MB JSONL "
+            f"({size / a.cases / 1e3:.1f} KB a case)"
+        )
+        runs = []
+        for i in range(a.runs):
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--phase",
+                    "run",
+                    "--suite",
+                    str(suite),
+                    "--db",
+                    str(Path(tmp) / f"run{i}.db"),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                raise SystemExit(f"benchmark run failed:\n{proc.stderr}")
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    rates = sorted(r["cases_per_s"] for r in runs)
+    first = runs[0]
+    print(f"median of {a.runs} run(s), each in its own process; 10 checks per case")
+    print(
+        f"end to end + SQLite:   {statistics.median(rates):>8,.0f} cases/s  "
+        f"(runs {rates[0]:,.0f} .. {rates[-1]:,.0f}); bar >= 5,000"
+    )
+    print(
+        f"stored {first['stored']:,.0f} results, TCR {first['tcr']:.1f}, "
+        f"{first['errored']:.0f} errored; peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB"
+    )
+    print(json.dumps({"runs": runs}))
+
+
+if __name__ == "__main__":
+    main()
