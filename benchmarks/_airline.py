@@ -144,6 +144,24 @@ def conversation(i: int) -> dict[str, Any]:
         {"kind": "assistant", "content": "You're welcome. Have a good flight!"},
         {"kind": "event", "name": "conversation_end"},
     ]
+    # about a third of the cases go wrong in one of the ways real runs do
+    if i % 7 == 3:  # the write goes to the wrong date
+        wrong = [dict(f, date="2024-06-01") for f in new_flights]
+        t[15] = t[15] | {"arguments": write | {"flights": wrong}}
+    if i % 11 == 5:  # the retry never happens: the only write failed
+        del t[15]
+    if i % 13 == 2:  # the agent reads out a card number
+        t[-3] = t[-3] | {"content": t[-3]["content"] + " Charged to the visa ending 1421."}
+    if i % 17 == 8:  # a transfer, then a write anyway
+        t.insert(
+            -2,
+            {
+                "kind": "tool_call",
+                "name": "transfer_to_human_agents",
+                "arguments": {"summary": "user wants a refund"},
+                "result": "Transfer successful",
+            },
+        )
     return {
         "id": f"airline-{i:06d}",
         "input": t[1]["content"],

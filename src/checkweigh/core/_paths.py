@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._path_select import (
@@ -42,6 +43,13 @@ class FieldPath:
     _getter: Callable[[Any], Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
     _many: bool = field(default=False, compare=False, repr=False)
     _plan: tuple[_Step, ...] = field(default=(), compare=False, repr=False)
+    # the last root a many-valued path was resolved on, and what it found: the checks of one
+    # case often read the same conversation path (every assistant reply, say), and a parsed
+    # path is shared by text (see parse), so the case's checks resolve it once. One slot
+    # holding a (root, found) tuple, replaced whole, so threads never see half an update.
+    _memo: list[tuple[Any, list[tuple[str, Any]]] | None] = field(
+        default_factory=lambda: [None], compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_many", any(type(p) is Each for p in self.parts))
@@ -55,7 +63,15 @@ class FieldPath:
     @classmethod
     def parse(cls, text: str) -> FieldPath:
         """Parse ``a.b[0].c`` or ``a[kind=x].b``; raise :class:`PathSyntaxError` (one line,
-        naming the path and the position) on malformed text."""
+        naming the path and the position) on malformed text.
+
+        Paths are immutable, so equal text gives the same shared object."""
+        if cls is FieldPath:
+            return _parse_shared(text)
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> FieldPath:
         if not text or text != text.strip():
             raise PathSyntaxError(f"empty or padded field path {text!r}")
         parts: list[Part] = []
@@ -87,6 +103,9 @@ class FieldPath:
         if not self._many:
             value = self._getter(root)
             return [] if value is _MISSING else [(self.text, value)]
+        memo = self._memo[0]
+        if memo is not None and memo[0] is root:
+            return memo[1]
         found: list[tuple[str, Any]] = [("", root)]
         for tests, get, text in self._plan:
             step: list[tuple[str, Any]] = []
@@ -99,6 +118,7 @@ class FieldPath:
                     if x is not _MISSING and x is not None:
                         step.append((where + text, x))
             found = step
+        self._memo[0] = (root, found)
         return found
 
     def _values(self, root: Any) -> Any:
@@ -128,6 +148,11 @@ class FieldPath:
 
 
 _MISSING_SENTINEL = object()
+
+
+@lru_cache(maxsize=4096)
+def _parse_shared(text: str) -> FieldPath:
+    return FieldPath._parse(text)
 
 
 _SCALARS = (str, int, float, bool, list, tuple)
