@@ -310,3 +310,26 @@ def test_imported_traces_are_scored_end_to_end_by_the_cli(tmp_path: Path) -> Non
     bags = cases["9c1e7f0a4b3d2e1f8a7b6c5d4e3f2a1b"]["verdicts"]
     assert bags["cancelled"]["state"] == "failed"
     assert bags["looked_up_first"]["state"] == "not_applicable"
+
+
+def test_the_minimal_file_of_the_docs_imports_as_described(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "otel.md").read_text()
+    block = doc.split("## A minimal file", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "spans.jsonl"
+    path.write_text(block)
+    (case,), ctx = _cases(path)
+    assert ctx.skipped == []
+    assert case.id == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert _shape(case) == [("user", None), ("assistant", None), ("tool_call", "get_flight_status")]
+    answer, tool = case.trace[1], case.trace[2]
+    assert answer.content is None
+    assert answer.latency_ms == 900.0
+    assert answer.attributes == {
+        "model": "gpt-4o",
+        "input_tokens": 812,
+        "output_tokens": 19,
+        "gen_ai.operation.name": "chat",
+    }
+    assert tool.arguments == {"flight": "HAT170"}
+    assert tool.result == {"status": "delayed", "minutes": 40}
+    assert case.latency_ms == 1100.0
