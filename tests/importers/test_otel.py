@@ -333,3 +333,43 @@ def test_the_minimal_file_of_the_docs_imports_as_described(tmp_path: Path) -> No
     assert tool.arguments == {"flight": "HAT170"}
     assert tool.result == {"status": "delayed", "minutes": 40}
     assert case.latency_ms == 1100.0
+
+
+def test_error_text_falls_back_to_the_exception_and_plain_traces_make_no_case(
+    tmp_path: Path,
+) -> None:
+    tool = json.loads(_request(9, 18, None, 0))
+    span = tool["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["name"] = "execute_tool issue_refund"
+    span["attributes"] = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+        {"key": "gen_ai.tool.name", "value": {"stringValue": "issue_refund"}},
+        {"key": "error.type", "value": {"stringValue": "TimeoutError"}},
+    ]
+    span["status"] = {"code": "STATUS_CODE_ERROR"}
+    span["events"] = [
+        {
+            "name": "exception",
+            "timeUnixNano": "3000000",
+            "attributes": [
+                {"key": "exception.message", "value": {"stringValue": "payments API timed out"}}
+            ],
+        }
+    ]
+    health = json.loads(_request(10, 20, None, 0))
+    plain = health["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    plain["name"] = "GET /healthz"
+    plain["attributes"] = [{"key": "http.route", "value": {"stringValue": "/healthz"}}]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps(tool) + "\n" + json.dumps(health) + "\n")
+    (case,), ctx = _cases(path)
+    assert (ctx.records, ctx.cases, ctx.skipped) == (2, 1, [])
+    (step,) = case.trace
+    assert (step.kind, step.name, step.error) == (
+        "tool_call",
+        "issue_refund",
+        "payments API timed out",
+    )
+    span["events"] = []
+    path.write_text(json.dumps(tool) + "\n")
+    assert _cases(path)[0][0].trace[0].error == "TimeoutError"

@@ -24,30 +24,34 @@ class CaseUsage(NamedTuple):
         return self._asdict()
 
 
-def _amount(value: Any) -> float | None:
-    # booleans are ints to Python, not token counts; junk is data the source gave, not usage
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if not math.isfinite(value) or value < 0:
-        return None
-    return value
+_NUMBERS = (int, float)
+_INF = math.inf
 
 
 def trace_usage(trace: Iterable[Step]) -> CaseUsage | None:
     """The summed ``input_tokens``, ``output_tokens`` and ``cost_usd`` of the steps'
-    attributes; None when no step recorded any (the common case costs one dict test a step)."""
+    attributes; None when no step recorded any (the common case costs one dict test a step).
+
+    A value counts when it is a finite number >= 0; booleans (ints to Python), text and
+    anything else are data the source gave, not usage, and are left out.
+    """
     tokens_in: float | None = None
     tokens_out: float | None = None
     cost: float | None = None
+    numbers, inf = _NUMBERS, _INF
     for step in trace:
         attrs = step.__dict__["attributes"]  # the hot path: skip pydantic's descriptors
         if not attrs:
             continue
-        if (v := _amount(attrs.get("input_tokens"))) is not None:
+        # type() in a tuple, not isinstance: True is an int; 0 <= v < inf drops NaN and inf
+        v = attrs.get("input_tokens")
+        if type(v) in numbers and 0 <= v < inf:
             tokens_in = (tokens_in or 0) + v
-        if (v := _amount(attrs.get("output_tokens"))) is not None:
+        v = attrs.get("output_tokens")
+        if type(v) in numbers and 0 <= v < inf:
             tokens_out = (tokens_out or 0) + v
-        if (v := _amount(attrs.get("cost_usd"))) is not None:
+        v = attrs.get("cost_usd")
+        if type(v) in numbers and 0 <= v < inf:
             cost = (cost or 0.0) + v
     if tokens_in is None and tokens_out is None and cost is None:
         return None

@@ -8,7 +8,10 @@ the file, and a trace's spans may be spread over many lines.
 Memory grows with the traces still open, not with the file: a trace is emitted once its root
 span (the one with no parent) has been seen and none of its spans came for
 ``flush_after_lines`` records; the rest are emitted when the file ends. A span arriving after
-its trace was emitted is a bad record (raise ``flush_after_lines`` for such files).
+its trace was emitted is a bad record (raise ``flush_after_lines`` for such files); the ids of
+emitted traces are kept to tell.
+
+A trace with no GenAI span (a health check, a plain HTTP request) makes no case.
 """
 
 from __future__ import annotations
@@ -111,5 +114,7 @@ class OtelFormat:
             where = ".".join(str(p) for p in err["loc"])
             ctx.bad(path, trace.first_line, f"trace {trace_id}: {where}: {err['msg']}")
             return
+        if not case.trace:
+            return  # no GenAI span: a health check or a plain request, not an agent's run
         ctx.cases += 1
         yield case

@@ -162,11 +162,20 @@ def decode_nanos(value: Any, what: str) -> int:
     raise SpanError(f"{what} {value!r} is not a whole number of nanoseconds")
 
 
-def _status_error(status: Any) -> str | None:
+def _status_error(status: Any, attributes: dict[str, Any], events: list[Event]) -> str | None:
+    """The status message of an ERROR span; without one, its exception's message, else its
+    ``error.type``, else ``error``."""
     if not isinstance(status, dict) or status.get("code") not in _ERROR_STATUS:
         return None
     message = status.get("message")
-    return message if isinstance(message, str) and message else "error"
+    if isinstance(message, str) and message:
+        return message
+    for event in events:
+        text = event.attributes.get("exception.message") if event.name == "exception" else None
+        if isinstance(text, str) and text:
+            return text
+    kind = attributes.get("error.type")
+    return kind if isinstance(kind, str) and kind else "error"
 
 
 def decode_span(data: Any, resource: Mapping[str, Any], line: int | None) -> Span:
@@ -200,7 +209,7 @@ def decode_span(data: Any, resource: Mapping[str, Any], line: int | None) -> Spa
         end_ns=end,
         attributes=attributes,
         events=events,
-        error=_status_error(data.get("status")),
+        error=_status_error(data.get("status"), attributes, events),
         resource=resource,
         line=line,
     )
