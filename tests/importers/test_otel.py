@@ -373,3 +373,18 @@ def test_error_text_falls_back_to_the_exception_and_plain_traces_make_no_case(
     span["events"] = []
     path.write_text(json.dumps(tool) + "\n")
     assert _cases(path)[0][0].trace[0].error == "TimeoutError"
+
+
+def test_a_trace_without_its_root_waits_for_the_end_of_the_file(tmp_path: Path) -> None:
+    # trace 1's root is the last line; its child came first, long before
+    lines = [_request(1, 3, 2, 1)]
+    lines += [_request(t, 2 * t, None, t * 10) for t in range(2, 8)]
+    lines.append(_request(1, 2, None, 0))
+    path = tmp_path / "rootless.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    cases, ctx = _cases(path, flush_after_lines=2)
+    assert ctx.skipped == []
+    assert [c.id for c in cases] == [f"{t:032x}" for t in (2, 3, 4, 5, 6, 1, 7)]
+    whole = cases[5]
+    assert [s.id for s in whole.trace] == ["0000000000000002", "0000000000000003"]
+    assert whole.trace[1].parent_id == "0000000000000002"

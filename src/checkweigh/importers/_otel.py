@@ -33,10 +33,66 @@ DEFAULT_FLUSH_AFTER = 10_000
 
 @dataclass(slots=True)
 class _Trace:
+    order: int
+    """Which trace of the file this is, by its first span: the order of the cases at the end."""
+    first_line: int | None
     spans: list[Span] = field(default_factory=list)
     rooted: bool = False
     last_seen: int = 0
-    first_line: int | None = None
+
+
+class _OpenTraces:
+    """The traces still open, least recently seen first, and the ids of those emitted."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.n = 0
+        """Records read so far."""
+        self.recent: OrderedDict[str, _Trace] = OrderedDict()
+        self.rootless: dict[str, _Trace] = {}
+        """Traces quiet for a window but with no root span yet: only the file's end (or a late
+        span) completes them; set aside so each record does not look at them again."""
+        self.emitted: set[str] = set()
+        self._count = 0
+
+    def add(self, span: Span, line: int | None) -> bool:
+        """Add a span to its trace; False when the trace was already emitted."""
+        trace_id = span.trace_id
+        if trace_id in self.emitted:
+            return False
+        trace = self.recent.get(trace_id)
+        if trace is not None:
+            self.recent.move_to_end(trace_id)
+        else:
+            trace = self.rootless.pop(trace_id, None)
+            if trace is None:
+                trace = _Trace(order=self._count, first_line=line)
+                self._count += 1
+            self.recent[trace_id] = trace
+        trace.spans.append(span)
+        trace.rooted = trace.rooted or span.parent_id is None
+        trace.last_seen = self.n
+        return True
+
+    def complete(self) -> list[tuple[str, _Trace]]:
+        """The traces whose root was seen and that had no span for a window, now closed."""
+        done = []
+        while self.recent:
+            trace_id, trace = next(iter(self.recent.items()))
+            if self.n - trace.last_seen < self.window:
+                break
+            del self.recent[trace_id]
+            if trace.rooted:
+                self.emitted.add(trace_id)
+                done.append((trace_id, trace))
+            else:
+                self.rootless[trace_id] = trace
+        return done
+
+    def rest(self) -> list[tuple[str, _Trace]]:
+        """Every trace still open, in the order they began in the file."""
+        left = [*self.recent.items(), *self.rootless.items()]
+        return sorted(left, key=lambda item: item[1].order)
 
 
 class OtelFormat:
@@ -59,11 +115,9 @@ class OtelFormat:
 
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
         """One case per trace; bad records and bad spans go to ``ctx.bad``."""
-        open_traces: OrderedDict[str, _Trace] = OrderedDict()
-        emitted: set[str] = set()
-        n = 0
+        traces = _OpenTraces(self.flush_after_lines)
         for line, record in iter_records(path, ctx):
-            n += 1
+            traces.n += 1
             try:
                 items = list(request_spans(record, line))
             except SpanError as exc:
@@ -72,8 +126,7 @@ class OtelFormat:
             for item in items:
                 if isinstance(item, SpanError):
                     ctx.bad(path, line, str(item))
-                    continue
-                if item.trace_id in emitted:
+                elif not traces.add(item, line):
                     ctx.bad(
                         path,
                         line,
@@ -81,30 +134,10 @@ class OtelFormat:
                         f"{self.flush_after_lines} records after the trace's last span, once "
                         "its case was made; raise flush_after_lines",
                     )
-                    continue
-                trace = open_traces.get(item.trace_id)
-                if trace is None:
-                    trace = open_traces[item.trace_id] = _Trace(first_line=line)
-                else:
-                    open_traces.move_to_end(item.trace_id)
-                trace.spans.append(item)
-                trace.rooted = trace.rooted or item.parent_id is None
-                trace.last_seen = n
-            for trace_id in self._stale(open_traces, n):
-                emitted.add(trace_id)
-                yield from self._case(path, ctx, trace_id, open_traces.pop(trace_id))
-        for trace_id, trace in open_traces.items():
+            for trace_id, trace in traces.complete():
+                yield from self._case(path, ctx, trace_id, trace)
+        for trace_id, trace in traces.rest():
             yield from self._case(path, ctx, trace_id, trace)
-
-    def _stale(self, open_traces: OrderedDict[str, _Trace], n: int) -> list[str]:
-        # least recently seen first: stop at the first trace still within the window
-        done = []
-        for trace_id, trace in open_traces.items():
-            if n - trace.last_seen < self.flush_after_lines:
-                break
-            if trace.rooted:
-                done.append(trace_id)
-        return done
 
     def _case(self, path: Path, ctx: ImportContext, trace_id: str, trace: _Trace) -> Iterator[Case]:
         try:
