@@ -388,3 +388,22 @@ def test_a_trace_without_its_root_waits_for_the_end_of_the_file(tmp_path: Path) 
     whole = cases[5]
     assert [s.id for s in whole.trace] == ["0000000000000002", "0000000000000003"]
     assert whole.trace[1].parent_id == "0000000000000002"
+
+
+def test_parent_ids_in_a_cycle_do_not_hang_the_import(tmp_path: Path) -> None:
+    # two agent spans, each claiming the other as parent, and a chat span inside one of them
+    lines = [_request(1, 2, 3, 0), _request(1, 3, 2, 1), _request(1, 4, 2, 2)]
+    for i, line in enumerate(lines[:2]):
+        request = json.loads(line)
+        span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+        span["attributes"] = [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+            {"key": "gen_ai.agent.name", "value": {"stringValue": f"agent-{i}"}},
+        ]
+        lines[i] = json.dumps(request)
+    path = tmp_path / "cycle.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (case,), ctx = _cases(path)
+    assert ctx.skipped == []
+    assert _shape(case) == [("event", "agent-0"), ("event", "agent-1"), ("assistant", None)]
+    assert case.trace[2].parent_id == "0000000000000002"

@@ -88,10 +88,12 @@ class _Builder:
 
     def _ancestor(self, span: Span, kinds: frozenset[str | None]) -> str | None:
         parent = span.parent_id
-        while parent is not None and parent in self.by_id:
+        hops = 0  # a file whose parent ids form a cycle must not hang the import
+        while parent is not None and parent in self.by_id and hops <= len(self.by_id):
             if self.kinds[parent] in kinds:
                 return parent
             parent = self.by_id[parent].parent_id
+            hops += 1
         return parent
 
     def parent(self, span: Span) -> str | None:
@@ -101,7 +103,7 @@ class _Builder:
         attrs = span.attributes
         call_id = attrs.get("gen_ai.tool.call.id")
         name = attrs.get("gen_ai.tool.name")
-        if name is None and span.name.startswith("execute_tool "):
+        if name is None:  # the convention names the span "execute_tool {tool name}"
             name = span.name.removeprefix("execute_tool ")
         step = self._step(span, "tool_call", name=name, own_id=True)
         step["arguments"] = json_value(attrs.get("gen_ai.tool.call.arguments"))
