@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from checkweigh.errors import CaseFileError
 from checkweigh.importers import ImportContext, get_format
@@ -98,6 +100,21 @@ ROWS = [
         "startTimeUnixNano '2025-11-23T12:13:20Z' is not a whole number of nanoseconds",
     ),
     Row(
+        "a time past any date",
+        lambda: _line(_span(endTimeUnixNano="9" * 30)),
+        "endTimeUnixNano 999999999999999999999999999999 is out of range",
+    ),
+    Row(
+        "a superscript digit",
+        lambda: _line(_span(startTimeUnixNano="1763900000000000000²")),
+        "startTimeUnixNano '1763900000000000000²' is not a whole number",
+    ),
+    Row(
+        "a negative time",
+        lambda: _line(_span(startTimeUnixNano=-1)),
+        "startTimeUnixNano -1 is out of range",
+    ),
+    Row(
         "missing end time",
         lambda: _line(_span(endTimeUnixNano=None)),
         "endTimeUnixNano is missing",
@@ -168,3 +185,93 @@ def test_a_bad_record_is_skipped_and_counted_and_nothing_else_is_lost(
         "cancel-ZFA04Y-basic-economy",
         "9c1e7f0a4b3d2e1f8a7b6c5d4e3f2a1b",
     ]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+GENAI_KEYS = [
+    "gen_ai.operation.name",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+    "gen_ai.prompt.0.role",
+    "gen_ai.prompt.0.content",
+    "gen_ai.prompt.0.tool_calls",
+    "gen_ai.prompt.0.tool_calls.0.name",
+    "gen_ai.completion.0.tool_calls.0.arguments",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.agent.name",
+    "gen_ai.usage.input_tokens",
+    "checkweigh.case.id",
+]
+OPERATIONS = ["chat", "execute_tool", "invoke_agent", "text_completion", "embeddings"]
+
+
+def _typed(value: Any) -> dict[str, Any]:
+    """A value as the OTLP AnyValue an exporter would write for it (JSON text for structures,
+    as instrumentations write messages), or as itself when it is not one (a bad record)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": json.dumps(value)}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    attributes=st.dictionaries(st.sampled_from(GENAI_KEYS), json_values, max_size=6),
+    operation=st.sampled_from(OPERATIONS),
+    events=st.lists(
+        st.tuples(
+            st.sampled_from(["gen_ai.choice", "gen_ai.user.message", "gen_ai.tool.message"]),
+            st.dictionaries(
+                st.sampled_from(["content", "message", "tool_calls", "id"]), json_values
+            ),
+        ),
+        max_size=2,
+    ),
+    raw=st.booleans(),
+)
+def test_any_genai_attribute_shape_is_a_case_or_one_bad_record(
+    tmp_path_factory: pytest.TempPathFactory,
+    attributes: dict[str, Any],
+    operation: str,
+    events: list[tuple[str, dict[str, Any]]],
+    raw: bool,
+) -> None:
+    attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": operation}}]
+    attrs += [{"key": k, "value": v if raw else _typed(v)} for k, v in attributes.items()]
+    span = _span(
+        attributes=attrs,
+        events=[
+            {"name": name, "attributes": [{"key": k, "value": _typed(v)} for k, v in body.items()]}
+            for name, body in events
+        ],
+    )
+    path = tmp_path_factory.mktemp("fuzz") / "spans.jsonl"
+    path.write_text(_line(span) + "\n")
+    ctx = ImportContext(on_bad_record="skip")
+    cases = list(get_format("otel").cases(path, ctx))
+    assert len(cases) + len(ctx.skipped) <= 1
+    assert [bad.line for bad in ctx.skipped] in ([], [1])
+    strict = get_format("otel").cases(path, ImportContext(on_bad_record="fail"))
+    if ctx.skipped:  # under fail, the same record stops the import with the same one line
+        with pytest.raises(CaseFileError) as info:
+            list(strict)
+        assert str(info.value) == ctx.skipped[0].one_line()
+    else:
+        assert list(strict) == cases

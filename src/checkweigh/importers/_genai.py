@@ -34,6 +34,7 @@ _ROLES = {
 }
 _INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 _TOOL_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(\w+)")
+_CALLS = "\0indexed tool calls"
 _MESSAGE_EVENTS = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
@@ -199,16 +200,17 @@ def _indexed(attrs: Mapping[str, Any], which: str) -> list[Message]:
             continue
         entry = found.setdefault(int(m[2]), {})
         call = _TOOL_CALL_KEY.fullmatch(m[3])
-        if call is not None:
-            calls = entry.setdefault("tool_calls", {})
+        if call is not None:  # kept apart from a literal "tool_calls" (JSON text) attribute
+            calls = entry.setdefault(_CALLS, {})
             calls.setdefault(int(call[1]), {})[call[2]] = value
         else:
             entry[m[3]] = value
     out = []
     for i in sorted(found):
         entry = found[i]
-        calls = entry.pop("tool_calls", {})
-        entry["tool_calls"] = [calls[j] for j in sorted(calls)]
+        calls = entry.pop(_CALLS, None)
+        if calls:
+            entry["tool_calls"] = [calls[j] for j in sorted(calls)]
         default = "user" if which == "prompt" else "assistant"
         out.append(_from_dict(entry, default))
     return out

@@ -21,8 +21,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ..core import Case
 from ._base import ImportContext, iter_records
 from ._otel_steps import build_case
@@ -142,10 +140,8 @@ class OtelFormat:
     def _case(self, path: Path, ctx: ImportContext, trace_id: str, trace: _Trace) -> Iterator[Case]:
         try:
             case = build_case(trace_id, trace.spans, self.case_id_attribute)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            ctx.bad(path, trace.first_line, f"trace {trace_id}: {where}: {err['msg']}")
+        except SpanError as exc:
+            ctx.bad(path, trace.first_line, f"trace {trace_id}: {exc}")
             return
         if not case.trace:
             return  # no GenAI span: a health check or a plain request, not an agent's run

@@ -22,6 +22,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_core import to_json
+
 from ..core import Case, Step
 from ._genai import (
     Message,
@@ -31,7 +34,7 @@ from ._genai import (
     new_messages,
     output_messages,
 )
-from ._otlp import Span, json_value
+from ._otlp import Span, SpanError, json_value
 
 _CHAT_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _AGENT_OPS = frozenset({"invoke_agent", "create_agent"})
@@ -105,15 +108,15 @@ class _Builder:
         name = attrs.get("gen_ai.tool.name")
         if name is None:  # the convention names the span "execute_tool {tool name}"
             name = span.name.removeprefix("execute_tool ")
-        step = self._step(span, "tool_call", name=name, own_id=True)
-        step["arguments"] = json_value(attrs.get("gen_ai.tool.call.arguments"))
+        step = self._step(span, "tool_call", name=str(name), own_id=True)
+        step["arguments"] = _arguments(json_value(attrs.get("gen_ai.tool.call.arguments")))
         step["result"] = json_value(attrs.get("gen_ai.tool.call.result"))
         step["error"] = span.error
         step["attributes"] = {k: v for k, v in attrs.items() if k not in _TOOL_CONSUMED}
         if call_id is not None:
             requested = self.tool_steps.get(str(call_id))
             if requested is not None and step["arguments"] is None:
-                step["arguments"] = requested.get("arguments")
+                step["arguments"] = _arguments(requested.get("arguments"))
             self.tool_steps[str(call_id)] = step
 
     def add_agent(self, span: Span) -> None:
@@ -164,7 +167,7 @@ class _Builder:
         step = self._step(span, "tool_call", name=call.name, own_id=False)
         step["id"] = call.id
         step["parent_id"] = span.span_id
-        step["arguments"] = call.arguments
+        step["arguments"] = _arguments(call.arguments)
         step["timestamp"] = _when(span.end_ns)
         if call.id is not None:
             self.tool_steps[call.id] = step
@@ -185,6 +188,7 @@ class _Builder:
 
     def _step(self, span: Span, kind: str, *, name: Any = None, own_id: bool) -> dict[str, Any]:
         step: dict[str, Any] = {
+            "_span": span,
             "kind": kind,
             "name": name,
             "content": None,
@@ -199,6 +203,14 @@ class _Builder:
         }
         self.steps.append(step)
         return step
+
+
+def _arguments(value: Any) -> Any:
+    """Arguments as a step takes them: an object or text; anything else (a number, a list)
+    as its JSON text, which the step keeps as unparsed."""
+    if value is None or isinstance(value, dict | str):
+        return value
+    return to_json(value).decode()
 
 
 def _attributes(span: Span) -> dict[str, Any]:
@@ -237,7 +249,7 @@ def build_case(trace_id: str, spans: list[Span], case_id_attribute: str) -> Case
     """The case of one trace.
 
     Raises:
-        pydantic.ValidationError: a step's values do not fit a step (e.g. a negative duration).
+        SpanError: a step's values do not fit a step, naming the span it came from.
     """
     by_id = {s.span_id: s for s in spans}
     spans = sorted(spans, key=lambda s: (s.start_ns, _depth(s, by_id), s.line or 0))
@@ -252,7 +264,18 @@ def build_case(trace_id: str, spans: list[Span], case_id_attribute: str) -> Case
             builder.add_chat(span)
         elif kind == "event":
             builder.add_event(span)
-    steps = [Step(**s) for s in builder.steps]
+    steps = []
+    for i, data in enumerate(builder.steps):
+        source: Span = data.pop("_span")
+        try:
+            steps.append(Step(**data))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise SpanError(
+                f"span {source.span_id} ({source.name}): step {i + 1} ({data['kind']}): "
+                f"{field}: {err['msg']}"
+            ) from None
     roots = [s for s in spans if s.parent_id is None]
     if len(roots) == 1:  # the root's duration, not the sum of the spans nested in it
         latency = roots[0].duration_ms

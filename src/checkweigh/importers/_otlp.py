@@ -19,6 +19,8 @@ from typing import Any
 from pydantic_core import from_json
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_MAX_NANOS = 2**64
+"""OTLP times are fixed64: anything larger is not a time (and no date can hold it)."""
 _ERROR_STATUS = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 
 
@@ -153,13 +155,16 @@ def decode_nanos(value: Any, what: str) -> int:
     """
     if isinstance(value, bool) or value is None:
         raise SpanError(f"{what} is missing; expected nanoseconds since the epoch")
+    text = value.strip() if isinstance(value, str) else ""
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    raise SpanError(f"{what} {value!r} is not a whole number of nanoseconds")
+        nanos = value
+    elif (isinstance(value, float) and value.is_integer()) or (text.isascii() and text.isdigit()):
+        nanos = int(value)
+    else:
+        raise SpanError(f"{what} {value!r} is not a whole number of nanoseconds"[:200])
+    if not 0 <= nanos < _MAX_NANOS:
+        raise SpanError(f"{what} {nanos} is out of range (an unsigned 64-bit count)"[:200])
+    return nanos
 
 
 def _status_error(status: Any, attributes: dict[str, Any], events: list[Event]) -> str | None:
