@@ -11,6 +11,7 @@ import pytest
 
 from checkweigh.core import (
     CaseResult,
+    CaseUsage,
     Rubric,
     RubricItem,
     RunAggregator,
@@ -175,3 +176,22 @@ def test_times_read_back_in_utc(store: Store) -> None:
     after = datetime.now(UTC).replace(tzinfo=None)
     assert info.finished_at is not None
     assert before <= info.created_at <= info.finished_at <= after
+
+
+def test_usage_and_its_summary_round_trip(store: Store) -> None:
+    run_id = store.create_run("sched", "suite.yaml", _config(), repeat=1)
+    results = [
+        _result("c0", 0, True)._replace(usage=CaseUsage(1450, 38, 0.0041)),
+        _result("c1", 1, False)._replace(usage=CaseUsage(2100, 99, None)),
+        _result("c2", 2, True),  # a log without usage
+    ]
+    store.add_results(run_id, results)
+    summary = RunAggregator([RUBRIC]).add_all(results).summary()
+    store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    back = list(store.iter_results(run_id))
+    assert [r.usage for r in back] == [r.usage for r in results]
+    info = store.get_run(run_id)
+    assert info.summary is not None
+    assert info.summary.usage == summary.usage
+    assert info.summary.usage is not None
+    assert (info.summary.usage.input_tokens, info.summary.usage.cost_usd) == (3550, 0.0041)

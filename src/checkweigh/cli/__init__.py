@@ -8,5 +8,6 @@ from . import (
 from ._align import align_command as _align_command  # noqa: F401  (registers align)
 from ._app import main
 from ._common import app
+from ._schema import schema_command as _schema_command  # noqa: F401  (registers schema)
 
 __all__ = ["app", "main"]

@@ -71,6 +71,7 @@ from ._stats import (
     wilson_interval,
 )
 from ._summary import (
+    AgentUsage,
     CaseGates,
     CaseVariance,
     CheckStats,
@@ -82,6 +83,7 @@ from ._summary import (
     SlowCase,
     WorstCase,
 )
+from ._usage import CaseUsage, trace_usage
 from ._verdict import (
     MeasuredVerdict,
     Verdict,
@@ -142,8 +144,10 @@ __all__ = [
     "PassPolicy",
     "DEFAULT_GATES",
     "Bands",
+    "AgentUsage",
     "Case",
     "CaseResult",
+    "CaseUsage",
     "CaseVariance",
     "CheckStats",
     "Condition",
@@ -185,5 +189,6 @@ __all__ = [
     "score_rubric",
     "strict_equal",
     "t_quantile",
+    "trace_usage",
     "wilson_interval",
 ]

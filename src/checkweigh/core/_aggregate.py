@@ -18,6 +18,7 @@ from ._rubric import Rubric
 from ._scoring import ScoreStatus
 from ._stats import mean_interval, wilson_interval
 from ._summary import (
+    AgentUsage,
     CaseVariance,
     CheckStats,
     RubricSummary,
@@ -25,6 +26,7 @@ from ._summary import (
     SlowCase,
     WorstCase,
 )
+from ._usage import CaseUsage
 from ._verdict import Verdict, VerdictState
 
 _ERRORED = ScoreStatus.ERRORED
@@ -220,6 +222,14 @@ class RunAggregator:
         self._errored = 0
         self._agent_errors = 0
         self._slow: list[tuple[float, str, int]] = []
+        # the agent's usage, from the executions whose log recorded some
+        self._used = 0
+        self._tokens_in = 0
+        self._tokens_out = 0
+        self._costed = 0
+        self._cost = 0.0
+        self._timed = 0
+        self._latency = 0.0
         self._slow_n = slowest
 
     def add(self, result: CaseResult) -> None:
@@ -237,13 +247,42 @@ class RunAggregator:
             errored = True
         if errored:
             self._errored += 1
+        usage = result.usage
+        if usage is not None:
+            self._add_usage(usage)
         ms = result.latency_ms
+        if ms is not None:
+            self._timed += 1
+            self._latency += ms
         if ms is not None and self._slow_n > 0:
             slow = self._slow
             if len(slow) < self._slow_n:
                 heapq.heappush(slow, (ms, result.case_id, result.repeat))
             elif ms > slow[0][0]:
                 heapq.heapreplace(slow, (ms, result.case_id, result.repeat))
+
+    def _add_usage(self, usage: CaseUsage) -> None:
+        self._used += 1
+        self._tokens_in += usage.input_tokens or 0
+        self._tokens_out += usage.output_tokens or 0
+        if usage.cost_usd is not None:
+            self._costed += 1
+            self._cost += usage.cost_usd
+
+    def _agent_usage(self) -> AgentUsage | None:
+        if not self._used and not self._timed:
+            return None
+        return AgentUsage(
+            executions=self._used,
+            input_tokens=self._tokens_in,
+            output_tokens=self._tokens_out,
+            mean_input_tokens=self._tokens_in / self._used if self._used else None,
+            mean_output_tokens=self._tokens_out / self._used if self._used else None,
+            cost_usd=self._cost if self._costed else None,
+            cost_executions=self._costed,
+            timed_executions=self._timed,
+            mean_latency_ms=self._latency / self._timed if self._timed else None,
+        )
 
     def add_all(self, results: Iterable[CaseResult]) -> RunAggregator:
         """Add many results; returns self."""
@@ -264,4 +303,5 @@ class RunAggregator:
                 for ms, c, r in sorted(self._slow, reverse=True)
             ],
             case_gates=self._cases.gates() if self._cases is not None else None,
+            usage=self._agent_usage(),
         )

@@ -14,7 +14,8 @@ StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
 class Step(BaseModel):
     """One step of an agent's trace, in the order it happened."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # field docstrings become descriptions in `checkweigh schema case`
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     kind: StepKind
     """What the step is: a user or assistant message, a tool call, a system note or an event."""
@@ -68,7 +69,7 @@ class Step(BaseModel):
 class Case(BaseModel):
     """One scenario: what the agent was asked, what it did and what it should have done."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     id: str = Field(min_length=1)
     """A stable identifier, unique within a suite; runs are compared case by case on it."""

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from ._outcome import OutcomeClass
 from ._scoring import EvaluationResult, ScoreStatus
+from ._usage import CaseUsage
 from ._verdict import Verdict
 
 
@@ -22,6 +23,8 @@ class CaseResult(NamedTuple):
     """Set when the agent target raised: then there are no verdicts and the case is errored."""
     position: int = 0
     """The case's position in its cases file, so results can be listed in input order."""
+    usage: CaseUsage | None = None
+    """Tokens and cost the agent's log recorded for the case (None when it recorded none)."""
 
     @property
     def errored(self) -> bool:
@@ -47,6 +50,7 @@ class CaseResult(NamedTuple):
             "position": self.position,
             "latency_ms": self.latency_ms,
             "agent_error": self.agent_error,
+            **({"usage": self.usage.to_dict()} if self.usage is not None else {}),
             "verdicts": verdicts,
             "scores": {
                 name: {
@@ -92,4 +96,5 @@ class CaseResult(NamedTuple):
             latency_ms=record.get("latency_ms"),
             agent_error=record.get("agent_error"),
             position=record.get("position", 0),
+            usage=CaseUsage(**usage) if (usage := record.get("usage")) else None,
         )

@@ -193,6 +193,42 @@ class JudgeStats(BaseModel):
     """Cost at the configured prices (None when no prices are set)."""
 
 
+class AgentUsage(BaseModel):
+    """What the agent consumed over a run: tokens and cost from its logs, and its latency."""
+
+    executions: int = 0
+    """Executions whose log recorded tokens or cost."""
+    input_tokens: int = 0
+    """Input tokens, summed."""
+    output_tokens: int = 0
+    """Output tokens, summed."""
+    mean_input_tokens: float | None = None
+    """Input tokens per execution that recorded usage."""
+    mean_output_tokens: float | None = None
+    """Output tokens per execution that recorded usage."""
+    cost_usd: float | None = None
+    """Cost in US dollars, summed over the executions that recorded one (None: none did)."""
+    cost_executions: int = 0
+    """Executions whose log recorded a cost."""
+    timed_executions: int = 0
+    """Executions with a known latency."""
+    mean_latency_ms: float | None = None
+    """Mean latency of the timed executions."""
+
+    def one_line(self, unit: str = "cases") -> str:
+        """``1,234 input + 456 output tokens, $0.0123 over 50 cases; mean latency 812 ms``."""
+        parts = []
+        if self.executions:
+            parts.append(
+                f"{self.input_tokens:,} input + {self.output_tokens:,} output tokens"
+                + (f", ${self.cost_usd:,.4f}" if self.cost_usd is not None else "")
+                + f" over {self.executions:,} {unit}"
+            )
+        if self.mean_latency_ms is not None:
+            parts.append(f"mean latency {self.mean_latency_ms:,.0f} ms")
+        return "; ".join(parts)
+
+
 class RunSummary(BaseModel):
     """Everything a report needs about a run."""
 
@@ -217,6 +253,8 @@ class RunSummary(BaseModel):
     """The judge's calls, cache hits, tokens and cost, when the run had a judge."""
     case_gates: CaseGates | None = None
     """Case pass/fail counts and the run's metrics and cases dimensions."""
+    usage: AgentUsage | None = None
+    """The agent's tokens, cost and mean latency, when some execution recorded any."""
 
     @property
     def gates_passed(self) -> bool:

@@ -38,3 +38,7 @@ def get_format(name: str, **options: Any) -> Format:
     module, _, attr = target.partition(":")
     factory: Callable[..., Format] = getattr(import_module(module, __package__), attr)
     return factory(**options)
+
+
+# the formats, by name (each module is imported on first use)
+register("otel", "._otel:OtelFormat")

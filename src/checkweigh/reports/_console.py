@@ -120,6 +120,16 @@ def judge_line(stats: JudgeStats) -> str:
     return ", ".join(parts)
 
 
+def agent_line(summary: RunSummary) -> str | None:
+    """``agent: 1,234 input + 456 output tokens, $0.0123 over 50 cases; mean latency 812 ms``,
+    or None when the run knows neither usage nor latency."""
+    if summary.usage is None:
+        return None
+    unit = "cases" if summary.executions == summary.cases else "executions"
+    text = summary.usage.one_line(unit)
+    return f"agent: {text}" if text else None
+
+
 def render_summary(
     console: Console,
     summary: RunSummary,
@@ -152,6 +162,8 @@ def render_summary(
         for s in summary.slowest:
             slow.add_row(plain(f"{s.case_id}#{s.repeat}"), f"{s.latency_ms:,.0f} ms")
         console.print(slow)
+    if (agent := agent_line(summary)) is not None:
+        console.print(agent)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
     if summary.case_gates is not None:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
+from ._console import agent_line
 from ._files import replaced_at
 from ._safe import clean
 
@@ -87,6 +88,8 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             f"| {r.scored} | {r.errored} | {failing} |"
         )
     lines.append("")
+    if (agent := agent_line(summary)) is not None:
+        lines += [agent[0].upper() + agent[1:] + ".", ""]
     g = summary.case_gates
     if g is not None and g.failing:
         lines += [

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from ..checks import NamedCheck
-from ..core import Case, CaseResult, Rubric, Verdict, score_rubric
+from ..core import Case, CaseResult, Rubric, Verdict, score_rubric, trace_usage
 from ..judges import (
     GradedSpec,
     JudgeModel,
@@ -79,7 +79,8 @@ class Evaluator:
         self, case: Case, verdicts: dict[str, Verdict], repeat: int, index: int, ms: float | None
     ) -> CaseResult:
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
-        return CaseResult(case.id, repeat, verdicts, results, ms, None, index)
+        usage = trace_usage(case.trace)
+        return CaseResult(case.id, repeat, verdicts, results, ms, None, index, usage)
 
     def evaluate(
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
@@ -93,7 +94,8 @@ class Evaluator:
                 ms = case.total_latency_ms()
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
         # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
-        return _new(CaseResult, (case.id, repeat, verdicts, results, ms, None, index))
+        usage = trace_usage(case.trace)
+        return _new(CaseResult, (case.id, repeat, verdicts, results, ms, None, index, usage))
 
     async def aevaluate(
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None

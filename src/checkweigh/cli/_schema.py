@@ -1,0 +1,71 @@
+"""``checkweigh schema case|suite``: the JSON Schema of a case or of a suite file."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..core import Case
+from ..errors import InputError
+from ..suites._schema import SuiteSpec
+from ._common import app, consoles, fail_input
+
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class SchemaKind(StrEnum):
+    """What to describe."""
+
+    case = "case"
+    suite = "suite"
+
+
+def case_schema() -> dict[str, Any]:
+    """The JSON Schema of one case (one line of a JSONL cases file, or one item of a YAML or
+    JSON list of cases), derived from :class:`~checkweigh.core.Case`."""
+    return {"$schema": _DIALECT, **Case.model_json_schema()}
+
+
+def suite_schema() -> dict[str, Any]:
+    """The JSON Schema of a suite file (each check's own fields are not spelled out)."""
+    return {"$schema": _DIALECT, **_with_shorthands(SuiteSpec.model_json_schema())}
+
+
+def _with_shorthands(node: Any) -> Any:
+    """A rubric weight may be a bare number, which the loader turns into ``{weight: N}``
+    before validating: say so where the schema refers to a weight."""
+    if isinstance(node, list):
+        return [_with_shorthands(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") == "#/$defs/WeightSpec":
+        return {"anyOf": [{"type": "number", "minimum": 0}, node]}
+    return {k: _with_shorthands(v) for k, v in node.items()}
+
+
+@app.command("schema")
+def schema_command(
+    kind: Annotated[
+        SchemaKind,
+        typer.Argument(metavar="case|suite", help="A case (of a cases file) or a suite file."),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the schema here instead of printing it."),
+    ] = None,
+) -> None:
+    """Print the JSON Schema of a case or of a suite file (for editors and validators)."""
+    schema = case_schema() if kind is SchemaKind.case else suite_schema()
+    text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _, err = consoles()
+        fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", file=out))

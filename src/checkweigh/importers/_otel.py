@@ -1,0 +1,149 @@
+"""OpenTelemetry GenAI spans (OTLP/JSON, as the Collector's file exporter writes them) as cases.
+
+One trace is one case. Its id is the ``checkweigh.case.id`` attribute (or the attribute named
+by ``case_id_attribute``) found on the resource or on a span, else the trace id. Spans are
+ordered by start time (parents before children at the same instant), whatever their order in
+the file, and a trace's spans may be spread over many lines.
+
+Memory grows with the traces still open, not with the file: a trace is emitted once its root
+span (the one with no parent) has been seen and none of its spans came for
+``flush_after_lines`` records; the rest are emitted when the file ends. A span arriving after
+its trace was emitted is a bad record (raise ``flush_after_lines`` for such files); the ids of
+emitted traces are kept to tell.
+
+A trace with no GenAI span (a health check, a plain HTTP request) makes no case.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import Case
+from ._base import ImportContext, iter_records
+from ._otel_steps import build_case
+from ._otlp import Span, SpanError, request_spans
+
+DEFAULT_FLUSH_AFTER = 10_000
+
+
+@dataclass(slots=True)
+class _Trace:
+    order: int
+    """Which trace of the file this is, by its first span: the order of the cases at the end."""
+    first_line: int | None
+    spans: list[Span] = field(default_factory=list)
+    rooted: bool = False
+    last_seen: int = 0
+
+
+class _OpenTraces:
+    """The traces still open, least recently seen first, and the ids of those emitted."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.n = 0
+        """Records read so far."""
+        self.recent: OrderedDict[str, _Trace] = OrderedDict()
+        self.rootless: dict[str, _Trace] = {}
+        """Traces quiet for a window but with no root span yet: only the file's end (or a late
+        span) completes them; set aside so each record does not look at them again."""
+        self.emitted: set[str] = set()
+        self._count = 0
+
+    def add(self, span: Span, line: int | None) -> bool:
+        """Add a span to its trace; False when the trace was already emitted."""
+        trace_id = span.trace_id
+        if trace_id in self.emitted:
+            return False
+        trace = self.recent.get(trace_id)
+        if trace is not None:
+            self.recent.move_to_end(trace_id)
+        else:
+            trace = self.rootless.pop(trace_id, None)
+            if trace is None:
+                trace = _Trace(order=self._count, first_line=line)
+                self._count += 1
+            self.recent[trace_id] = trace
+        trace.spans.append(span)
+        trace.rooted = trace.rooted or span.parent_id is None
+        trace.last_seen = self.n
+        return True
+
+    def complete(self) -> list[tuple[str, _Trace]]:
+        """The traces whose root was seen and that had no span for a window, now closed."""
+        done = []
+        while self.recent:
+            trace_id, trace = next(iter(self.recent.items()))
+            if self.n - trace.last_seen < self.window:
+                break
+            del self.recent[trace_id]
+            if trace.rooted:
+                self.emitted.add(trace_id)
+                done.append((trace_id, trace))
+            else:
+                self.rootless[trace_id] = trace
+        return done
+
+    def rest(self) -> list[tuple[str, _Trace]]:
+        """Every trace still open, in the order they began in the file."""
+        left = [*self.recent.items(), *self.rootless.items()]
+        return sorted(left, key=lambda item: item[1].order)
+
+
+class OtelFormat:
+    """``otel``: OTLP/JSON export requests, one a line (or one JSON document)."""
+
+    name = "otel"
+
+    def __init__(
+        self,
+        *,
+        case_id_attribute: str = "checkweigh.case.id",
+        flush_after_lines: int = DEFAULT_FLUSH_AFTER,
+    ) -> None:
+        """Args:
+        case_id_attribute: the resource or span attribute that holds the case id.
+        flush_after_lines: records after which a rooted trace with no new span is complete.
+        """
+        self.case_id_attribute = case_id_attribute
+        self.flush_after_lines = flush_after_lines
+
+    def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
+        """One case per trace; bad records and bad spans go to ``ctx.bad``."""
+        traces = _OpenTraces(self.flush_after_lines)
+        for line, record in iter_records(path, ctx):
+            traces.n += 1
+            try:
+                items = list(request_spans(record, line))
+            except SpanError as exc:
+                ctx.bad(path, line, str(exc))
+                continue
+            for item in items:
+                if isinstance(item, SpanError):
+                    ctx.bad(path, line, str(item))
+                elif not traces.add(item, line):
+                    ctx.bad(
+                        path,
+                        line,
+                        f"span {item.span_id} of trace {item.trace_id} came more than "
+                        f"{self.flush_after_lines} records after the trace's last span, once "
+                        "its case was made; raise flush_after_lines",
+                    )
+            for trace_id, trace in traces.complete():
+                yield from self._case(path, ctx, trace_id, trace)
+        for trace_id, trace in traces.rest():
+            yield from self._case(path, ctx, trace_id, trace)
+
+    def _case(self, path: Path, ctx: ImportContext, trace_id: str, trace: _Trace) -> Iterator[Case]:
+        try:
+            case = build_case(trace_id, trace.spans, self.case_id_attribute)
+        except SpanError as exc:
+            ctx.bad(path, trace.first_line, f"trace {trace_id}: {exc}")
+            return
+        if not case.trace:
+            return  # no GenAI span: a health check or a plain request, not an agent's run
+        ctx.cases += 1
+        yield case
