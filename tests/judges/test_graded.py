@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from checkweigh.checks import OVERALL
 from checkweigh.core import Case, VerdictState
 from checkweigh.errors import SuiteError
 from checkweigh.judges import (
@@ -74,8 +75,9 @@ def scale_reply(request: JudgeRequest) -> str:
 
 
 def test_scale_mode_scores_every_metric_and_stores_the_numbers() -> None:
-    check = GradedJudgeCheck(ScriptedJudge([scale_reply]), pass_threshold=75)
-    verdict = asyncio.run(check.evaluate(CASE))
+    check = GradedJudgeCheck(pass_threshold=75)
+    verdicts = asyncio.run(check.evaluate(CASE, ScriptedJudge([scale_reply])))
+    verdict = verdicts[OVERALL]
     assert verdict.state is VerdictState.PASSED  # 4/5 everywhere = 80
     assert verdict.reason.startswith("overall 80.0 >= 75: tool_routing 4 good, ")
     assert verdict.measures["overall_score"] == pytest.approx(80.0)
@@ -92,8 +94,8 @@ def test_binary_mode_scores_by_share_of_yes() -> None:
         ]
         return json.dumps({"answers": rows})
 
-    check = GradedJudgeCheck(ScriptedJudge([answers]), mode="binary", pass_threshold=95)
-    verdict = asyncio.run(check.evaluate(CASE))
+    check = GradedJudgeCheck(mode="binary", pass_threshold=95)
+    verdict = asyncio.run(check.evaluate(CASE, ScriptedJudge([answers])))[OVERALL]
     # tool_routing has two sub-questions, one answered no: 2.5 of 5; the rest score 5
     assert verdict.measures["score.tool_routing"] == 2.5
     assert verdict.measures["overall_score"] == pytest.approx(92.5)  # 100 - 15% x half
@@ -103,11 +105,11 @@ def test_binary_mode_scores_by_share_of_yes() -> None:
 
 def test_invalid_scores_are_errored() -> None:
     missing = json.dumps({"scores": [{"metric": "tool_routing", "score": 5, "reason": "ok"}]})
-    verdict = asyncio.run(GradedJudgeCheck(ScriptedJudge([missing, missing])).evaluate(CASE))
+    verdict = asyncio.run(GradedJudgeCheck().evaluate(CASE, ScriptedJudge([missing] * 2)))[OVERALL]
     assert verdict.state is VerdictState.ERRORED
     assert "expected one score for each of" in verdict.error
     too_high = json.dumps({"scores": [{"metric": n, "score": 7, "reason": "great"} for n in NAMES]})
-    verdict = asyncio.run(GradedJudgeCheck(ScriptedJudge([too_high, too_high])).evaluate(CASE))
+    verdict = asyncio.run(GradedJudgeCheck().evaluate(CASE, ScriptedJudge([too_high] * 2)))[OVERALL]
     assert verdict.state is VerdictState.ERRORED
     assert "score: Input should be less than or equal to 5" in verdict.error
 
