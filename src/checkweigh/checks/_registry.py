@@ -131,7 +131,7 @@ class CheckRegistry:
         """Every class, in declaration order."""
         return tuple(self._types.values())
 
-    def keys(self) -> frozenset[str]:
+    def allowed_keys(self) -> frozenset[str]:
         """Every YAML key some registered type accepts (for "did you mean" hints)."""
         if self._keys is None:
             self._keys = frozenset(all_keys(self._types.values()))

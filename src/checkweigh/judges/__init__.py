@@ -8,6 +8,7 @@ Ollama), caching and the suite integration build on this.
 from ..checks import NO_JUDGE_HINT
 from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, parse_answer
 from ._anthropic import AnthropicJudge
+from ._ask import ask
 from ._batch import Question, QuestionBatch
 from ._binary import EVALUATOR, SYSTEM, Example, JudgeCheck
 from ._cache import (
@@ -58,6 +59,7 @@ __all__ = [
     "JudgedCheck",
     "Question",
     "QuestionBatch",
+    "ask",
     "judge_failure",
     "reweighted",
     "DEFAULT_METRICS",

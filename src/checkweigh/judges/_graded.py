@@ -254,7 +254,9 @@ class GradedJudgeCheck(JudgedCheck):
         """The metric set's mode and the formatter."""
         return f"graded-{self.mode}/1+{self.formatter.ident}"
 
-    def _request(self, user: str, shape: builtins.type[BaseModel], name: str, n: int) -> JudgeRequest:
+    def _request(
+        self, user: str, shape: builtins.type[BaseModel], name: str, n: int
+    ) -> JudgeRequest:
         return JudgeRequest(
             messages=(
                 Message(role="system", content=EVALUATOR),

@@ -101,7 +101,7 @@ def _keys_at(root: type[BaseModel], loc: Loc) -> set[str] | None:
 
 def _known_keys(types: CheckRegistry) -> set[str]:
     """Every key a suite file may use somewhere, for "did you mean" hints."""
-    return all_keys(_SCHEMA_MODELS) | types.keys() | {"in", *_CHECK_EXTRAS}
+    return all_keys(_SCHEMA_MODELS) | types.allowed_keys() | {"in", *_CHECK_EXTRAS}
 
 
 class _Ctx:
