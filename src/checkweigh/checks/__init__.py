@@ -32,9 +32,12 @@ from ._registry import (
     NO_JUDGE_HINT,
     OVERALL,
     CheckRegistry,
+    all_keys,
+    decides_pass,
     needs_judge,
     type_name,
     verdict_names,
+    yaml_keys,
 )
 from ._trajectory import (
     Before,
@@ -75,11 +78,14 @@ __all__ = [
     "WithinFirst",
     "WithinTolerance",
     "WordCount",
+    "all_keys",
     "check",
+    "decides_pass",
     "load_object",
     "needs_judge",
     "resolve_python_check",
     "to_verdict",
     "type_name",
     "verdict_names",
+    "yaml_keys",
 ]

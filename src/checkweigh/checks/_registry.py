@@ -57,6 +57,12 @@ def needs_judge(cls: type) -> bool:
         return False
 
 
+def decides_pass(check: object) -> bool:
+    """Whether ``check`` decides a case's pass/fail beside its score (``decides_pass = True``
+    on its class, as expected outcomes have)."""
+    return getattr(check, "decides_pass", False) is True
+
+
 def yaml_keys(cls: type[BaseModel]) -> set[str]:
     """The keys a suite file may give a check of class ``cls``."""
     return {f.alias or name for name, f in cls.model_fields.items() if not f.exclude}

@@ -35,6 +35,9 @@ class Evaluator:
 
     checks: tuple[NamedCheck, ...]
     rubrics: tuple[Rubric, ...]
+    order: tuple[str, ...] = ()
+    """The order verdicts are reported in, when it is not the checks' (batch mode answers
+    its questions together)."""
     _runs: tuple[tuple[str, Callable[[Case], Verdict]], ...] = field(
         init=False, repr=False, compare=False
     )
@@ -62,8 +65,9 @@ class Evaluator:
         rubrics: Sequence[Rubric],
         also: Sequence[str] = (),
     ) -> Evaluator:
-        """Keep only the checks some rubric uses, plus ``also`` (expected-outcome checks, which
-        decide pass/fail without being scored), in suite order."""
+        """Keep only the checks some rubric uses (by name, or by a named verdict
+        ``check.verdict``), plus ``also`` (expected-outcome checks, which decide pass/fail
+        without being scored), in suite order."""
         used = {name for r in rubrics for name in r.check_names} | set(also)
         owners = {name.rpartition(".")[0] for name in used}  # of named verdicts: check.verdict
         kept = tuple(c for n, c in checks.items() if n in used or n in owners)
@@ -83,7 +87,8 @@ class Evaluator:
         ``graded_weights``."""
         evaluator = cls.for_rubrics(suite.checks, suite.rubrics, suite.policy.outcome_checks)
         checks = with_judge(evaluator.checks, judge, batch=batch, graded_weights=graded_weights)
-        return cls(checks, evaluator.rubrics)
+        order = tuple(c.name for c in evaluator.checks) if batch and judge is not None else ()
+        return cls(checks, evaluator.rubrics, order)
 
     @property
     def needs_async(self) -> bool:
@@ -126,9 +131,11 @@ class Evaluator:
         verdicts: dict[str, Verdict] = {}
         for c, names, answer in zip(self.checks, self._records, answers, strict=True):
             if len(names) == 1 and type(answer) is Verdict:
-                verdicts[c.name] = answer
+                verdicts[names[0]] = answer
             else:
                 verdicts.update(c.spread(answer, names))
+        if self.order:  # the suite's order, as the single checks would have given it
+            verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms)
 
@@ -158,9 +165,10 @@ def with_judge(
         return tuple(out)
     asked = {c.name for c in questions}
     together = QuestionBatch(tuple(Question(c.name, c.check, c.when) for c in questions))
-    # recorded under each question's own name (prefix ""), where the single checks were
+    # recorded under each question's own name (prefix ""), in the first question's place
     combined = NamedCheck.of("judge-batch", together, judge=judge, prefix="")
-    return (*(c for c in out if c.name not in asked), combined)
+    first = questions[0].name
+    return tuple(combined if c.name == first else c for c in out if c.name not in asked - {first})
 
 
 def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:

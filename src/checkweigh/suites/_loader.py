@@ -15,11 +15,13 @@ from ..checks import (
     ImportTargetError,
     NamedCheck,
     PythonCheck,
+    all_keys,
+    decides_pass,
     load_object,
     resolve_python_check,
     verdict_names,
+    yaml_keys,
 )
-from ..checks._registry import all_keys, yaml_keys
 from ..core import (
     DEFAULT_GATES,
     Condition,
@@ -313,7 +315,7 @@ def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> Pa
                 ("thresholds", "score_rubrics", i),
                 f"unknown rubric {shown(name)}; the suite defines: {', '.join(names)}",
             )
-    outcome_checks = tuple(n for n, c in ctx.checks.items() if getattr(c.check, "decides_pass", 0))
+    outcome_checks = tuple(n for n, c in ctx.checks.items() if decides_pass(c.check))
     return PassPolicy(
         pass_threshold=t.pass_threshold,
         metrics_pass_threshold=t.metrics_pass_threshold,
