@@ -162,3 +162,44 @@ def test_per_run_weights_through_the_cli(tmp_path: Path) -> None:
     assert overall[0] == pytest.approx(85.0)  # tool_routing's 0 costs its 15%
     assert overall[1] == pytest.approx(100.0)  # dropped for the run: renormalized over the rest
     assert second.config["graded_weights"] == {"tool_routing": 0.0}
+
+
+def test_a_rubric_weighs_the_graded_metrics_as_named_verdicts(tmp_path: Path) -> None:
+    from checkweigh.core import CaseResult
+    from checkweigh.runs import Evaluator, run_cases
+
+    (tmp_path / "cases.jsonl").write_text(CASE.model_dump_json() + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: graded\ncases: cases.jsonl\nchecks:\n  quality:\n    type: graded\n"
+        "    pass_threshold: 70\nrubrics:\n  execution:\n    weights:\n"
+        "      quality.tool_routing: 2\n      quality.parameter_extraction: 1\n"
+        "      quality.result_interpretation: 1\n"
+    )
+    suite = load_suite(tmp_path / "suite.yaml")
+    scores = {**dict.fromkeys(NAMES, 4), "parameter_extraction": 2}
+    answer = {"scores": [{"metric": n, "score": s, "reason": "r"} for n, s in scores.items()]}
+    judge = ScriptedJudge([json.dumps(answer)])
+    results: list[CaseResult] = []
+    run_cases(Evaluator.from_suite(suite, judge), [CASE], results.append)
+    (result,) = results
+    assert len(judge.requests) == 1  # one call answers the check and each metric
+    routing = result.verdicts["quality.tool_routing"]
+    assert routing.state is VerdictState.PASSED  # 4/5 = 80 >= 70
+    assert routing.reason == "tool_routing 4 good"
+    assert routing.measures == {"score": 4.0}
+    extraction = result.verdicts["quality.parameter_extraction"]
+    assert extraction.state is VerdictState.FAILED  # 2/5 = 40 < 70
+    assert extraction.reason == "parameter_extraction 2 poor"
+    # only the metrics a rubric weighs are recorded, beside the check's own verdict
+    assert set(result.verdicts) == {
+        "quality",
+        "quality.tool_routing",
+        "quality.parameter_extraction",
+        "quality.result_interpretation",
+    }
+    assert result.results["execution"].score == pytest.approx(0.75)
+    (tmp_path / "bad.yaml").write_text(
+        (tmp_path / "suite.yaml").read_text().replace("tool_routing: 2", "speed: 2")
+    )
+    with pytest.raises(SuiteError, match=r"unknown check 'quality.speed'"):
+        load_suite(tmp_path / "bad.yaml")
