@@ -57,6 +57,16 @@ class Exploding(MaxParticipants):
         raise KeyError("calendar")
 
 
+class BrokenNames(MaxParticipants):
+    def verdict_names(self):
+        raise LookupError("no metric table")
+
+
+class DottedNames(MaxParticipants):
+    def verdict_names(self):
+        return ("rooms.small",)
+
+
 class AsksJudge(BuiltinCheck):
     """A judge check of the team's own."""
 
@@ -135,6 +145,18 @@ BAD = [
         "  too_many:\n    type: team_checks.Strict\n    limit: 80\n",
         23,
         "checks.too_many.limit: a meeting room holds at most 50 people",
+    ),
+    Bad(
+        "verdict-names-raise",
+        CHECK.format(type="team_checks.BrokenNames"),
+        22,
+        "checks.too_many.type: verdict_names() raised LookupError: no metric table",
+    ),
+    Bad(
+        "verdict-names-with-a-dot",
+        CHECK.format(type="team_checks.DottedNames"),
+        22,
+        "checks.too_many.type: verdict_names() must give names without dots, got 'rooms.small'",
     ),
     Bad(
         "module-exits-on-import",

@@ -225,6 +225,7 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
             # the discriminated union puts the check's type first in each location: drop it
             model = ctx.types.get(kind) or BuiltinCheck
             raise ctx.from_validation(exc, body, loc, tag=kind, model=model) from None
+    _check_verdict_names(ctx, loc, check)
     when: tuple[Condition, ...] = ()
     if "when" in raw:
         try:
@@ -238,6 +239,22 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         except ImportTargetError as exc:
             raise ctx.error((*loc, "function"), str(exc)) from None
     return NamedCheck.of(name, check, when)
+
+
+def _check_verdict_names(ctx: _Ctx, loc: Loc, check: object) -> None:
+    """A check's named verdicts must be listable (the engine asks every run): one line if
+    its ``verdict_names()`` fails or gives something other than names."""
+    try:
+        names = verdict_names(check)
+    except Exception as exc:  # noqa: BLE001 - the user's method failed: one line, no trace
+        raise ctx.error(
+            (*loc, "type"), f"verdict_names() raised {type(exc).__name__}: {exc}"
+        ) from None
+    bad = [n for n in names if not isinstance(n, str) or not n or "." in n]
+    if bad:
+        raise ctx.error(
+            (*loc, "type"), f"verdict_names() must give names without dots, got {shown(bad[0])}"
+        )
 
 
 def _is_dotted(kind: object) -> bool:
