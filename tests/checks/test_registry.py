@@ -484,3 +484,17 @@ def test_a_rubric_may_weigh_only_named_verdicts_a_check_answers(tmp_path: Path) 
         f"{tmp_path / 'suite.yaml'}:12: rubrics.service.weights.tone.brevity: unknown check "
         "'tone.brevity'; the suite defines: tone, replied"
     )
+
+
+def test_a_field_set_from_python_only_is_not_a_suite_key(tmp_path: Path) -> None:
+    write(tmp_path)
+    (tmp_path / "suite.yaml").write_text(
+        "name: tone\ncases: cases.jsonl\nchecks:\n  polite:\n    type: judge\n"
+        "    question: Is the reply polite?\n    formatter: {name: raw}\n"
+        "rubrics:\n  service:\n    weights: {polite: 1}\n"
+    )
+    with pytest.raises(SuiteError) as err:
+        load_suite(tmp_path / "suite.yaml")
+    assert str(err.value) == (
+        f"{tmp_path / 'suite.yaml'}:7: checks.polite.formatter: unknown key 'formatter'"
+    )

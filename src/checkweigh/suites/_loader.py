@@ -219,6 +219,7 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     if kind not in ctx.types and _is_dotted(kind):
         check: Any = _user_check(ctx, loc, str(kind), body, base)
     else:
+        _refuse_keys(ctx, loc, body, yaml_keys(model) if (model := ctx.types.get(kind)) else None)
         try:
             check = ctx.types.adapter().validate_python(body)
         except ValidationError as exc:
@@ -239,6 +240,18 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         except ImportTargetError as exc:
             raise ctx.error((*loc, "function"), str(exc)) from None
     return NamedCheck.of(name, check, when)
+
+
+def _refuse_keys(ctx: _Ctx, loc: Loc, body: dict[str, Any], allowed: set[str] | None) -> None:
+    """One line for the first key of ``body`` that is not ``allowed`` (a field set from Python
+    only, such as a judge check's ``formatter``, is not a suite key)."""
+    if allowed is None:
+        return
+    for key in body:
+        if isinstance(key, str) and key not in allowed:  # other keys: pydantic's message
+            hint = suggest(str(key), allowed)
+            suffix = f"; did you mean {hint!r}?" if hint else ""
+            raise ctx.error((*loc, key), f"unknown key {shown(key)}{suffix}")
 
 
 def _check_verdict_names(ctx: _Ctx, loc: Loc, check: object) -> None:
@@ -276,12 +289,8 @@ def _user_check(ctx: _Ctx, loc: Loc, dotted: str, body: dict[str, Any], base: Pa
             at, f"{shown(dotted)} is not a check class (a pydantic model with an evaluate method)"
         )
     fields = {k: v for k, v in body.items() if k != "type"}
-    allowed = yaml_keys(cls) - {"type"}
-    for key in fields:
-        if key not in allowed:  # even a model that ignores unknown keys: a typo is an error
-            hint = suggest(str(key), allowed)
-            suffix = f"; did you mean {hint!r}?" if hint else ""
-            raise ctx.error((*loc, key), f"unknown key {shown(key)}{suffix}")
+    # even a model that ignores unknown keys: a typo is an error
+    _refuse_keys(ctx, loc, fields, yaml_keys(cls) - {"type"})
     try:
         return cls.model_validate(fields)
     except ValidationError as exc:
