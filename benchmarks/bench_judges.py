@@ -37,8 +37,9 @@ from checkweigh.judges import (
     Message,
     MeteredJudge,
     OpenAIJudge,
+    Question,
+    QuestionBatch,
     RetryPolicy,
-    batch_checks,
 )
 from checkweigh.testing import Reply, fake_llm_server
 
@@ -126,12 +127,13 @@ def faithfulness_calls(cases: int = 20) -> float:
     verdicts = json.dumps({"answers": [{"index": 1, "verdict": "yes", "reason": "in the trace"}]})
     script = [Reply(statements), Reply(verdicts)] * cases
     with fake_llm_server(script) as server:
-        check = FaithfulnessCheck(judge(server.base_url, 1))
+        check = FaithfulnessCheck()
+        asked = judge(server.base_url, 1)
 
         async def run_all() -> None:
             for i in range(cases):  # one case at a time, so the script stays in order
-                await check.evaluate(case(i))
-            await check.judge.aclose()  # type: ignore[attr-defined]
+                await check.evaluate(case(i), asked)
+            await asked.aclose()
 
         asyncio.run(run_all())
         return len(server.requests) / cases
@@ -141,13 +143,15 @@ def batch_calls(cases: int = 20, criteria: int = 5) -> float:
     answers = [{"index": i, "verdict": "yes", "reason": "fine"} for i in range(1, criteria + 1)]
     with fake_llm_server([], default=Reply(json.dumps({"answers": answers}))) as server:
         metered = judge(server.base_url, 16)
-        checks = [JudgeCheck(question=f"Criterion {i}?", judge=metered) for i in range(criteria)]
-        questions = batch_checks(metered, checks)
+        questions = QuestionBatch(
+            tuple(
+                Question(f"c{i}", JudgeCheck(question=f"Criterion {i}?")) for i in range(criteria)
+            )
+        )
 
         async def run_all() -> None:
             for i in range(cases):
-                c = case(i)
-                await asyncio.gather(*(q.evaluate(c) for q in questions))
+                await questions.evaluate(case(i), metered)
             await metered.aclose()
 
         asyncio.run(run_all())
@@ -159,10 +163,10 @@ def cached_rerun_calls(cases: int = 50) -> tuple[int, int]:
         made = []
         for _ in range(2):
             cached = CachedJudge(judge(server.base_url, 16), JudgeCache(Path(tmp)))
-            check = JudgeCheck(question="Is the answer grounded?", judge=cached)
+            check = JudgeCheck(question="Is the answer grounded?")
 
             async def run_all(check: JudgeCheck = check, cached: CachedJudge = cached) -> None:
-                await asyncio.gather(*(check.evaluate(case(i)) for i in range(cases)))
+                await asyncio.gather(*(check.evaluate(case(i), cached) for i in range(cases)))
                 await cached.aclose()
 
             before = len(server.requests)

@@ -97,8 +97,7 @@ def test_a_judge_check_through_anthropic() -> None:
     )
     script = [Reply(tool_input={"verdict": "yes", "reason": "4B was booked as asked"})]
     with fake_llm_server(script, wire="anthropic") as server:
-        check = JudgeCheck(
-            question="Did the agent do what was asked?", judge=judge_for(server.base_url)
-        )
-        verdict = asyncio.run(closing(check.judge, check.evaluate(case)))
+        check = JudgeCheck(question="Did the agent do what was asked?")
+        judge = judge_for(server.base_url)
+        verdict = asyncio.run(closing(judge, check.evaluate(case, judge)))
     assert verdict == (VerdictState.PASSED, "4B was booked as asked", None)

@@ -52,10 +52,9 @@ def booking_case(reply: str = REPLY) -> Case:
 def ask(judge: ScriptedJudge, case: Case | None = None, **kwargs: Any) -> Verdict:
     check = JudgeCheck(
         question="Does the reply state only facts supported by the trace?",
-        judge=judge,
         **kwargs,
     )
-    return asyncio.run(check.evaluate(case or booking_case()))
+    return asyncio.run(check.evaluate(case or booking_case(), judge))
 
 
 def test_yes_passes_and_no_fails_with_the_judges_reason() -> None:
@@ -149,11 +148,14 @@ def test_examples_and_rubric_are_shown_and_the_formatter_is_versioned() -> None:
     judge = ScriptedJudge(['{"verdict": "yes", "reason": "polite"}'])
     check = JudgeCheck(
         question="Is the tone professional and friendly?",
-        judge=judge,
         rubric="Curt is fine; rude or blaming is not.",
-        examples=[Example("The reply says 'your fault'.", "no", "it blames the user")],
+        examples=[
+            Example(
+                situation="The reply says 'your fault'.", verdict="no", reason="it blames the user"
+            )
+        ],
     )
-    asyncio.run(check.evaluate(booking_case()))
+    asyncio.run(check.evaluate(booking_case(), judge))
     user = judge.requests[0].messages[1].content
     assert "Guidance: Curt is fine; rude or blaming is not." in user
     assert 'Answer: {"verdict": "no", "reason": "it blames the user"}' in user
@@ -169,7 +171,7 @@ def test_judge_checks_run_through_the_engine_concurrently() -> None:
 
     judge = ScriptedJudge([answer] * 3)
     grounded = NamedCheck.of(
-        "no_hallucination", JudgeCheck(question="Is the reply grounded?", judge=judge)
+        "no_hallucination", JudgeCheck(question="Is the reply grounded?"), judge=judge
     )
     rubric = Rubric.build("clarity", [RubricItem("no_hallucination", 1.0)])
     evaluator = Evaluator((grounded,), (rubric,))

@@ -33,8 +33,8 @@ YES = '{"verdict": "yes", "reason": "the move matches the request"}'
 
 
 def run(judge: CachedJudge, check: JudgeCheck | None = None) -> object:
-    check = check or JudgeCheck(question="Did the agent do what was asked?", judge=judge)
-    return asyncio.run(check.evaluate(CASE))
+    check = check or JudgeCheck(question="Did the agent do what was asked?")
+    return asyncio.run(check.evaluate(CASE, judge))
 
 
 def test_a_rerun_is_answered_from_the_cache(tmp_path: Path) -> None:
@@ -53,11 +53,11 @@ def test_changes_to_the_call_miss(tmp_path: Path) -> None:
     cache = JudgeCache(tmp_path)
     judge = CachedJudge(ScriptedJudge([YES, YES, YES]), cache)
     run(judge)
-    run(judge, JudgeCheck(question="Did the agent do what was asked?", judge=judge, max_tokens=50))
+    run(judge, JudgeCheck(question="Did the agent do what was asked?", max_tokens=50))
     v2 = TraceFormatter(version="2")  # same text today, but a new version is a new metric
-    run(judge, JudgeCheck(question="Did the agent do what was asked?", judge=judge, formatter=v2))
+    run(judge, JudgeCheck(question="Did the agent do what was asked?", formatter=v2))
     assert (judge.calls, judge.hits) == (3, 0)
-    request = JudgeCheck(question="q", judge=judge).request(CASE)
+    request = JudgeCheck(question="q").request(CASE)
     assert cache_key("openai:a", request) != cache_key("openai:b", request)
 
 
@@ -68,7 +68,7 @@ def test_replay_turns_a_miss_into_an_errored_verdict(tmp_path: Path) -> None:
     assert "no cached answer for this call" in verdict.error  # type: ignore[attr-defined]
     assert judge.calls == 0
     with pytest.raises(ReplayMiss):
-        asyncio.run(judge.complete(JudgeCheck(question="q", judge=judge).request(CASE)))
+        asyncio.run(judge.complete(JudgeCheck(question="q").request(CASE)))
 
 
 def test_bypass_neither_reads_nor_writes(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_a_repaired_answer_is_cached_under_the_question(tmp_path: Path) -> None:
     judge = CachedJudge(ScriptedJudge(["Yes, it did.", YES]), JudgeCache(tmp_path))
     assert run(judge) == (VerdictState.PASSED, "the move matches the request", None)
     (entry,) = tmp_path.rglob("*.json")
-    question = JudgeCheck(question="Did the agent do what was asked?", judge=judge).request(CASE)
+    question = JudgeCheck(question="Did the agent do what was asked?").request(CASE)
     assert entry.stem == cache_key(judge.name, question)
     assert "Yes, it did." not in entry.read_text()
     replay = CachedJudge(ScriptedJudge([]), JudgeCache(tmp_path), CacheMode.REPLAY)

@@ -42,7 +42,7 @@ def by_statement(answers: dict[str, str]) -> ScriptedJudge:
 
 def test_all_statements_hold() -> None:
     judge = by_statement({"booked": "yes", "starts at": "yes", "45 minutes": "yes"})
-    verdict = asyncio.run(ExpectedOutcomesCheck(judge).evaluate(CASE))
+    verdict = asyncio.run(ExpectedOutcomesCheck().evaluate(CASE, judge))
     assert verdict == (VerdictState.PASSED, "all 3 expected outcomes met", None)
     questions = sorted(r.messages[1].content.split("\n", 1)[0] for r in judge.requests)
     assert len(questions) == 3  # one independent question per statement
@@ -51,7 +51,7 @@ def test_all_statements_hold() -> None:
 
 def test_one_unmet_statement_fails_the_case_with_its_justification() -> None:
     judge = by_statement({"booked": "yes", "starts at": "yes", "45 minutes": "no"})
-    verdict = asyncio.run(ExpectedOutcomesCheck(judge).evaluate(CASE))
+    verdict = asyncio.run(ExpectedOutcomesCheck().evaluate(CASE, judge))
     assert verdict.state is VerdictState.FAILED
     assert verdict.reason == (
         "1 of 3 expected outcomes not met: "
@@ -61,14 +61,14 @@ def test_one_unmet_statement_fails_the_case_with_its_justification() -> None:
 
 def test_an_unjudgeable_statement_errors_instead_of_failing() -> None:
     judge = by_statement({"booked": "yes", "starts at": "yes"})  # the third gets junk twice
-    verdict = asyncio.run(ExpectedOutcomesCheck(judge).evaluate(CASE))
+    verdict = asyncio.run(ExpectedOutcomesCheck().evaluate(CASE, judge))
     assert verdict.state is VerdictState.ERRORED
     assert verdict.reason == "1 outcome(s) not judged"
 
 
 def test_no_statements_means_not_applicable() -> None:
     bare = CASE.model_copy(update={"ground_truth": {}})
-    verdict = asyncio.run(ExpectedOutcomesCheck(ScriptedJudge([])).evaluate(bare))
+    verdict = asyncio.run(ExpectedOutcomesCheck().evaluate(bare, ScriptedJudge([])))
     assert verdict.state is VerdictState.NOT_APPLICABLE
 
 

@@ -43,10 +43,10 @@ def judge_all(base_url: str, fmt: JudgeFormat = "auto") -> tuple[list[object], O
         "smollm2-135m", base_url=base_url, api_key="anything", retry=RETRY, format=fmt
     )
     metered = MeteredJudge(judge, concurrency=4)
-    check = JudgeCheck(question="Did the agent book what was asked?", judge=metered)
+    check = JudgeCheck(question="Did the agent book what was asked?")
 
     async def every() -> list[object]:
-        return list(await asyncio.gather(*(check.evaluate(c) for c in CASES)))
+        return list(await asyncio.gather(*(check.evaluate(c, metered) for c in CASES)))
 
     return asyncio.run(closing(metered, every())), judge
 
@@ -101,8 +101,8 @@ def test_prompt_mode_still_parses_strictly_and_repairs_once() -> None:
         judge = OpenAIJudge(
             "m", base_url=server.base_url, api_key="x", retry=RETRY, format="prompt"
         )
-        check = JudgeCheck(question="Did the agent book what was asked?", judge=judge)
-        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0])))
+        check = JudgeCheck(question="Did the agent book what was asked?")
+        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0], judge)))
     assert verdict == (VerdictState.PASSED, "the booking matches the request", None)
     assert kinds(server.requests) == [None, None]
     assert server.requests[1]["messages"][-1]["content"].startswith("That answer is not valid")  # type: ignore[index]
@@ -132,8 +132,8 @@ def test_an_unrelated_500_is_retried_not_taken_for_a_refusal() -> None:
     script = [Reply(status=500), Reply(YES)]
     with fake_llm_server(script) as server:
         judge = OpenAIJudge("m", base_url=server.base_url, api_key="x", retry=RETRY)
-        check = JudgeCheck(question="q?", judge=judge)
-        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0])))
+        check = JudgeCheck(question="q?")
+        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0], judge)))
     assert verdict.state is VerdictState.PASSED
     assert kinds(server.requests) == ["json_schema", "json_schema"]
 
@@ -147,7 +147,7 @@ def test_a_local_base_url_needs_no_real_key_and_no_network(
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "anything")
         judge = make_judge("openai:smollm2")
-        check = JudgeCheck(question="q?", judge=judge)
-        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0])))
+        check = JudgeCheck(question="q?")
+        verdict = asyncio.run(closing(judge, check.evaluate(CASES[0], judge)))
     assert verdict.state is VerdictState.PASSED
     assert json.loads(YES)["reason"] == verdict.reason

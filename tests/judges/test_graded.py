@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from checkweigh.checks import OVERALL
 from checkweigh.core import Case, VerdictState
 from checkweigh.errors import SuiteError
 from checkweigh.judges import (
@@ -74,8 +75,9 @@ def scale_reply(request: JudgeRequest) -> str:
 
 
 def test_scale_mode_scores_every_metric_and_stores_the_numbers() -> None:
-    check = GradedJudgeCheck(ScriptedJudge([scale_reply]), pass_threshold=75)
-    verdict = asyncio.run(check.evaluate(CASE))
+    check = GradedJudgeCheck(pass_threshold=75)
+    verdicts = asyncio.run(check.evaluate(CASE, ScriptedJudge([scale_reply])))
+    verdict = verdicts[OVERALL]
     assert verdict.state is VerdictState.PASSED  # 4/5 everywhere = 80
     assert verdict.reason.startswith("overall 80.0 >= 75: tool_routing 4 good, ")
     assert verdict.measures["overall_score"] == pytest.approx(80.0)
@@ -92,8 +94,8 @@ def test_binary_mode_scores_by_share_of_yes() -> None:
         ]
         return json.dumps({"answers": rows})
 
-    check = GradedJudgeCheck(ScriptedJudge([answers]), mode="binary", pass_threshold=95)
-    verdict = asyncio.run(check.evaluate(CASE))
+    check = GradedJudgeCheck(mode="binary", pass_threshold=95)
+    verdict = asyncio.run(check.evaluate(CASE, ScriptedJudge([answers])))[OVERALL]
     # tool_routing has two sub-questions, one answered no: 2.5 of 5; the rest score 5
     assert verdict.measures["score.tool_routing"] == 2.5
     assert verdict.measures["overall_score"] == pytest.approx(92.5)  # 100 - 15% x half
@@ -103,11 +105,11 @@ def test_binary_mode_scores_by_share_of_yes() -> None:
 
 def test_invalid_scores_are_errored() -> None:
     missing = json.dumps({"scores": [{"metric": "tool_routing", "score": 5, "reason": "ok"}]})
-    verdict = asyncio.run(GradedJudgeCheck(ScriptedJudge([missing, missing])).evaluate(CASE))
+    verdict = asyncio.run(GradedJudgeCheck().evaluate(CASE, ScriptedJudge([missing] * 2)))[OVERALL]
     assert verdict.state is VerdictState.ERRORED
     assert "expected one score for each of" in verdict.error
     too_high = json.dumps({"scores": [{"metric": n, "score": 7, "reason": "great"} for n in NAMES]})
-    verdict = asyncio.run(GradedJudgeCheck(ScriptedJudge([too_high, too_high])).evaluate(CASE))
+    verdict = asyncio.run(GradedJudgeCheck().evaluate(CASE, ScriptedJudge([too_high] * 2)))[OVERALL]
     assert verdict.state is VerdictState.ERRORED
     assert "score: Input should be less than or equal to 5" in verdict.error
 
@@ -160,3 +162,44 @@ def test_per_run_weights_through_the_cli(tmp_path: Path) -> None:
     assert overall[0] == pytest.approx(85.0)  # tool_routing's 0 costs its 15%
     assert overall[1] == pytest.approx(100.0)  # dropped for the run: renormalized over the rest
     assert second.config["graded_weights"] == {"tool_routing": 0.0}
+
+
+def test_a_rubric_weighs_the_graded_metrics_as_named_verdicts(tmp_path: Path) -> None:
+    from checkweigh.core import CaseResult
+    from checkweigh.runs import Evaluator, run_cases
+
+    (tmp_path / "cases.jsonl").write_text(CASE.model_dump_json() + "\n")
+    (tmp_path / "suite.yaml").write_text(
+        "name: graded\ncases: cases.jsonl\nchecks:\n  quality:\n    type: graded\n"
+        "    pass_threshold: 70\nrubrics:\n  execution:\n    weights:\n"
+        "      quality.tool_routing: 2\n      quality.parameter_extraction: 1\n"
+        "      quality.result_interpretation: 1\n"
+    )
+    suite = load_suite(tmp_path / "suite.yaml")
+    scores = {**dict.fromkeys(NAMES, 4), "parameter_extraction": 2}
+    answer = {"scores": [{"metric": n, "score": s, "reason": "r"} for n, s in scores.items()]}
+    judge = ScriptedJudge([json.dumps(answer)])
+    results: list[CaseResult] = []
+    run_cases(Evaluator.from_suite(suite, judge), [CASE], results.append)
+    (result,) = results
+    assert len(judge.requests) == 1  # one call answers the check and each metric
+    routing = result.verdicts["quality.tool_routing"]
+    assert routing.state is VerdictState.PASSED  # 4/5 = 80 >= 70
+    assert routing.reason == "tool_routing 4 good"
+    assert routing.measures == {"score": 4.0}
+    extraction = result.verdicts["quality.parameter_extraction"]
+    assert extraction.state is VerdictState.FAILED  # 2/5 = 40 < 70
+    assert extraction.reason == "parameter_extraction 2 poor"
+    # only the metrics a rubric weighs are recorded, beside the check's own verdict
+    assert set(result.verdicts) == {
+        "quality",
+        "quality.tool_routing",
+        "quality.parameter_extraction",
+        "quality.result_interpretation",
+    }
+    assert result.results["execution"].score == pytest.approx(0.75)
+    (tmp_path / "bad.yaml").write_text(
+        (tmp_path / "suite.yaml").read_text().replace("tool_routing: 2", "speed: 2")
+    )
+    with pytest.raises(SuiteError, match=r"unknown check 'quality.speed'"):
+        load_suite(tmp_path / "bad.yaml")

@@ -54,7 +54,7 @@ def judge_for(statements: list[dict[str, object]]) -> ScriptedJudge:
 
 def test_plain_fraction_and_the_context_the_judge_sees() -> None:
     judge = judge_for([MADE_UP, *PADDING])
-    verdict = asyncio.run(FaithfulnessCheck(judge, threshold=0.8).evaluate(CASE))
+    verdict = asyncio.run(FaithfulnessCheck(threshold=0.8).evaluate(CASE, judge))
     assert verdict.state is VerdictState.FAILED
     assert verdict.reason.startswith("faithfulness 0.75 (3 of 4 statements supported) < 0.8")
     assert "unsupported: TechCorp's Q3 revenue grew 30% year over year." in verdict.reason
@@ -68,18 +68,18 @@ def test_plain_fraction_and_the_context_the_judge_sees() -> None:
 
 def test_padding_games_the_plain_fraction_but_not_the_weighted_score() -> None:
     padded = [MADE_UP, *PADDING, *PADDING]  # seven statements, six trivially true
-    plain = asyncio.run(FaithfulnessCheck(judge_for(padded), threshold=0.8).evaluate(CASE))
+    plain = asyncio.run(FaithfulnessCheck(threshold=0.8).evaluate(CASE, judge_for(padded)))
     assert plain.state is VerdictState.PASSED  # 6/7 = 0.86: the gate is fooled
     assert plain.reason.startswith("faithfulness 0.86 (6 of 7 statements supported) >= 0.8")
-    weighted = FaithfulnessCheck(judge_for(padded), threshold=0.8, weighted=True)
-    verdict = asyncio.run(weighted.evaluate(CASE))
+    weighted = FaithfulnessCheck(threshold=0.8, weighted=True)
+    verdict = asyncio.run(weighted.evaluate(CASE, judge_for(padded)))
     assert verdict.state is VerdictState.FAILED
     assert verdict.reason.startswith("faithfulness 0.00 (6 of 7 statements supported, weighted)")
 
 
 def test_no_statements_is_explicit_and_bad_batches_error() -> None:
     empty = ScriptedJudge([json.dumps({"statements": []})])
-    verdict = asyncio.run(FaithfulnessCheck(empty).evaluate(CASE))
+    verdict = asyncio.run(FaithfulnessCheck().evaluate(CASE, empty))
     assert verdict == (
         VerdictState.NOT_APPLICABLE,
         "no statements: the answer makes no claim to check",
@@ -88,7 +88,7 @@ def test_no_statements_is_explicit_and_bad_batches_error() -> None:
     short = json.dumps({"answers": [{"index": 1, "verdict": "no", "reason": "made up"}]})
     # an incomplete batch gets the one repair request, and errors when the repair is short too
     missing = ScriptedJudge([json.dumps({"statements": [MADE_UP, *PADDING]}), short, short])
-    verdict = asyncio.run(FaithfulnessCheck(missing).evaluate(CASE))
+    verdict = asyncio.run(FaithfulnessCheck().evaluate(CASE, missing))
     assert verdict.state is VerdictState.ERRORED
     assert verdict.error is not None
     assert "after one repair: expected one answer for each of statements 1..4, got [1]" in (
@@ -102,7 +102,7 @@ def test_goal_accuracy_with_and_without_a_reference() -> None:
     )
     no = json.dumps({"verdict": "no", "reason": "the growth figure is not what was reported"})
     judge = ScriptedJudge([workflow, no])
-    verdict = asyncio.run(GoalAccuracyCheck(judge).evaluate(CASE))
+    verdict = asyncio.run(GoalAccuracyCheck().evaluate(CASE, judge))
     assert verdict.state is VerdictState.FAILED
     assert verdict.reason.startswith("goal: Learn how TechCorp's Q3 went | end state:")
     assert "<reference>\nLearn how TechCorp's Q3 went\n</reference>" in (
@@ -111,11 +111,11 @@ def test_goal_accuracy_with_and_without_a_reference() -> None:
 
     with_ref = CASE.model_copy(update={"ground_truth": {"goal": "Get Q3 headcount"}})
     judge = ScriptedJudge([workflow, no])
-    check = GoalAccuracyCheck(judge, reference_path="ground_truth.goal")
-    asyncio.run(check.evaluate(with_ref))
+    check = GoalAccuracyCheck(reference_path="ground_truth.goal")
+    asyncio.run(check.evaluate(with_ref, judge))
     assert "<reference>\nGet Q3 headcount\n</reference>" in judge.requests[1].messages[1].content
     assert check.version == "goal-accuracy/1-with-reference+plain@1"
-    assert asyncio.run(check.evaluate(CASE)).state is VerdictState.NOT_APPLICABLE
+    assert asyncio.run(check.evaluate(CASE, judge)).state is VerdictState.NOT_APPLICABLE
 
 
 def test_metrics_from_a_suite_file(tmp_path: Path) -> None:

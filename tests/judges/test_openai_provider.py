@@ -114,10 +114,9 @@ def test_a_judge_check_end_to_end_with_a_repair() -> None:
     )
     script = [Reply("Sure, yes."), Reply('{"verdict": "yes", "reason": "matches the request"}')]
     with fake_llm_server(script) as server:
-        check = JudgeCheck(
-            question="Did the agent do what was asked?", judge=judge_for(server.base_url)
-        )
-        verdict = asyncio.run(closing(check.judge, check.evaluate(case)))
+        check = JudgeCheck(question="Did the agent do what was asked?")
+        judge = judge_for(server.base_url)
+        verdict = asyncio.run(closing(judge, check.evaluate(case, judge)))
     assert verdict == (VerdictState.PASSED, "matches the request", None)
     assert [m["role"] for m in server.requests[1]["messages"]] == [
         "system",

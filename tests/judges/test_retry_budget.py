@@ -41,10 +41,10 @@ def test_sixty_checks_survive_a_429_burst_then_30_percent_503s(
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         metered = MeteredJudge(make_judge("openai:gpt-test", options=options), concurrency=16)
-        check = JudgeCheck(question="Did the agent book what was asked?", judge=metered)
+        check = JudgeCheck(question="Did the agent book what was asked?")
 
         async def every() -> list[Verdict]:
-            return list(await asyncio.gather(*(check.evaluate(c) for c in cases)))
+            return list(await asyncio.gather(*(check.evaluate(c, metered) for c in cases)))
 
         verdicts = asyncio.run(closing(metered, every()))
     errors = [v.error for v in verdicts if v.state is VerdictState.ERRORED]

@@ -21,10 +21,8 @@ def says(verdict: str, reason: str) -> str:
 
 
 def ask(script: list[str], samples: int) -> object:
-    check = JudgeCheck(
-        question="Is the tone friendly?", judge=ScriptedJudge(script), samples=samples
-    )
-    return asyncio.run(check.evaluate(CASE))
+    check = JudgeCheck(question="Is the tone friendly?", samples=samples)
+    return asyncio.run(check.evaluate(CASE, ScriptedJudge(script)))
 
 
 def test_the_majority_decides_and_the_split_is_measured() -> None:

@@ -2,14 +2,19 @@
 
 Every built-in check is a validated model usable from Python (``Equals(path=..., value=...)``)
 and from a suite file (``type: equals``); a user's check is a ``@check`` function or a class
-with an ``evaluate(case)`` method.
+with an ``evaluate(case)`` method. A :class:`CheckRegistry` names the types a suite may use.
 """
 
-from typing import Annotated
-
-from pydantic import Field
-
-from ._base import CheckAnswer, CheckLike, FunctionCheck, NamedCheck, check, to_verdict
+from ._base import (
+    SKIPPED,
+    Answers,
+    CheckAnswer,
+    CheckLike,
+    FunctionCheck,
+    NamedCheck,
+    check,
+    to_verdict,
+)
 from ._fields import (
     Contains,
     Equals,
@@ -23,6 +28,17 @@ from ._fields import (
 )
 from ._model import BuiltinCheck
 from ._python import ImportTargetError, PythonCheck, load_object, resolve_python_check
+from ._registry import (
+    NO_JUDGE_HINT,
+    OVERALL,
+    CheckRegistry,
+    all_keys,
+    decides_pass,
+    needs_judge,
+    type_name,
+    verdict_names,
+    yaml_keys,
+)
 from ._trajectory import (
     ArgsOverride,
     Before,
@@ -35,37 +51,17 @@ from ._trajectory import (
     WithinFirst,
 )
 
-BuiltinCheckType = (
-    Equals
-    | OneOf
-    | Contains
-    | Regex
-    | SetEquals
-    | WithinTolerance
-    | Length
-    | WordCount
-    | JsonSchema
-    | ToolCalled
-    | Before
-    | WithinFirst
-    | NeverAfter
-    | Count
-    | TrajectoryMatch
-    | PythonCheck
-)
-"""The union of the built-in check models."""
-
-CheckSpec = Annotated[BuiltinCheckType, Field(discriminator="type")]
-"""Any built-in check a suite file can declare, told apart by its ``type``."""
-
 __all__ = [
+    "NO_JUDGE_HINT",
+    "OVERALL",
+    "SKIPPED",
+    "Answers",
     "ArgsOverride",
     "Before",
     "BuiltinCheck",
-    "BuiltinCheckType",
     "CheckAnswer",
     "CheckLike",
-    "CheckSpec",
+    "CheckRegistry",
     "Contains",
     "Count",
     "Equals",
@@ -86,8 +82,14 @@ __all__ = [
     "WithinFirst",
     "WithinTolerance",
     "WordCount",
+    "all_keys",
     "check",
+    "decides_pass",
     "load_object",
+    "needs_judge",
     "resolve_python_check",
     "to_verdict",
+    "type_name",
+    "verdict_names",
+    "yaml_keys",
 ]

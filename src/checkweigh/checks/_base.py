@@ -5,16 +5,22 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .._process import ProcessExit, error_text, shown_value
 from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
 from ._model import BuiltinCheck
+from ._registry import NO_JUDGE_HINT, OVERALL, needs_judge
 
 CheckAnswer: TypeAlias = Verdict | bool | tuple[bool, str]
 """What a check may return: a verdict, a bool, or (bool, reason)."""
+Answers: TypeAlias = Verdict | Mapping[str, Verdict]
+"""What running a check gives: one verdict, or several named ones (see :data:`OVERALL`)."""
+
+SKIPPED = not_applicable(f"skipped: {NO_JUDGE_HINT}")
+"""The verdict of a judge check in a run without a judge."""
 
 
 @runtime_checkable
@@ -69,16 +75,23 @@ def _is_async(check: CheckLike) -> bool:
     return inspect.iscoroutinefunction(check.evaluate)
 
 
+def _skipped(case: Case) -> Verdict:
+    return SKIPPED
+
+
 @dataclass(frozen=True, slots=True)
 class NamedCheck:
     """A check under its suite name, with its ``when`` guard and version.
 
     :meth:`run` and :meth:`arun` never raise for a failing check: an exception becomes an
-    errored verdict carrying its text. Build it with :meth:`of`.
+    errored verdict carrying its text. Build it with :meth:`of`. A check whose ``evaluate``
+    takes a judge (``async evaluate(case, judge)``) is given the run's judge by
+    :meth:`with_judge`; without one it answers "skipped".
     """
 
     name: str
-    check: CheckLike
+    check: Any
+    """The check: anything with ``evaluate(case)``, or ``evaluate(case, judge)``."""
     when: tuple[Condition, ...] = ()
     version: str = "1"
     is_async: bool = False
@@ -86,14 +99,70 @@ class NamedCheck:
     """The function that judges a case (the check's compiled runner where it has one)."""
     guards: tuple[tuple[Callable[[Any], bool], Verdict], ...] = ()
     """Each ``when`` condition's test, with the not-applicable verdict when it is false."""
+    judged: bool = False
+    """Whether the check asks a judge (its ``evaluate`` takes one)."""
+    prefix: str | None = None
+    """What a named verdict's key is prefixed with when recorded (default ``name.``); ``""``
+    records the keys as they are, for a check that answers for others and has no verdict of
+    its own (batch mode's checklist)."""
 
     @classmethod
-    def of(cls, name: str, check: CheckLike, when: tuple[Condition, ...] = ()) -> NamedCheck:
-        """Wrap ``check``, reading its version and whether it is async."""
+    def of(
+        cls,
+        name: str,
+        check: Any,
+        when: tuple[Condition, ...] = (),
+        *,
+        judge: object = None,
+        prefix: str | None = None,
+    ) -> NamedCheck:
+        """Wrap ``check``, reading its version and whether it is async; a judge check asks
+        ``judge`` (and is skipped when it is None)."""
+        guards = tuple((c.test, not_applicable(f"not {c.describe()}")) for c in when)
+        version = _version_of(check)
+        if needs_judge(type(check)):
+            if judge is None:
+                return cls(name, check, when, version, False, _skipped, guards, True, prefix)
+            evaluate = check.evaluate
+
+            def asks(case: Case) -> Any:
+                return evaluate(case, judge)
+
+            is_async = inspect.iscoroutinefunction(evaluate)
+            return cls(name, check, when, version, is_async, asks, guards, True, prefix)
         # only our own check types promise a runner(); anything else is used via evaluate
         fn = check.runner() if isinstance(check, BuiltinCheck | FunctionCheck) else check.evaluate
-        guards = tuple((c.test, not_applicable(f"not {c.describe()}")) for c in when)
-        return cls(name, check, when, _version_of(check), _is_async(check), fn, guards)
+        return cls(name, check, when, version, _is_async(check), fn, guards, False, prefix)
+
+    def with_judge(self, judge: object) -> NamedCheck:
+        """This check asking ``judge`` (itself when it asks no judge)."""
+        if not self.judged:
+            return self
+        return NamedCheck.of(self.name, self.check, self.when, judge=judge, prefix=self.prefix)
+
+    @property
+    def has_own_verdict(self) -> bool:
+        """Whether a verdict is recorded under the check's own name."""
+        return self.prefix != ""
+
+    def recorded_as(self, key: str) -> str:
+        """The name a named verdict ``key`` is recorded under (``OVERALL``: the check's own)."""
+        if key == OVERALL:
+            return self.name
+        return (f"{self.name}." if self.prefix is None else self.prefix) + key
+
+    def spread(self, answer: Answers, names: tuple[str, ...]) -> dict[str, Verdict]:
+        """The verdicts recorded under ``names`` from ``answer``: a single verdict stands for
+        each of them (a skipped or crashed check); a mapping gives each its own."""
+        if isinstance(answer, Verdict):
+            return dict.fromkeys(names, answer)
+        keys = {self.recorded_as(k): v for k, v in answer.items() if isinstance(k, str)}
+        return {
+            n: to_verdict(keys[n])
+            if n in keys
+            else errored(f"check {self.name!r} answered no verdict {n!r}", reason="no verdict")
+            for n in names
+        }
 
     def _guard(self, case: Case) -> Verdict | None:
         for test, verdict in self.guards:
@@ -148,7 +217,16 @@ class NamedCheck:
         return guarded
 
     async def arun(self, case: Case) -> Verdict:
-        """Evaluate a check, awaiting it when it is async."""
+        """Evaluate a check, awaiting it when it is async (its own verdict, when it answers
+        several)."""
+        answer = await self.answers(case)
+        if isinstance(answer, Verdict):
+            return answer
+        return self.spread(answer, (self.name,))[self.name]
+
+    async def answers(self, case: Case) -> Answers:
+        """Evaluate a check, awaiting it when it is async: its verdict, or its named verdicts
+        when it answers a mapping."""
         guarded = self._guard(case)
         if guarded is not None:
             return guarded
@@ -162,6 +240,8 @@ class NamedCheck:
             raise
         except BaseException as exc:  # noqa: BLE001 - in a task, sys.exit() stops the loop
             return errored(_exit_text(exc))
+        if isinstance(answer, Mapping):
+            return answer
         return to_verdict(answer)
 
 

@@ -33,7 +33,7 @@ from ..errors import CheckweighError, InputError, StoreError
 from ..judges import (
     CachedJudge,
     CacheMode,
-    GradedSpec,
+    GradedJudgeCheck,
     JudgeCache,
     JudgeOptions,
     MeteredJudge,
@@ -327,12 +327,12 @@ def _graded_weights(items: list[str], suite: Suite) -> dict[str, float]:
             sep = ""
         if not sep or not name.strip():
             raise InputError(f"expected METRIC=WEIGHT, got {item!r}", field="--graded-weight")
-    graded = [c.check for c in suite.checks.values() if isinstance(c.check, GradedSpec)]
+    graded = [c.check for c in suite.checks.values() if isinstance(c.check, GradedJudgeCheck)]
     if weights and not graded:
         raise InputError("the suite has no graded check (type: graded)", field="--graded-weight")
-    for spec in graded:
+    for check in graded:
         try:
-            spec.with_weights(weights)
+            check.with_weights(weights)
         except ValueError as exc:
             raise InputError(str(exc), field="--graded-weight") from None
     return weights

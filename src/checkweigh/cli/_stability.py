@@ -22,13 +22,6 @@ from ..core import (
     simulate_reruns,
 )
 from ..errors import InputError
-from ..judges import (
-    ExpectedOutcomesSpec,
-    FaithfulnessSpec,
-    GoalAccuracySpec,
-    GradedSpec,
-    JudgeSpec,
-)
 from ..reports import (
     json_inert,
     plain,
@@ -38,12 +31,9 @@ from ..reports import (
     write_stability_png,
 )
 from ..store import RunInfo, Store, database_file
+from ..suites import BUILTIN_CHECKS
 from ._common import DbOption, app, check_writable, consoles, fail_input
 
-_JUDGE_TYPES = frozenset(
-    spec.model_fields["type"].default
-    for spec in (JudgeSpec, ExpectedOutcomesSpec, FaithfulnessSpec, GoalAccuracySpec, GradedSpec)
-)
 _RATE_HELP = "RATE from 0 to 0.5 (the chance one judge answer differs from its usual answer)"
 
 
@@ -152,7 +142,7 @@ def _judge_samples(config: Mapping[str, Any]) -> dict[str, int]:
     out: dict[str, int] = {}
     for name, entry in config.get("checks", {}).items():
         spec = entry.get("spec") or {}
-        if spec.get("type") in _JUDGE_TYPES:
+        if BUILTIN_CHECKS.needs_judge(spec.get("type")):
             out[name] = int(spec.get("samples", 1))
     return out
 

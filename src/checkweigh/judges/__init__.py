@@ -1,13 +1,16 @@
 """LLM judges: the judge interface, strict yes/no answers, and trace formatting.
 
-Judges are explicit: a judge check is built with the judge it asks. Provider clients
-(OpenAI-compatible, Anthropic, Ollama), caching and the suite integration build on this.
+Judges are explicit: a judge check is one validated class whose ``async evaluate(case, judge)``
+is given the run's judge when it evaluates. Provider clients (OpenAI-compatible, Anthropic,
+Ollama), caching and the suite integration build on this.
 """
 
+from ..checks import NO_JUDGE_HINT
 from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, parse_answer
 from ._anthropic import AnthropicJudge
-from ._batch import BatchedQuestion, ChecklistBatch, batch_checks
-from ._binary import SYSTEM, Example, JudgeCheck
+from ._ask import ask
+from ._batch import Question, QuestionBatch
+from ._binary import EVALUATOR, SYSTEM, Example, JudgeCheck
 from ._cache import (
     CACHE_ENV,
     CachedJudge,
@@ -22,6 +25,7 @@ from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._graded import (
     DEFAULT_METRICS,
     LABELS,
+    AddedMetric,
     GradedJudgeCheck,
     GradedMetric,
     MetricScore,
@@ -29,7 +33,9 @@ from ._graded import (
     configure,
     label,
     overall_score,
+    reweighted,
 )
+from ._judged import JudgedCheck, judge_failure
 from ._metered import MeteredJudge, Prices, close_judge
 from ._metrics import (
     FaithfulnessCheck,
@@ -45,24 +51,17 @@ from ._outcomes import ExpectedOutcomesCheck
 from ._retry import GaveUp, RetryPolicy, call_with_retries
 from ._scripted import ScriptedJudge, ScriptItem
 from ._sdk import retry_after, scrub
-from ._spec import (
-    NO_JUDGE_HINT,
-    PROVIDERS,
-    AddedMetric,
-    ExampleSpec,
-    ExpectedOutcomesSpec,
-    FaithfulnessSpec,
-    GoalAccuracySpec,
-    GradedSpec,
-    JudgeSpec,
-    NeedsJudge,
-    make_judge,
-    parse_judge,
-)
+from ._spec import PROVIDERS, make_judge, parse_judge
 
 __all__ = [
     "AddedMetric",
-    "GradedSpec",
+    "EVALUATOR",
+    "JudgedCheck",
+    "Question",
+    "QuestionBatch",
+    "ask",
+    "judge_failure",
+    "reweighted",
     "DEFAULT_METRICS",
     "LABELS",
     "GradedJudgeCheck",
@@ -72,12 +71,7 @@ __all__ = [
     "configure",
     "label",
     "overall_score",
-    "BatchedQuestion",
     "Checklist",
-    "ChecklistBatch",
-    "batch_checks",
-    "FaithfulnessSpec",
-    "GoalAccuracySpec",
     "FaithfulnessCheck",
     "GoalAccuracyCheck",
     "Statement",
@@ -85,8 +79,6 @@ __all__ = [
     "Statements",
     "Workflow",
     "ExpectedOutcomesCheck",
-    "ExpectedOutcomesSpec",
-    "NeedsJudge",
     "AnthropicJudge",
     "DEFAULT_CONCURRENCY",
     "FORMATS",
@@ -102,8 +94,6 @@ __all__ = [
     "Prices",
     "NO_JUDGE_HINT",
     "PROVIDERS",
-    "ExampleSpec",
-    "JudgeSpec",
     "make_judge",
     "parse_judge",
     "CACHE_ENV",

@@ -1,44 +1,50 @@
-"""Batch mode: all yes/no judge checks of one case put to the judge in one checklist call.
+"""Batch mode: a suite's yes/no judge checks put to the judge in one checklist call per case.
 
-Each check keeps its own verdict and reason; the call is made once per case, by whichever of
-the case's checks asks first, and the others wait for its answer.
+The batch is one check that answers every question's verdict by the name of the check it
+came from; a question whose ``when`` does not hold for a case is not asked, and a checklist
+answer that does not fit errors every question asked.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
-from ..core import Case, Condition, Verdict, errored, failed, passed
-from ..core._conditions import all_hold
+from ..core import Case, Condition, Verdict, failed, not_applicable, passed
 from ._answers import AnswerError, Checklist, schema_of
 from ._ask import ask
-from ._binary import SYSTEM, JudgeCheck
+from ._binary import EVALUATOR, JudgeCheck
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
+from ._judged import judge_failure
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
 
 
-@dataclass
-class ChecklistBatch:
-    """The questions of a suite's judge checks, asked together for each case."""
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One yes/no judge check of a batch, under its suite name, with its ``when``."""
 
-    judge: JudgeModel
-    checks: list[JudgeCheck]
-    guards: list[tuple[Condition, ...]] = field(default_factory=list)
-    """Each check's ``when`` conditions: a question is asked only where they hold."""
+    name: str
+    check: JudgeCheck
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class QuestionBatch:
+    """Yes/no judge checks asked together: one call per case, a verdict per question."""
+
+    questions: tuple[Question, ...]
     formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
-    _pending: dict[int, asyncio.Task[dict[int, Verdict]]] = field(default_factory=dict, repr=False)
-    _left: dict[int, int] = field(default_factory=dict, repr=False)
 
-    def applicable(self, case: Case) -> list[int]:
-        """The positions of the questions whose guards hold for ``case``."""
-        if not self.guards:
-            return list(range(len(self.checks)))
-        return [i for i, when in enumerate(self.guards) if all_hold(when, case)]
+    @property
+    def version(self) -> str:
+        """Batch mode and the formatter."""
+        return f"judge-batch/1+{self.formatter.ident}"
 
-    def request(self, case: Case, positions: list[int]) -> JudgeRequest:
-        """The checklist request for ``case``, asking the questions at ``positions``."""
-        asked = [self.checks[p] for p in positions]
+    def verdict_names(self) -> tuple[str, ...]:
+        """The questions' check names: the batch answers for each of them."""
+        return tuple(q.name for q in self.questions)
+
+    def request(self, case: Case, asked: list[JudgeCheck]) -> JudgeRequest:
+        """The checklist request for ``case``, asking ``asked`` in order."""
         lines = ["Answer each numbered question about the run below, independently."]
         for i, check in enumerate(asked, start=1):
             lines.append(f"{i}. {check.question}")
@@ -51,7 +57,7 @@ class ChecklistBatch:
         )
         return JudgeRequest(
             messages=(
-                Message(role="system", content=SYSTEM.split(" Reply with")[0]),
+                Message(role="system", content=EVALUATOR),
                 Message(role="user", content="\n\n".join(lines)),
             ),
             schema_name="checklist",
@@ -60,60 +66,24 @@ class ChecklistBatch:
             tags={"check": "judge-batch/1", "formatter": self.formatter.ident},
         )
 
-    async def _ask_all(self, case: Case, positions: list[int]) -> dict[int, Verdict]:
+    async def evaluate(self, case: Case, judge: JudgeModel) -> dict[str, Verdict]:
+        """Every question's verdict by its check's name, from one checklist call."""
+        verdicts: dict[str, Verdict] = {}
+        asked: list[Question] = []
+        for q in self.questions:
+            unmet = next((c for c in q.when if not c.test(case)), None)
+            if unmet is None:
+                asked.append(q)
+            else:  # the same verdict the question's own guard would give
+                verdicts[q.name] = not_applicable(f"not {unmet.describe()}")
+        if not asked:
+            return verdicts
+        n = len(asked)
         try:
-            n = len(positions)
-            request = self.request(case, positions)
-            checklist = await ask(self.judge, request, Checklist, lambda c: c.in_order(n))
-            answers = checklist.in_order(n)
-        except JudgeError as exc:
-            return dict.fromkeys(positions, errored(str(exc), reason="judge call failed"))
-        except AnswerError as exc:
-            return dict.fromkeys(positions, errored(str(exc), reason="judge answer invalid"))
-        return {
-            p: passed(a.reason) if a.verdict == "yes" else failed(a.reason)
-            for p, a in zip(positions, answers, strict=True)
-        }
-
-    async def verdict(self, case: Case, position: int) -> Verdict:
-        """The verdict of question ``position`` for ``case``; one call per case in all."""
-        key = id(case)  # the engine passes the same Case object to all of a case's checks
-        task = self._pending.get(key)
-        if task is None:
-            positions = self.applicable(case)
-            task = asyncio.get_running_loop().create_task(self._ask_all(case, positions))
-            self._pending[key] = task
-            self._left[key] = len(positions)
-        try:
-            return (await task)[position]
-        finally:
-            self._left[key] -= 1
-            if not self._left[key]:  # every check of this case has its answer
-                del self._pending[key], self._left[key]
-
-
-@dataclass(frozen=True)
-class BatchedQuestion:
-    """One judge check answered through its suite's checklist call."""
-
-    batch: ChecklistBatch
-    position: int
-
-    @property
-    def version(self) -> str:
-        """Batch mode and the formatter."""
-        return f"judge-batch/1+{self.batch.formatter.ident}"
-
-    async def evaluate(self, case: Case) -> Verdict:
-        """This question's verdict."""
-        return await self.batch.verdict(case, self.position)
-
-
-def batch_checks(
-    judge: JudgeModel,
-    checks: list[JudgeCheck],
-    guards: list[tuple[Condition, ...]] | None = None,
-) -> list[BatchedQuestion]:
-    """The checks rewired to share one checklist call per case (``guards``: their ``when``)."""
-    batch = ChecklistBatch(judge, list(checks), list(guards or []))
-    return [BatchedQuestion(batch, i) for i in range(len(checks))]
+            request = self.request(case, [q.check for q in asked])
+            checklist = await ask(judge, request, Checklist, lambda c: c.in_order(n))
+        except (JudgeError, AnswerError) as exc:
+            return verdicts | dict.fromkeys((q.name for q in asked), judge_failure(exc))
+        for q, a in zip(asked, checklist.in_order(n), strict=True):
+            verdicts[q.name] = passed(a.reason) if a.verdict == "yes" else failed(a.reason)
+        return verdicts

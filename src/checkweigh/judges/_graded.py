@@ -9,18 +9,21 @@ of a 0-5 score (score = 5 x the share of yes), so the two can be compared for st
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..core import Case, Verdict, errored, failed, measured, passed
+from ..checks import OVERALL
+from ..core import Case, Verdict, failed, measured, passed
 from ._answers import AnswerError, Checklist, schema_of
 from ._ask import ask
-from ._binary import SYSTEM
+from ._binary import EVALUATOR
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
+from ._judged import JudgedCheck, judge_failure
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
 
 LABELS = ("critical_fail", "fail", "poor", "acceptable", "good", "excellent")
@@ -174,39 +177,102 @@ class MetricScores(BaseModel):
     """Each metric exactly once."""
 
 
-@dataclass(frozen=True)
-class GradedJudgeCheck:
-    """Grade a case on ``metrics``; passes when the overall score reaches ``pass_threshold``.
+class AddedMetric(BaseModel):
+    """A metric a suite adds to the graded judge."""
 
-    The verdict carries ``overall_score`` and each metric's score as measures.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    """Its name."""
+    weight: float = Field(ge=0)
+    """Its weight (renormalized with the others)."""
+    tier: str = "Custom"
+    """A grouping for reports."""
+    description: str = Field(min_length=1)
+    """What the judge scores."""
+    binary: bool = False
+    """Scored 5 (yes) or 0 (no), like task completion."""
+    sub_questions: tuple[str, ...] = ()
+    """Its yes/no questions in binary mode (default: the description)."""
+
+    def build(self) -> GradedMetric:
+        """The metric it adds."""
+        return GradedMetric(
+            self.name, self.weight, self.tier, self.description, self.sub_questions, self.binary
+        )
+
+
+class GradedJudgeCheck(JudgedCheck):
+    """``type: graded``: grade a case on weighted metrics (default: the eight) scored 0-5;
+    passes when the overall score reaches ``pass_threshold``.
+
+    Its own verdict carries ``overall_score`` and each metric's score as measures; it also
+    answers one named verdict per metric (``CHECK.tool_routing``...), passed when that
+    metric's score out of 100 reaches ``pass_threshold``, which a rubric may weigh.
     """
 
-    judge: JudgeModel
-    metrics: tuple[GradedMetric, ...] = DEFAULT_METRICS
-    pass_threshold: float = 75.0
+    type: Literal["graded"] = "graded"
     mode: Literal["scale", "binary"] = "scale"
-    formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
+    """0-5 scores, or each metric's yes/no sub-questions."""
+    pass_threshold: float = Field(default=75.0, ge=0.0, le=100.0)
+    """The overall score (out of 100) at which the check passes."""
+    weights: dict[str, float] = Field(default_factory=dict)
+    """Weight overrides by metric name (renormalized)."""
+    exclude: tuple[str, ...] = ()
+    """Metrics to drop."""
+    add: tuple[AddedMetric, ...] = ()
+    """Metrics to add."""
+    formatter: TraceFormatter = Field(default=DEFAULT_FORMATTER, exclude=True)
+    """How the case is rendered for the judge (set from Python, not from a suite file)."""
+
+    @model_validator(mode="after")
+    def _valid_overrides(self) -> GradedJudgeCheck:
+        self.metrics()  # raises ValueError naming the bad override
+        return self
+
+    def metrics(self) -> tuple[GradedMetric, ...]:
+        """The metric set after this check's overrides."""
+        added = [a.build() for a in self.add]
+        return configure(weights=self.weights, exclude=self.exclude, add=added)
+
+    def with_weights(self, weights: Mapping[str, float]) -> GradedJudgeCheck:
+        """A copy with ``weights`` overriding its own (a run's overrides).
+
+        Raises:
+            ValueError: a weight names an unknown metric or is negative.
+        """
+        copy = self.model_copy(update={"weights": {**self.weights, **weights}})
+        copy.metrics()
+        return copy
+
+    def verdict_names(self) -> tuple[str, ...]:
+        """One named verdict per metric."""
+        return tuple(m.name for m in self.metrics())
 
     @property
     def version(self) -> str:
         """The metric set's mode and the formatter."""
         return f"graded-{self.mode}/1+{self.formatter.ident}"
 
-    def _request(self, user: str, shape: type[BaseModel], name: str) -> JudgeRequest:
+    def _request(
+        self, user: str, shape: builtins.type[BaseModel], name: str, n: int
+    ) -> JudgeRequest:
         return JudgeRequest(
             messages=(
-                Message(role="system", content=SYSTEM.split(" Reply with")[0]),
+                Message(role="system", content=EVALUATOR),
                 Message(role="user", content=user),
             ),
             schema_name=name,
             json_schema=schema_of(shape),
-            max_tokens=200 + 120 * len(self.metrics),
+            max_tokens=200 + 120 * n,
             tags={"check": self.version, "formatter": self.formatter.ident},
         )
 
-    async def _scale(self, case: Case) -> dict[str, int]:
+    async def _scale(
+        self, case: Case, judge: JudgeModel, metrics: tuple[GradedMetric, ...]
+    ) -> dict[str, int]:
         lines = ["Score the run below on each metric from 0 (critical fail) to 5 (excellent)."]
-        for m in self.metrics:
+        for m in metrics:
             kind = " Answer 5 (yes) or 0 (no) only." if m.binary else ""
             lines.append(f"- {m.name}: {m.description}{kind}")
         lines.append(self.formatter.format(case))
@@ -214,23 +280,14 @@ class GradedJudgeCheck:
             'Reply as {"scores": [{"metric": "<name>", "score": 0-5, "reason": "..."}]} with '
             "every metric exactly once."
         )
-        request = self._request("\n\n".join(lines), MetricScores, "scores")
-        answer = await ask(self.judge, request, MetricScores, self._scores)
-        return self._scores(answer)
+        request = self._request("\n\n".join(lines), MetricScores, "scores", len(metrics))
+        answer = await ask(judge, request, MetricScores, lambda a: _scores(a, metrics))
+        return _scores(answer, metrics)
 
-    def _scores(self, answer: MetricScores) -> dict[str, int]:
-        """Each metric's score; :class:`AnswerError` unless every metric is scored once."""
-        got = {s.metric: s.score for s in answer.scores}
-        names = [m.name for m in self.metrics]
-        if sorted(got) != sorted(names) or len(answer.scores) != len(names):
-            raise AnswerError(f"expected one score for each of {names}, got {sorted(got)}")
-        bad = [m.name for m in self.metrics if m.binary and got[m.name] not in (0, 5)]
-        if bad:
-            raise AnswerError(f"binary metrics must score 0 or 5: {bad}")
-        return got
-
-    async def _binary(self, case: Case) -> dict[str, float]:
-        questions = [(m, q) for m in self.metrics for q in (m.sub_questions or (m.description,))]
+    async def _binary(
+        self, case: Case, judge: JudgeModel, metrics: tuple[GradedMetric, ...]
+    ) -> dict[str, float]:
+        questions = [(m, q) for m in metrics for q in (m.sub_questions or (m.description,))]
         lines = ["Answer each numbered question about the run below, independently."]
         lines += [f"{i}. {q}" for i, (_, q) in enumerate(questions, start=1)]
         lines.append(self.formatter.format(case))
@@ -239,28 +296,58 @@ class GradedJudgeCheck:
             "with every question exactly once."
         )
         n = len(questions)
-        request = self._request("\n\n".join(lines), Checklist, "checklist")
-        answer = await ask(self.judge, request, Checklist, lambda c: c.in_order(n))
+        request = self._request("\n\n".join(lines), Checklist, "checklist", len(metrics))
+        answer = await ask(judge, request, Checklist, lambda c: c.in_order(n))
         yes: dict[str, list[bool]] = {}
         for (m, _), a in zip(questions, answer.in_order(len(questions)), strict=True):
             yes.setdefault(m.name, []).append(a.verdict == "yes")
         return {name: 5.0 * sum(v) / len(v) for name, v in yes.items()}
 
-    async def evaluate(self, case: Case) -> Verdict:
-        """Passed when the overall score reaches the threshold."""
+    async def evaluate(self, case: Case, judge: JudgeModel) -> dict[str, Verdict]:
+        """Its own verdict (passed when the overall score reaches the threshold) and one per
+        metric; all errored alike when the judge gives no valid answer."""
+        metrics = self.metrics()
         try:
             scores: Mapping[str, float] = (
-                await self._scale(case) if self.mode == "scale" else await self._binary(case)
+                await self._scale(case, judge, metrics)
+                if self.mode == "scale"
+                else await self._binary(case, judge, metrics)
             )
-        except JudgeError as exc:
-            return errored(str(exc), reason="judge call failed")
-        except AnswerError as exc:
-            return errored(str(exc), reason="judge answer invalid")
-        overall = overall_score(scores, self.metrics)
-        parts = ", ".join(
-            f"{m.name} {scores[m.name]:g} {label(scores[m.name])}" for m in self.metrics
-        )
+        except (JudgeError, AnswerError) as exc:
+            failure = judge_failure(exc)
+            return {OVERALL: failure, **{m.name: failure for m in metrics}}
+        overall = overall_score(scores, metrics)
+        parts = ", ".join(f"{m.name} {scores[m.name]:g} {label(scores[m.name])}" for m in metrics)
         numbers = {"overall_score": overall, **{f"score.{k}": float(v) for k, v in scores.items()}}
         ok = overall >= self.pass_threshold
         text = f"overall {overall:.1f} {'>=' if ok else '<'} {self.pass_threshold:g}: {parts}"
-        return measured(passed(text) if ok else failed(text), numbers)
+        verdicts = {OVERALL: measured(passed(text) if ok else failed(text), numbers)}
+        for m in metrics:
+            score = scores[m.name]
+            line = f"{m.name} {score:g} {label(score)}"
+            met = score / 5 * 100 >= self.pass_threshold
+            verdicts[m.name] = measured(passed(line) if met else failed(line), {"score": score})
+        return verdicts
+
+
+def _scores(answer: MetricScores, metrics: tuple[GradedMetric, ...]) -> dict[str, int]:
+    """Each metric's score; :class:`AnswerError` unless every metric is scored once."""
+    got = {s.metric: s.score for s in answer.scores}
+    names = [m.name for m in metrics]
+    if sorted(got) != sorted(names) or len(answer.scores) != len(names):
+        raise AnswerError(f"expected one score for each of {names}, got {sorted(got)}")
+    bad = [m.name for m in metrics if m.binary and got[m.name] not in (0, 5)]
+    if bad:
+        raise AnswerError(f"binary metrics must score 0 or 5: {bad}")
+    return got
+
+
+def reweighted(check: object, weights: Mapping[str, float]) -> object:
+    """``check`` with a run's metric ``weights`` when it is a graded check, else itself.
+
+    Raises:
+        ValueError: a weight names an unknown metric or is negative.
+    """
+    if weights and isinstance(check, GradedJudgeCheck):
+        return check.with_weights(weights)
+    return check

@@ -8,15 +8,15 @@ passes when the end state achieves the goal.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..checks._model import parse_path
 from ..core import (
     Case,
     FieldPath,
     Verdict,
-    errored,
     failed,
     measured,
     not_applicable,
@@ -26,6 +26,7 @@ from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, sche
 from ._ask import ask
 from ._binary import SYSTEM as BINARY_SYSTEM
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
+from ._judged import JudgedCheck, judge_failure
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
 
 _DATA_NOTE = (
@@ -66,9 +67,9 @@ def _request(
     )
 
 
-@dataclass(frozen=True)
-class FaithfulnessCheck:
-    """Is the agent's final answer supported by what it saw (the trace)?
+class FaithfulnessCheck(JudgedCheck):
+    """``type: faithfulness``: is the agent's final answer supported by what it saw (the
+    trace)?
 
     Two judge calls per case: one decomposes the answer into standalone statements, each
     marked load-bearing or padding; one judges every statement supported or not. The score is
@@ -77,18 +78,22 @@ class FaithfulnessCheck:
     gate. Passes when the score reaches ``threshold``.
     """
 
-    judge: JudgeModel
-    threshold: float = 0.8
+    type: Literal["faithfulness"] = "faithfulness"
+    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    """The score at which the check passes."""
     weighted: bool = False
-    padding_weight: float = 0.0
-    formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
+    """Weight statements by importance (padding counts ``padding_weight``)."""
+    padding_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    """The weight of a padding statement when ``weighted``."""
+    formatter: TraceFormatter = Field(default=DEFAULT_FORMATTER, exclude=True)
+    """How the case is rendered for the judge (set from Python, not from a suite file)."""
 
     @property
     def version(self) -> str:
         """The metric's version and its formatter."""
         return f"faithfulness/1+{self.formatter.ident}"
 
-    async def statements(self, case: Case) -> list[Statement]:
+    async def statements(self, case: Case, judge: JudgeModel) -> list[Statement]:
         """The answer's statements (the first call)."""
         user = (
             "Break the answer below into standalone atomic statements: one claim each, with "
@@ -105,9 +110,11 @@ class FaithfulnessCheck:
         request = _request(
             system, user, Statements, "statements", metric="faithfulness/1", step="decompose"
         )
-        return (await ask(self.judge, request, Statements)).statements
+        return (await ask(judge, request, Statements)).statements
 
-    async def supported(self, case: Case, statements: list[Statement]) -> list[NumberedAnswer]:
+    async def supported(
+        self, case: Case, statements: list[Statement], judge: JudgeModel
+    ) -> list[NumberedAnswer]:
         """One verdict per statement (the second call, batched)."""
         numbered = "\n".join(f"{i}. {s.text}" for i, s in enumerate(statements, start=1))
         user = (
@@ -130,9 +137,7 @@ class FaithfulnessCheck:
             formatter=self.formatter.ident,
         )
         n = len(statements)
-        checklist = await ask(
-            self.judge, request, Checklist, lambda c: c.in_order(n, what="statement")
-        )
+        checklist = await ask(judge, request, Checklist, lambda c: c.in_order(n, what="statement"))
         return checklist.in_order(n, what="statement")
 
     def score(self, statements: list[Statement], verdicts: list[NumberedAnswer]) -> float:
@@ -147,17 +152,15 @@ class FaithfulnessCheck:
         supported = sum(w for w, v in zip(weights, verdicts, strict=True) if v.verdict == "yes")
         return supported / total
 
-    async def evaluate(self, case: Case) -> Verdict:
+    async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict:
         """Passed when the score reaches the threshold; 'no statements' is not applicable."""
         try:
-            statements = await self.statements(case)
+            statements = await self.statements(case, judge)
             if not statements:
                 return not_applicable("no statements: the answer makes no claim to check")
-            verdicts = await self.supported(case, statements)
-        except JudgeError as exc:
-            return errored(str(exc), reason="judge call failed")
-        except AnswerError as exc:
-            return errored(str(exc), reason="judge answer invalid")
+            verdicts = await self.supported(case, statements, judge)
+        except (JudgeError, AnswerError) as exc:
+            return judge_failure(exc)
         score = self.score(statements, verdicts)
         unsupported = [
             s.text for s, v in zip(statements, verdicts, strict=True) if v.verdict == "no"
@@ -196,25 +199,31 @@ def goal_accuracy_version(
     return f"goal-accuracy/1-{mode}+{formatter.ident}"
 
 
-@dataclass(frozen=True)
-class GoalAccuracyCheck:
-    """Did the run achieve the user's goal?
+class GoalAccuracyCheck(JudgedCheck):
+    """``type: goal_accuracy``: did the run achieve the user's goal?
 
     Two judge calls: one infers the user's goal and the end state from the trace, one
     compares them with a yes/no verdict. With ``reference_path`` the end state is compared
     with the reference goal stored on the case instead of the inferred one.
     """
 
-    judge: JudgeModel
+    type: Literal["goal_accuracy"] = "goal_accuracy"
     reference_path: str | None = None
-    formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
+    """Where the case keeps a reference goal; without it the goal is inferred from the trace."""
+    formatter: TraceFormatter = Field(default=DEFAULT_FORMATTER, exclude=True)
+    """How the case is rendered for the judge (set from Python, not from a suite file)."""
+
+    @field_validator("reference_path")
+    @classmethod
+    def _valid_reference(cls, value: str | None) -> str | None:
+        return None if value is None else parse_path(value)
 
     @property
     def version(self) -> str:
         """The metric's version and its formatter."""
         return goal_accuracy_version(self.reference_path is not None, self.formatter)
 
-    async def evaluate(self, case: Case) -> Verdict:
+    async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict:
         """Passed when the end state achieves the goal."""
         reference = None
         if self.reference_path is not None:
@@ -233,7 +242,7 @@ class GoalAccuracyCheck:
                 step="infer",
                 formatter=self.formatter.ident,
             )
-            workflow = await ask(self.judge, infer, Workflow)
+            workflow = await ask(judge, infer, Workflow)
             goal = str(reference) if reference is not None else workflow.user_goal
             compare = _request(
                 BINARY_SYSTEM,
@@ -246,10 +255,8 @@ class GoalAccuracyCheck:
                 metric="goal-accuracy/1",
                 step="compare",
             )
-            answer = await ask(self.judge, compare, BinaryAnswer)
-        except JudgeError as exc:
-            return errored(str(exc), reason="judge call failed")
-        except AnswerError as exc:
-            return errored(str(exc), reason="judge answer invalid")
+            answer = await ask(judge, compare, BinaryAnswer)
+        except (JudgeError, AnswerError) as exc:
+            return judge_failure(exc)
         text = f"goal: {goal} | end state: {workflow.end_state} | {answer.reason}"
         return passed(text) if answer.verdict == "yes" else failed(text)

@@ -5,8 +5,11 @@ when every statement holds."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
+from pydantic import Field, field_validator
+
+from ..checks._model import parse_path
 from ..core import (
     Case,
     FieldPath,
@@ -19,25 +22,36 @@ from ..core import (
 )
 from ._binary import JudgeCheck
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
+from ._judged import JudgedCheck
 from ._model import JudgeModel
 
 OUTCOME_QUESTION = "Is this statement about the outcome of the run true? Statement: {statement}"
 
 
-@dataclass(frozen=True)
-class ExpectedOutcomesCheck:
-    """Judge each statement at ``path`` (a list of strings) against the case, concurrently."""
+class ExpectedOutcomesCheck(JudgedCheck):
+    """``type: expected_outcomes``: judge each statement at ``path`` (a list of strings)
+    against the case, concurrently; passes only when all of them hold. Besides its weight in
+    a rubric, it decides the case's pass/fail (see the suite's thresholds)."""
 
-    judge: JudgeModel
+    decides_pass: ClassVar[bool] = True
+
+    type: Literal["expected_outcomes"] = "expected_outcomes"
     path: str = "ground_truth.expected_outcomes"
-    formatter: TraceFormatter = field(default=DEFAULT_FORMATTER)
+    """Where each case keeps its list of statements."""
+    formatter: TraceFormatter = Field(default=DEFAULT_FORMATTER, exclude=True)
+    """How the case is rendered for the judge (set from Python, not from a suite file)."""
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return parse_path(value)
 
     @property
     def version(self) -> str:
         """The version of the checks it is made of."""
         return f"expected-outcomes/1+{self.formatter.ident}"
 
-    async def evaluate(self, case: Case) -> Verdict:
+    async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict:
         """Passed when every statement holds; failed naming those that do not."""
         statements = FieldPath.parse(self.path).get(case, None)
         if not statements:
@@ -45,14 +59,10 @@ class ExpectedOutcomesCheck:
         if not isinstance(statements, list) or not all(isinstance(s, str) for s in statements):
             return errored(f"{self.path} must be a list of statements", reason="bad checklist")
         checks = [
-            JudgeCheck(
-                question=OUTCOME_QUESTION.format(statement=s),
-                judge=self.judge,
-                formatter=self.formatter,
-            )
+            JudgeCheck(question=OUTCOME_QUESTION.format(statement=s), formatter=self.formatter)
             for s in statements
         ]
-        verdicts = await asyncio.gather(*(c.evaluate(case) for c in checks))
+        verdicts = await asyncio.gather(*(c.evaluate(case, judge) for c in checks))
         broken = [
             f"{s!r} ({v.error or v.reason})"
             for s, v in zip(statements, verdicts, strict=True)

@@ -1,6 +1,6 @@
 """Running a suite: agent targets, the evaluation engine and result delivery."""
 
-from ._engine import Evaluator, OnResult, bind_judge, judge_checks, run_cases
+from ._engine import Evaluator, OnResult, judge_checks, run_cases, with_judge
 from ._session import RunOutcome, RunStopped, execute
 from ._stop import Interrupted, StopToken, stop_on_signals
 from ._target import AgentFailure, AgentRun, AgentTarget, abandoned_threads
@@ -16,9 +16,9 @@ __all__ = [
     "RunStopped",
     "StopToken",
     "abandoned_threads",
-    "bind_judge",
     "execute",
     "judge_checks",
     "run_cases",
     "stop_on_signals",
+    "with_judge",
 ]

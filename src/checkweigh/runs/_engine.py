@@ -9,17 +9,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
-from ..checks import NamedCheck
+from ..checks import NamedCheck, verdict_names
 from ..core import Case, CaseResult, Rubric, Verdict, score_rubric, trace_usage
 from ..judges import (
-    GradedSpec,
+    JudgeCheck,
     JudgeModel,
-    JudgeSpec,
-    NeedsJudge,
-    batch_checks,
+    Question,
+    QuestionBatch,
     close_judge,
+    reweighted,
 )
 from ..suites import Suite
 from ._stop import Interrupted, StopToken
@@ -31,17 +30,33 @@ _new = tuple.__new__
 
 @dataclass(frozen=True, slots=True)
 class Evaluator:
-    """The checks and rubrics of a suite, ready to score cases. Pure: no I/O."""
+    """The checks and rubrics of a suite, ready to score cases. Pure unless its checks ask a
+    judge (they were given it by :meth:`from_suite` or :meth:`NamedCheck.with_judge`)."""
 
     checks: tuple[NamedCheck, ...]
     rubrics: tuple[Rubric, ...]
+    order: tuple[str, ...] = ()
+    """The order verdicts are reported in, when it is not the checks' (batch mode answers
+    its questions together)."""
     _runs: tuple[tuple[str, Callable[[Case], Verdict]], ...] = field(
         init=False, repr=False, compare=False
     )
+    _records: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
+    """The verdict names each check is recorded under: its own, and the named verdicts of it
+    that a rubric weighs (``grader.tool_routing``)."""
 
     def __post_init__(self) -> None:
         # bound methods made once, not once per check per case
         object.__setattr__(self, "_runs", tuple((c.name, c.runner()) for c in self.checks))
+        used = {name for r in self.rubrics for name in r.check_names}
+        records = tuple(
+            (
+                *((c.name,) if c.has_own_verdict else ()),
+                *(n for k in verdict_names(c.check) if (n := c.recorded_as(k)) in used),
+            )
+            for c in self.checks
+        )
+        object.__setattr__(self, "_records", records)
 
     @classmethod
     def for_rubrics(
@@ -50,10 +65,13 @@ class Evaluator:
         rubrics: Sequence[Rubric],
         also: Sequence[str] = (),
     ) -> Evaluator:
-        """Keep only the checks some rubric uses, plus ``also`` (expected-outcome checks, which
-        decide pass/fail without being scored), in suite order."""
+        """Keep only the checks some rubric uses (by name, or by a named verdict
+        ``check.verdict``), plus ``also`` (expected-outcome checks, which decide pass/fail
+        without being scored), in suite order."""
         used = {name for r in rubrics for name in r.check_names} | set(also)
-        return cls(tuple(c for n, c in checks.items() if n in used), tuple(rubrics))
+        owners = {name.rpartition(".")[0] for name in used}  # of named verdicts: check.verdict
+        kept = tuple(c for n, c in checks.items() if n in used or n in owners)
+        return cls(kept, tuple(rubrics))
 
     @classmethod
     def from_suite(
@@ -67,13 +85,15 @@ class Evaluator:
         """The evaluator of a loaded suite; its judge checks ask ``judge`` (skipped without),
         in one checklist call per case when ``batch``, graded metrics reweighted by
         ``graded_weights``."""
-        checks = bind_judge(suite.checks, judge, batch=batch, graded_weights=graded_weights)
-        return cls.for_rubrics(checks, suite.rubrics, suite.policy.outcome_checks)
+        evaluator = cls.for_rubrics(suite.checks, suite.rubrics, suite.policy.outcome_checks)
+        checks = with_judge(evaluator.checks, judge, batch=batch, graded_weights=graded_weights)
+        order = tuple(c.name for c in evaluator.checks) if batch and judge is not None else ()
+        return cls(checks, evaluator.rubrics, order)
 
     @property
     def needs_async(self) -> bool:
-        """Whether some check must be awaited."""
-        return any(c.is_async for c in self.checks)
+        """Whether some check must be awaited (or answers several named verdicts)."""
+        return any(c.is_async for c in self.checks) or any(len(r) > 1 for r in self._records)
 
     def _result(
         self, case: Case, verdicts: dict[str, Verdict], repeat: int, index: int, ms: float | None
@@ -101,7 +121,7 @@ class Evaluator:
         self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
     ) -> CaseResult:
         """Score one case, awaiting async checks concurrently."""
-        checks = asyncio.gather(*(c.arun(case) for c in self.checks))
+        checks = asyncio.gather(*(c.answers(case) for c in self.checks))
         try:
             answers = await checks
         except asyncio.CancelledError:
@@ -110,53 +130,52 @@ class Evaluator:
             if not checks.done() or checks.cancelled():
                 raise
             answers = checks.result()
-        verdicts = {c.name: v for c, v in zip(self.checks, answers, strict=True)}
+        verdicts: dict[str, Verdict] = {}
+        for c, names, answer in zip(self.checks, self._records, answers, strict=True):
+            if len(names) == 1 and type(answer) is Verdict:
+                verdicts[names[0]] = answer
+            else:
+                verdicts.update(c.spread(answer, names))
+        if self.order:  # the suite's order, as the single checks would have given it
+            verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms)
 
 
-def bind_judge(
-    checks: Mapping[str, NamedCheck],
+def with_judge(
+    checks: Sequence[NamedCheck],
     judge: JudgeModel | None,
     *,
     batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
-) -> dict[str, NamedCheck]:
-    """The checks with every judge check bound to ``judge`` (unchanged when it is None).
+) -> tuple[NamedCheck, ...]:
+    """The checks with every judge check asking ``judge`` (unchanged when it is None).
 
-    With ``batch`` the yes/no questions (``type: judge``) share one checklist call per case;
-    ``graded_weights`` overrides metric weights of every graded check for this run.
+    With ``batch`` the yes/no questions (``type: judge``) become one check that asks them in
+    one checklist call per case and answers each by its name; ``graded_weights`` overrides
+    metric weights of every graded check for this run.
     """
     if judge is None:
-        return dict(checks)
-
-    def spec_of(check: NeedsJudge) -> NeedsJudge:
-        if graded_weights and isinstance(check, GradedSpec):
-            return check.with_weights(graded_weights)
-        return check
-
-    bound = {
-        name: NamedCheck.of(name, spec_of(c.check).bind(judge), c.when)
-        if isinstance(c.check, NeedsJudge)
-        else c
-        for name, c in checks.items()
-    }
-    questions = [n for n, c in checks.items() if isinstance(c.check, JudgeSpec)]
-    if batch and questions:
-        specs = [checks[n] for n in questions]
-        batched = batch_checks(
-            judge,
-            [cast(JudgeSpec, c.check).bind(judge) for c in specs],
-            [c.when for c in specs],
-        )
-        for name, named, question in zip(questions, specs, batched, strict=True):
-            bound[name] = NamedCheck.of(name, question, named.when)
-    return bound
+        return tuple(checks)
+    weights = graded_weights or {}
+    out = [
+        NamedCheck.of(c.name, reweighted(c.check, weights), c.when, judge=judge) if c.judged else c
+        for c in checks
+    ]
+    questions = [c for c in checks if type(c.check) is JudgeCheck]
+    if not batch or not questions:
+        return tuple(out)
+    asked = {c.name for c in questions}
+    together = QuestionBatch(tuple(Question(c.name, c.check, c.when) for c in questions))
+    # recorded under each question's own name (prefix ""), in the first question's place
+    combined = NamedCheck.of("judge-batch", together, judge=judge, prefix="")
+    first = questions[0].name
+    return tuple(combined if c.name == first else c for c in out if c.name not in asked - {first})
 
 
 def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:
     """The names of the checks that need a judge."""
-    return [name for name, c in checks.items() if isinstance(c.check, NeedsJudge)]
+    return [name for name, c in checks.items() if c.judged]
 
 
 def _jobs(cases: Iterable[Case], repeat: int) -> Iterator[tuple[int, int, Case]]:

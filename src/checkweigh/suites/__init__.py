@@ -1,6 +1,7 @@
 """Suite files and cases files: loading, strict validation and one-line errors."""
 
 from ._cases import count_cases, iter_cases
+from ._check_types import BUILTIN_CHECKS
 from ._loader import load_suite
 from ._schema import (
     BandsSpec,
@@ -16,6 +17,7 @@ from ._schema import (
 from ._suite import Suite
 
 __all__ = [
+    "BUILTIN_CHECKS",
     "BandsSpec",
     "ConditionSpec",
     "GateSpec",

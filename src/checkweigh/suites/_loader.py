@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..checks import (
     BuiltinCheck,
-    BuiltinCheckType,
+    CheckRegistry,
     ImportTargetError,
     NamedCheck,
     PythonCheck,
-    _fields,
-    _trajectory,
+    all_keys,
+    decides_pass,
+    load_object,
+    resolve_python_check,
+    verdict_names,
+    yaml_keys,
 )
-from ..checks._python import load_object, resolve_python_check
 from ..core import (
     DEFAULT_GATES,
     Condition,
@@ -28,14 +32,8 @@ from ..core import (
     RubricItem,
 )
 from ..errors import SuiteError
-from ..judges import (
-    ExpectedOutcomesSpec,
-    FaithfulnessSpec,
-    GoalAccuracySpec,
-    GradedSpec,
-    JudgeSpec,
-)
-from ._errors import clean_loc, describe, loc_text, pick
+from ._check_types import BUILTIN_CHECKS
+from ._errors import clean_loc, describe, loc_text, pick, suggest
 from ._schema import (
     BandsSpec,
     ConditionSpec,
@@ -52,26 +50,21 @@ from ._suite import Suite
 from ._text import TextFileError, inert, read_text, shown
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
-SuiteCheck = Annotated[
-    BuiltinCheckType
-    | JudgeSpec
-    | ExpectedOutcomesSpec
-    | FaithfulnessSpec
-    | GoalAccuracySpec
-    | GradedSpec,
-    Field(discriminator="type"),
-]
-"""Any check a suite file can declare (built-in or judge), told apart by its ``type``."""
 SUITE_FILE_LIMIT = 16 * 2**20
 """Suites are small; a bigger file (or ``/dev/zero``) is refused before it is read."""
-_CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(SuiteCheck)
 _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec])
 _CHECK_EXTRAS = ("when", "description")
-_CHECK_MODELS: dict[str, type[BaseModel]] = {
-    m.model_fields["type"].default: m
-    for m in (*get_args(SuiteCheck)[0].__args__,)
-    if isinstance(m, type) and issubclass(m, BaseModel)
-}
+_SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
+    SuiteSpec,
+    TargetSpec,
+    RubricSpec,
+    WeightSpec,
+    OutcomeDefaults,
+    OutcomeRuleSpec,
+    BandsSpec,
+    GateSpec,
+    ConditionSpec,
+)
 
 
 def _unwrap(tp: Any) -> Any:
@@ -108,34 +101,19 @@ def _keys_at(root: type[BaseModel], loc: Loc) -> set[str] | None:
     return None
 
 
-def _known_keys() -> set[str]:
-    models: list[type[BaseModel]] = [
-        SuiteSpec,
-        TargetSpec,
-        RubricSpec,
-        WeightSpec,
-        OutcomeDefaults,
-        OutcomeRuleSpec,
-        BandsSpec,
-        GateSpec,
-        ConditionSpec,
-        PythonCheck,
-        _trajectory.StepMatch,
-    ]
-    for mod in (_fields, _trajectory):
-        models += [
-            v for v in vars(mod).values() if isinstance(v, type) and issubclass(v, BaseModel)
-        ]
-    keys = {k for m in models for k in m.model_fields}
-    return keys | {"in", *_CHECK_EXTRAS}
+def _known_keys(types: CheckRegistry) -> set[str]:
+    """Every key a suite file may use somewhere, for "did you mean" hints."""
+    return all_keys(_SCHEMA_MODELS) | types.allowed_keys() | {"in", *_CHECK_EXTRAS}
 
 
 class _Ctx:
-    """Where errors point: the file and its line map."""
+    """Where errors point (the file and its line map), and the check types it may use."""
 
-    def __init__(self, path: Path, lines: LineMap) -> None:
+    def __init__(self, path: Path, lines: LineMap, types: CheckRegistry = BUILTIN_CHECKS) -> None:
         self.path = path
         self.lines = lines
+        self.types = types
+        self.checks: dict[str, NamedCheck] = {}
         self._keys: set[str] | None = None
 
     def error(self, loc: Loc, message: str, at: Loc | None = None) -> SuiteError:
@@ -158,7 +136,7 @@ class _Ctx:
         """The error of validating ``data`` (found at ``prefix`` in the file) against ``model``;
         ``tag`` is the discriminator value pydantic puts first in each location."""
         if self._keys is None:
-            self._keys = _known_keys()
+            self._keys = _known_keys(self.types)
         err = pick(exc)
         if tag is not None and tuple(err["loc"])[:1] == (tag,):
             err["loc"] = tuple(err["loc"])[1:]
@@ -167,13 +145,21 @@ class _Ctx:
         return self.error(prefix + found.loc, found.message, prefix + found.at)
 
 
-def load_suite(path: str | Path) -> Suite:
+def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ()) -> Suite:
     """Load, validate and resolve a suite file.
+
+    A check's ``type`` names a built-in (:data:`BUILTIN_CHECKS`), one of ``extra_types``
+    (models with a ``type`` literal and an ``evaluate`` method, for this suite only), or a
+    class by dotted path (``mypkg.checks.NoRefundOverLimit``, imported relative to the
+    suite's folder), whose fields are validated from the check's other keys.
 
     Raises:
         SuiteError: one line naming the file, line, field and what was expected.
+        TypeError, ValueError: a class in ``extra_types`` has no ``type`` literal or takes a
+            name already used.
     """
     path = Path(path)
+    types = BUILTIN_CHECKS.with_types(*extra_types) if extra_types else BUILTIN_CHECKS
     try:
         text = read_text(path, limit=SUITE_FILE_LIMIT, what="suite file (YAML)")
     except FileNotFoundError:
@@ -186,7 +172,7 @@ def load_suite(path: str | Path) -> Suite:
         data, lines = load_yaml(text)
     except YamlSyntaxError as exc:
         raise SuiteError(f"invalid YAML: {exc}", file=path, line=exc.line) from None
-    ctx = _Ctx(path, lines)
+    ctx = _Ctx(path, lines, types)
     if not isinstance(data, dict):
         raise ctx.error((), "expected a mapping with name, cases, checks and rubrics")
     # top-level 'x-' keys are the user's own (a home for YAML anchors merged with '<<:')
@@ -197,6 +183,7 @@ def load_suite(path: str | Path) -> Suite:
         raise ctx.from_validation(exc, data) from None
     base = path.parent.resolve()
     checks = {name: _build_check(ctx, name, raw, base) for name, raw in spec.checks.items()}
+    ctx.checks = checks
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
@@ -228,12 +215,18 @@ def _cases_path(ctx: _Ctx, base: Path, cases: str) -> Path:
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:
     loc: Loc = ("checks", name)
     body = {k: v for k, v in raw.items() if k not in _CHECK_EXTRAS}
-    try:
-        spec = _CHECK_ADAPTER.validate_python(body)
-    except ValidationError as exc:
-        # the discriminated union puts the check's type first in each location: drop it
-        model = _CHECK_MODELS.get(str(body.get("type")), BuiltinCheck)
-        raise ctx.from_validation(exc, body, loc, tag=body.get("type"), model=model) from None
+    kind = body.get("type")
+    if kind not in ctx.types and _is_dotted(kind):
+        check: Any = _user_check(ctx, loc, str(kind), body, base)
+    else:
+        _refuse_keys(ctx, loc, body, yaml_keys(model) if (model := ctx.types.get(kind)) else None)
+        try:
+            check = ctx.types.adapter().validate_python(body)
+        except ValidationError as exc:
+            # the discriminated union puts the check's type first in each location: drop it
+            model = ctx.types.get(kind) or BuiltinCheck
+            raise ctx.from_validation(exc, body, loc, tag=kind, model=model) from None
+    _check_verdict_names(ctx, loc, check)
     when: tuple[Condition, ...] = ()
     if "when" in raw:
         try:
@@ -241,18 +234,75 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         except ValidationError as exc:
             where = (*loc, "when")
             raise ctx.from_validation(exc, raw["when"], where, model=ConditionSpec) from None
-    if isinstance(spec, PythonCheck):
+    if isinstance(check, PythonCheck):
         try:
-            return NamedCheck.of(name, resolve_python_check(spec, [base]), when)
+            return NamedCheck.of(name, resolve_python_check(check, [base]), when)
         except ImportTargetError as exc:
             raise ctx.error((*loc, "function"), str(exc)) from None
-    return NamedCheck.of(name, spec, when)
+    return NamedCheck.of(name, check, when)
+
+
+def _refuse_keys(ctx: _Ctx, loc: Loc, body: dict[str, Any], allowed: set[str] | None) -> None:
+    """One line for the first key of ``body`` that is not ``allowed`` (a field set from Python
+    only, such as a judge check's ``formatter``, is not a suite key)."""
+    if allowed is None:
+        return
+    for key in body:
+        if isinstance(key, str) and key not in allowed:  # other keys: pydantic's message
+            hint = suggest(str(key), allowed)
+            suffix = f"; did you mean {hint!r}?" if hint else ""
+            raise ctx.error((*loc, key), f"unknown key {shown(key)}{suffix}")
+
+
+def _check_verdict_names(ctx: _Ctx, loc: Loc, check: object) -> None:
+    """A check's named verdicts must be listable (the engine asks every run): one line if
+    its ``verdict_names()`` fails or gives something other than names."""
+    try:
+        names = verdict_names(check)
+    except Exception as exc:  # noqa: BLE001 - the user's method failed: one line, no trace
+        raise ctx.error(
+            (*loc, "type"), f"verdict_names() raised {type(exc).__name__}: {exc}"
+        ) from None
+    bad = [n for n in names if not isinstance(n, str) or not n or "." in n]
+    if bad:
+        raise ctx.error(
+            (*loc, "type"), f"verdict_names() must give names without dots, got {shown(bad[0])}"
+        )
+
+
+def _is_dotted(kind: object) -> bool:
+    """Whether a ``type`` names a class by dotted path (``module.Class`` or ``module:Class``)."""
+    return isinstance(kind, str) and ("." in kind or ":" in kind)
+
+
+def _user_check(ctx: _Ctx, loc: Loc, dotted: str, body: dict[str, Any], base: Path) -> Any:
+    """The user's check class named by ``type: module.Class``, built from the check's keys."""
+    at: Loc = (*loc, "type")
+    try:
+        cls = load_object(dotted, [base])
+    except ImportTargetError as exc:
+        raise ctx.error(at, str(exc)) from None
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or not callable(
+        getattr(cls, "evaluate", None)
+    ):
+        raise ctx.error(
+            at, f"{shown(dotted)} is not a check class (a pydantic model with an evaluate method)"
+        )
+    fields = {k: v for k, v in body.items() if k != "type"}
+    # even a model that ignores unknown keys: a typo is an error
+    _refuse_keys(ctx, loc, fields, yaml_keys(cls) - {"type"})
+    try:
+        return cls.model_validate(fields)
+    except ValidationError as exc:
+        raise ctx.from_validation(exc, fields, loc, model=cls) from None
+    except Exception as exc:  # noqa: BLE001 - the user's validator failed: one line, no trace
+        raise ctx.error(at, f"{shown(dotted)} raised {type(exc).__name__}: {exc}") from None
 
 
 def _build_rubric(ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, NamedCheck]) -> Rubric:
     loc: Loc = ("rubrics", name)
     for check_name in spec.weights:
-        if check_name not in checks:
+        if check_name not in checks and not _is_named_verdict(check_name, checks):
             raise ctx.error(
                 (*loc, "weights", check_name),
                 f"unknown check {shown(check_name)}; the suite defines: {', '.join(checks)}",
@@ -276,6 +326,12 @@ def _build_rubric(ctx: _Ctx, name: str, spec: RubricSpec, checks: dict[str, Name
         raise ctx.error((*loc, "weights"), str(exc)) from None
 
 
+def _is_named_verdict(name: str, checks: dict[str, NamedCheck]) -> bool:
+    """Whether ``name`` is ``check.verdict``, a named verdict some check answers."""
+    owner, _, key = name.rpartition(".")
+    return owner in checks and key in verdict_names(checks[owner].check)
+
+
 def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> PassPolicy:
     t = spec.thresholds
     names = [r.name for r in rubrics]
@@ -285,9 +341,7 @@ def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> Pa
                 ("thresholds", "score_rubrics", i),
                 f"unknown rubric {shown(name)}; the suite defines: {', '.join(names)}",
             )
-    outcome_checks = tuple(
-        name for name, c in spec.checks.items() if c.get("type") == "expected_outcomes"
-    )
+    outcome_checks = tuple(n for n, c in ctx.checks.items() if decides_pass(c.check))
     return PassPolicy(
         pass_threshold=t.pass_threshold,
         metrics_pass_threshold=t.metrics_pass_threshold,

@@ -28,7 +28,7 @@ from ..judges import (
     make_judge,
     parse_judge,
 )
-from ..runs import AgentFailure, AgentRun, AgentTarget, Evaluator, bind_judge, judge_checks
+from ..runs import AgentFailure, AgentRun, AgentTarget, Evaluator, judge_checks, with_judge
 from ..suites import Suite, load_suite
 from ..suites._errors import first_error, loc_text
 from ._report import case_report
@@ -82,6 +82,11 @@ def _with_run(case: Case, run: RunLike) -> Case:
         loc, message = first_error(exc)
         raise InputError(message, field="run" + ("." + loc_text(loc) if loc else "")) from None
     return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
+
+
+def _with(evaluator: Evaluator, judge: JudgeModel | None) -> Evaluator:
+    """``evaluator`` with its judge checks asking ``judge``."""
+    return Evaluator(with_judge(evaluator.checks, judge), evaluator.rubrics)
 
 
 class SuiteTester:
@@ -198,11 +203,11 @@ class SuiteTester:
 
     def _evaluator(self, rubric: str | None, judge: JudgeModel | None) -> Evaluator:
         rubrics = self.rubrics(rubric)
-        if judge is not None and isinstance(self.judge, str):  # a fresh judge: bind afresh
-            return Evaluator.for_rubrics(bind_judge(self.suite.checks, judge), rubrics)
+        if judge is not None and isinstance(self.judge, str):  # a fresh judge: ask it afresh
+            return _with(Evaluator.for_rubrics(self.suite.checks, rubrics), judge)
         evaluator = self._evaluators.get(rubric)
         if evaluator is None:
-            evaluator = Evaluator.for_rubrics(bind_judge(self.suite.checks, judge), rubrics)
+            evaluator = _with(Evaluator.for_rubrics(self.suite.checks, rubrics), judge)
             self._evaluators[rubric] = evaluator
         return evaluator
 

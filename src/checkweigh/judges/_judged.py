@@ -1,0 +1,50 @@
+"""The common ground of judge checks: one class is both the suite entry and the behaviour.
+
+A judge check is a validated model (its fields are its YAML keys) whose
+``async evaluate(case, judge)`` receives the run's judge when it evaluates; the engine finds
+it needs a judge from that signature. It may answer one verdict or several named ones
+(a ``Mapping[str, Verdict]``, its own under :data:`~checkweigh.checks.OVERALL`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core import Case, Verdict, errored
+from ._answers import AnswerError
+from ._model import JudgeError, JudgeModel
+
+
+def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
+    """The errored verdict of a judge call that failed or an answer that did not fit (never
+    read as "no")."""
+    if isinstance(exc, JudgeError):
+        return errored(str(exc), reason="judge call failed")
+    return errored(str(exc), reason="judge answer invalid")
+
+
+class JudgedCheck(BaseModel):
+    """Base of the built-in judge checks: strict frozen fields and a versioned ``evaluate``
+    that asks the judge it is given. Subclasses set ``type`` and implement :meth:`evaluate`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decides_pass: ClassVar[bool] = False
+    """True for checks that decide a case's pass/fail beside the score (expected outcomes)."""
+
+    @property
+    def version(self) -> str:
+        """The check's logic and what the judge reads, recorded with every run."""
+        raise NotImplementedError
+
+    def verdict_names(self) -> tuple[str, ...]:
+        """The named verdicts it answers besides its own (rubrics may weigh ``check.name``)."""
+        return ()
+
+    async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict | Mapping[str, Verdict]:
+        """Judge one case by asking ``judge``."""
+        raise NotImplementedError
