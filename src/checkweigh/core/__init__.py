@@ -24,10 +24,11 @@ from ._case_pass import (
     DEFAULT_METRICS_PASS_THRESHOLD,
     DEFAULT_PASS_THRESHOLD,
     CaseState,
-    CaseTally,
     CaseVerdict,
+    PassMode,
     PassPolicy,
 )
+from ._case_tally import CaseTally
 from ._compare import (
     CaseChange,
     CaseChangeKind,
@@ -139,6 +140,7 @@ __all__ = [
     "CaseTally",
     "CaseVerdict",
     "FailingCase",
+    "PassMode",
     "PassPolicy",
     "DEFAULT_GATES",
     "Bands",

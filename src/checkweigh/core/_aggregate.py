@@ -11,7 +11,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._case_pass import CaseState, CaseTally, PassPolicy
+from ._case_pass import CaseState, PassPolicy
+from ._case_tally import CaseTally
 from ._outcome import OutcomeClass
 from ._result import CaseResult
 from ._rubric import Rubric

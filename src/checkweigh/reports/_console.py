@@ -140,6 +140,8 @@ def render_summary(
         f"{summary.errored_executions} errored"
         + (f" ({summary.agent_errors} agent error(s))" if summary.agent_errors else "")
     )
+    if summary.case_gates is not None:
+        console.print(plain(headline(summary.case_gates)))
     for note in summary.notes:
         if not any(note == r.normalization_note for r in summary.rubrics):
             console.print(plain(f"note: {note}", style="italic"))
@@ -168,6 +170,28 @@ def render_summary(
         )
 
 
+def headline(g: CaseGates) -> str:
+    """The run's mean score and its case pass rate side by side, each named so that neither is
+    read for the other: ``TCR (mean case score) 83.4% (95% CI 79.0-87.8) · cases passed 41 of
+    50 (82.0%)``."""
+    if g.weighted_metrics_score_pct is None:
+        tcr = "TCR (mean case score) unmeasured"
+    else:
+        tcr = f"TCR (mean case score) {g.weighted_metrics_score_pct:.1f}%"
+        low, high = g.weighted_metrics_score_low_pct, g.weighted_metrics_score_high_pct
+        if low is not None and high is not None:
+            tcr += f" (95% CI {low:.1f}-{high:.1f})"
+    return f"{tcr} · cases passed {g.passed} of {g.executions} ({g.cases_pass_rate_pct:.1f}%)"
+
+
+def case_pass_rule(g: CaseGates) -> str:
+    """When a case passes, as the run decided it (runs stored before it was recorded: the
+    threshold policy's rule, which was the only one)."""
+    if g.case_pass_rule is not None:
+        return g.case_pass_rule
+    return f"every expected outcome that applies passes (else score >= {g.pass_threshold:g})"
+
+
 def _mark(passed: bool) -> Text:
     return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
 
@@ -177,7 +201,7 @@ def _case_gates(console: Console, g: CaseGates) -> None:
         Text.assemble(
             ("cases ", "bold"),
             f"{g.passed} passed, {g.failed} failed, {g.errored} errored of {g.executions}",
-            f"   (a case passes on its expected outcomes, else on score >= {g.pass_threshold:g})",
+            f"   (case pass: {case_pass_rule(g)})",
         )
     )
     for f in g.failing[:10]:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
+from ._console import case_pass_rule, headline
 from ._files import replaced_at
 from ._safe import clean
 
@@ -66,6 +67,12 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
         f"case(s), {summary.errored_executions} errored.",
         "",
     ]
+    if summary.case_gates is not None:
+        lines += [
+            f"**{escape_md(headline(summary.case_gates))}**; "
+            f"case pass: {escape_md(case_pass_rule(summary.case_gates))}.",
+            "",
+        ]
     if summary.case_gates is not None or summary.gates:
         lines += ["| gate | actual | threshold | result |", "| --- | ---: | ---: | --- |"]
         if summary.case_gates is not None:
@@ -75,7 +82,7 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed)} |")
         lines.append("")
     lines += [
-        "| rubric | TCR | 95% CI | band | scored | errored | top failing checks |",
+        "| rubric | TCR (mean score) | 95% CI | band | scored | errored | top failing checks |",
         "| --- | ---: | ---: | --- | ---: | ---: | --- |",
     ]
     for r in summary.rubrics:
