@@ -20,7 +20,7 @@ checkweigh: case 'late' failed, score 50.0 (pass threshold 75)
 reason: required check failed: correct_time: final_state.booking.time is '11:00', expected '10:00'
 rubrics:
   completion: score 0.00, partial failure
-  reply: score 1.00, graceful failure
+  reply: score 1.00, successful completion
 failed checks:
   - correct_time: final_state.booking.time is '11:00', expected '10:00'
   - correct_people: final_state.booking.people: unexpected [], missing ['Bob']
@@ -68,7 +68,7 @@ def test_an_errored_check_is_reported_as_errored_never_as_failed(booking: Path) 
         "checkweigh: case 'no-reply' errored, score 100.0 (pass threshold 75)\n"
         "reason: errored: short_reply: KeyError: 'reply'\n"
         "rubrics:\n"
-        "  completion: score 1.00, graceful failure\n"
+        "  completion: score 1.00, successful completion\n"
         "  reply: not scored (short_reply errored)\n"
         "errored checks (they could not decide; never counted as failed):\n"
         "  - short_reply: KeyError: 'reply'\n"

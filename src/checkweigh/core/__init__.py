@@ -48,7 +48,7 @@ from ._noise import (
     majority_flip,
     noise_model,
 )
-from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
+from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
 from ._paths import FieldPath, PathSyntaxError
 from ._result import CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
@@ -158,6 +158,7 @@ __all__ = [
     "MeasuredVerdict",
     "JudgeStats",
     "NotApplicablePolicy",
+    "OutcomeBasis",
     "OutcomeClass",
     "OutcomeRule",
     "PathSyntaxError",

@@ -53,7 +53,17 @@ class Condition:
                     and (type(actual) is bool) is value_is_bool
                 )
 
+        elif self.op is ConditionOp.EXISTS:  # the default outcome rules' flag test
+            get, wanted = self.path.getter, self._wants_present
+
+            def test(root: Any) -> bool:
+                return (get(root) is not _MISSING) is wanted
+
         object.__setattr__(self, "_test", test)
+
+    @property
+    def _wants_present(self) -> bool:
+        return bool(self.value if self.value is not None else True)
 
     @property
     def test(self) -> Callable[[Any], bool]:
@@ -68,7 +78,7 @@ class Condition:
         actual = self.path.getter(root)
         op = self.op
         if op is ConditionOp.EXISTS:
-            return (actual is not _MISSING) == bool(self.value if self.value is not None else True)
+            return (actual is not _MISSING) is self._wants_present
         if actual is _MISSING:
             return op in (ConditionOp.FALSY, ConditionOp.NOT_EQUALS)
         if op is ConditionOp.EQUALS:
@@ -88,6 +98,8 @@ class Condition:
             ConditionOp.NOT_EQUALS: "!=",
             ConditionOp.IN: "in",
         }
+        if self.op is ConditionOp.EXISTS:
+            return f"{self.path} {'exists' if self._wants_present else 'is missing'}"
         if self.op in symbols:
             return f"{self.path} {symbols[self.op]} {self.value!r}"
         return f"{self.path} is {self.op.value}"

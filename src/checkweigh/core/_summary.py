@@ -85,6 +85,12 @@ class RubricSummary(BaseModel):
     """Readiness band of the TCR."""
     outcomes: dict[str, int]
     """Executions per outcome class."""
+    outcome_basis: dict[str, int] = Field(default_factory=dict)
+    """Scored executions per rule set that classed them: ``success_flag`` (the default rules,
+    on the case's success flag), ``score`` (the default rules, for a case without the flag) or
+    ``rules`` (the suite's own outcome_rules)."""
+    outcome_note: str | None = None
+    """Which rule set classed the outcomes and why, in words (None when nothing was scored)."""
     checks: list[CheckStats]
     """Per-check statistics, in rubric order."""
     top_failing: list[str]

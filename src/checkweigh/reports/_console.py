@@ -25,6 +25,12 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
+def truncated_tcr(tcr: float) -> str:
+    """A TCR to three decimals, truncated (0.8496 is not 0.850 next to a 0.85 band edge) once
+    float noise is gone (5.6 / 7 summed as 0.79999... is 0.800, as the mean case score says)."""
+    return f"{math.floor(round(tcr, 9) * 1000) / 1000:.3f}"
+
+
 def _rubric_panel(r: RubricSummary) -> Panel:
     parts: list[Table | Text] = []
     if r.tcr is None:
@@ -34,7 +40,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         head = Text.assemble(
             ("TCR ", "bold"),
             # truncated, not rounded: 0.8496 must not read as 0.850 next to a 0.85 band edge
-            (f"{math.floor(r.tcr * 1000) / 1000:.3f}", "bold"),
+            (truncated_tcr(r.tcr), "bold"),
             f"  95% CI [{r.tcr_low:.3f}, {r.tcr_high:.3f}]  ",
             (clean(band), _BAND_STYLE.get(band, "")),
             f"   scored {r.scored} of {r.executions}",
@@ -54,6 +60,8 @@ def _rubric_panel(r: RubricSummary) -> Panel:
             f"{100 * share:5.1f}%",
         )
     parts.append(outcomes)
+    if r.outcome_note:
+        parts.append(plain(f"outcomes: {r.outcome_note}", style="italic"))
 
     checks = Table(title="checks", title_justify="left", header_style="bold")
     for col, justify in (

@@ -11,12 +11,11 @@ link; the page still reads the same.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
-from ._console import case_pass_rule, headline
+from ._console import case_pass_rule, headline, truncated_tcr
 from ._files import replaced_at
 from ._safe import clean
 
@@ -86,7 +85,7 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
         "| --- | ---: | ---: | --- | ---: | ---: | --- |",
     ]
     for r in summary.rubrics:
-        tcr = "—" if r.tcr is None else f"{math.floor(r.tcr * 1000) / 1000:.3f}"
+        tcr = "—" if r.tcr is None else truncated_tcr(r.tcr)
         ci = "—" if r.tcr_low is None else f"{r.tcr_low:.3f} to {r.tcr_high:.3f}"
         failing = ", ".join(escape_md(c) for c in r.top_failing[:3]) or "—"
         lines.append(
@@ -94,6 +93,15 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             f"| {r.scored} | {r.errored} | {failing} |"
         )
     lines.append("")
+    for r in summary.rubrics:
+        if r.scored:
+            counts = ", ".join(
+                f"{n} {name.replace('_', ' ')}" for name, n in r.outcomes.items() if n
+            )
+            note = f" ({escape_md(r.outcome_note)})" if r.outcome_note else ""
+            lines.append(f"- {escape_md(r.rubric)} outcomes: {counts}{note}")
+    if any(r.scored for r in summary.rubrics):
+        lines.append("")
     g = summary.case_gates
     if g is not None and g.failing:
         lines += [
