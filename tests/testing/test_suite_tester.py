@@ -172,3 +172,25 @@ def test_the_session_cache_parses_each_file_once_and_again_when_it_changes(booki
     assert cache.cases(suite.cases_path) is cache.cases(suite.cases_path)
     booking.write_text(booking.read_text().replace("name: booking", "name: booking-v2"))
     assert cache.suite(booking).name == "booking-v2"
+
+
+def test_under_all_checks_the_report_names_the_rule_not_a_threshold(booking: Path) -> None:
+    suite = booking.read_text() + "thresholds:\n  pass_policy: all_checks\n"
+    booking.write_text(suite)
+    tester = SuiteTester(load_suite(booking))
+    # on-time passes every check it ran (the judge check is skipped: not applicable)
+    assert tester.verdict(tester.evaluate("on-time")).reason == (
+        "every applicable check passed (4 passed, 1 not applicable)"
+    )
+    with pytest.raises(AssertionError) as info:
+        tester.assert_passes("late", rubric="completion")
+    assert str(info.value).splitlines()[:5] == [
+        "checkweigh: case 'late' failed, score 0.0 (case pass: every applicable check passes "
+        "(rubric completion))",
+        "reason: 3 checks failed: correct_time: final_state.booking.time is '11:00', expected "
+        "'10:00'; correct_people: final_state.booking.people: unexpected [], missing ['Bob']; "
+        "checked_calendar: check_availability never happened",
+        "rubrics:",
+        "  completion: score 0.00, partial failure",
+        "failed checks:",
+    ]
