@@ -286,13 +286,13 @@ def test_default_rules_and_classify(booked_case: Case, failed_case: Case) -> Non
     # the seed's rules for a case with a success flag, then by score for a case without one
     assert [r.describe() for r in rules] == [
         "successful_completion if score >= 0.75 and final_state.success == True",
+        "successful_completion if score >= 1 and final_state.success is missing",
         "hard_failure if score <= 0 and final_state.success exists "
         "and final_state.stage == 'failed'",
-        "graceful_failure if score >= 0.5 and final_state.success exists",
-        "partial_failure if final_state.success exists",
-        "successful_completion if score >= 1",
         "hard_failure if score <= 0 and final_state.stage == 'failed'",
+        "graceful_failure if score >= 0.5 and final_state.success exists",
         "graceful_failure if score >= 0.5",
+        "partial_failure if final_state.success exists",
         "partial_failure if otherwise",
     ]
     assert classify(rules, 0.75, booked_case, False) is OutcomeClass.SUCCESSFUL_COMPLETION

@@ -89,25 +89,28 @@ def default_outcome_rules(
     """
     flag = FieldPath.parse(success_path)
     has_flag = Condition(flag, ConditionOp.EXISTS, True)
+    no_flag = Condition(flag, ConditionOp.EXISTS, False)
     failed = Condition(FieldPath.parse(stage_path), ConditionOp.EQUALS, failed_stage)
     by_flag = OutcomeBasis.SUCCESS_FLAG
     by_score = OutcomeBasis.SCORE
-    hard, graceful = OutcomeClass.HARD_FAILURE, OutcomeClass.GRACEFUL_FAILURE
+    success, hard = OutcomeClass.SUCCESSFUL_COMPLETION, OutcomeClass.HARD_FAILURE
+    graceful, partial = OutcomeClass.GRACEFUL_FAILURE, OutcomeClass.PARTIAL_FAILURE
+    # each class's rule for a case with the flag, then its rule for one without: ordered so
+    # that the score rules out most rules before the flag is looked up (a miss costs most)
     return (
         OutcomeRule(
-            OutcomeClass.SUCCESSFUL_COMPLETION,
+            success,
             min_score=success_min,
             state=(Condition(flag, ConditionOp.EQUALS, True),),
             basis=by_flag,
         ),
+        OutcomeRule(success, min_score=1.0, state=(no_flag,), basis=by_score),
         OutcomeRule(hard, max_score=0.0, state=(has_flag, failed), basis=by_flag),
-        OutcomeRule(graceful, min_score=graceful_min, state=(has_flag,), basis=by_flag),
-        OutcomeRule(OutcomeClass.PARTIAL_FAILURE, state=(has_flag,), basis=by_flag),
-        # every case with the flag stopped above: these class the cases without one
-        OutcomeRule(OutcomeClass.SUCCESSFUL_COMPLETION, min_score=1.0, basis=by_score),
         OutcomeRule(hard, max_score=0.0, state=(failed,), basis=by_score),
+        OutcomeRule(graceful, min_score=graceful_min, state=(has_flag,), basis=by_flag),
         OutcomeRule(graceful, min_score=graceful_min, basis=by_score),
-        OutcomeRule(OutcomeClass.PARTIAL_FAILURE, basis=by_score),
+        OutcomeRule(partial, state=(has_flag,), basis=by_flag),
+        OutcomeRule(partial, basis=by_score),
     )
 
 
