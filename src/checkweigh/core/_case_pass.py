@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from ._result import CaseResult
-from ._scoring import ScoreStatus
+from ._scoring import EvaluationResult, ScoreStatus
 from ._verdict import VerdictState
 
 DEFAULT_PASS_THRESHOLD = 75.0
@@ -274,11 +274,11 @@ class PassPolicy:
             failed,
         )
 
-    def _named(self, result: CaseResult) -> list[tuple[str, Any]]:
+    def _named(self, result: CaseResult) -> list[EvaluationResult]:
         """The scored results of the rubrics whose checks must all pass (``all_checks``)."""
         wanted = self.score_rubrics
         return [
-            (name, r)
+            r
             for name, r in result.results.items()
             if r.status is _SCORED and (wanted is None or name in wanted)
         ]
@@ -288,7 +288,7 @@ class PassPolicy:
     ) -> tuple[CaseState, float | None]:
         # required checks, expected outcomes and errors were settled by the caller
         applied = decided
-        for _, r in self._named(result):
+        for r in self._named(result):
             applied = True
             for v in r.details.values():
                 if v.state is _V_FAILED:
@@ -303,7 +303,7 @@ class PassPolicy:
         skipped: set[str] = set()
         named = self._named(result)
         verdicts = result.verdicts
-        for _, r in named:
+        for r in named:
             for check, v in r.details.items():
                 if v.state is _V_FAILED:
                     failed.setdefault(check, f"{check}: {v.reason}")
@@ -316,10 +316,10 @@ class PassPolicy:
                 failed.setdefault(check, f"{check}: {verdicts[check].reason}")
         applied = bool(named)
         for check in self.outcome_checks:
-            v = verdicts.get(check)
-            if v is not None and v.state is _V_FAILED:
-                failed.setdefault(check, f"{check}: {v.reason}")
-            elif v is not None and v.state is _V_PASSED:
+            outcome = verdicts.get(check)
+            if outcome is not None and outcome.state is _V_FAILED:
+                failed.setdefault(check, f"{check}: {outcome.reason}")
+            elif outcome is not None and outcome.state is _V_PASSED:
                 passed.add(check)
                 applied = True
         if failed:
