@@ -47,6 +47,7 @@ def test_default_thresholds_fail_a_run_with_failing_cases(tmp_path: Path) -> Non
         "cases_pass_threshold": 100.0,
         "outcome_checks": [],
         "score_rubrics": None,
+        "pass_policy": "threshold",
     }
     assert info.summary is not None
     g = info.summary.case_gates

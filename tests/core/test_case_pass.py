@@ -15,6 +15,7 @@ from checkweigh.core import (
     CaseState,
     CaseTally,
     NotApplicablePolicy,
+    PassMode,
     PassPolicy,
     Rubric,
     RubricItem,
@@ -207,9 +208,115 @@ def test_no_verdict_at_all_fails_the_metrics_dimension(rubric: Rubric) -> None:
     assert g.cases_passed  # 0% >= 0%
 
 
+ALL = PassPolicy(pass_policy=PassMode.ALL_CHECKS)
+
+
+def test_all_checks_passes_only_when_every_applicable_check_passes(
+    rubric: Rubric, booked_case: Case
+) -> None:
+    # 0.80 passes on score under the threshold policy; under all_checks one failure fails it
+    r = _result(rubric, booked_case, _verdicts(no_double_booking=failed("two bookings at 10")))
+    assert PassPolicy().decide(r).state is CaseState.PASSED
+    assert ALL.decide(r) == (
+        CaseState.FAILED,
+        pytest.approx(80.0),
+        "1 check failed: no_double_booking: two bookings at 10",
+        ("no_double_booking: two bookings at 10",),
+    )
+    # every failure is named once, in rubric order, required or not
+    r = _result(
+        rubric,
+        booked_case,
+        _verdicts(correct_time=failed("11:00"), clear_confirmation=failed("no reply")),
+    )
+    assert ALL.decide(r).reason == (
+        "2 checks failed: correct_time: 11:00; clear_confirmation: no reply"
+    )
+    # not applicable is fine: a perfect case with an excluded check passes
+    r = _result(rubric, booked_case, _verdicts(correct_duration=not_applicable("no duration")))
+    verdict = ALL.decide(r)
+    assert verdict.state is CaseState.PASSED
+    assert verdict.reason == "every applicable check passed (4 passed, 1 not applicable)"
+    # an errored check stays errored, never a pass nor a failure
+    r = _result(rubric, booked_case, _verdicts(clear_confirmation=errored("TimeoutError: judge")))
+    assert ALL.decide(r).state is CaseState.ERRORED
+
+
+def test_all_checks_reads_the_named_rubrics_and_the_expected_outcomes(
+    booked_case: Case, make_rubric: Callable[..., Rubric]
+) -> None:
+    task = make_rubric("task", {"x": 0.5, "y": 0.5})
+    style = make_rubric("style", {"z": 1.0})
+    verdicts = {"x": passed(), "y": passed(), "z": failed("rambles")}
+    r = CaseResult(
+        "c", 0, verdicts, {n.name: score_rubric(n, verdicts, booked_case) for n in (task, style)}
+    )
+    assert ALL.decide(r).state is CaseState.FAILED  # every rubric: style's failure counts
+    only_task = PassPolicy(score_rubrics=("task",), pass_policy=PassMode.ALL_CHECKS)
+    assert only_task.decide(r).reason == "every applicable check passed (2 passed)"
+    # an expected outcome that applies must pass too
+    policy = PassPolicy(
+        outcome_checks=("outcomes",), score_rubrics=("task",), pass_policy=PassMode.ALL_CHECKS
+    )
+    bad = r._replace(verdicts={**verdicts, "outcomes": failed("Bob was not invited")})
+    assert policy.decide(bad).reason == "1 check failed: outcomes: Bob was not invited"
+    good = r._replace(verdicts={**verdicts, "outcomes": passed("3 of 3 hold")})
+    assert policy.decide(good).reason == "every applicable check passed (3 passed)"
+    # nothing applied at all: not a vacuous pass
+    guarded = make_rubric("recovery", {"told_user": 1.0})
+    na = {"told_user": not_applicable("no conflict")}
+    empty = CaseResult("c", 0, na, {"recovery": score_rubric(guarded, na, booked_case)})
+    assert ALL.decide(empty) == (
+        CaseState.FAILED,
+        None,
+        "no check applied to this case and no expected outcome",
+        (),
+    )
+
+
+def test_each_policy_says_when_a_case_passes() -> None:
+    assert PassPolicy().describe() == "score >= 75 and no required check failed"
+    assert PassPolicy(pass_threshold=80, score_rubrics=("task",)).describe() == (
+        "score of task >= 80 and no required check failed"
+    )
+    assert PassPolicy(outcome_checks=("outcomes",)).describe() == (
+        "every expected outcome that applies passes (else score >= 75 and no required check failed)"
+    )
+    assert ALL.describe() == "every applicable check passes"
+    assert (
+        PassPolicy(
+            outcome_checks=("o",), score_rubrics=("a", "b"), pass_policy=PassMode.ALL_CHECKS
+        ).describe()
+        == "every applicable check passes (rubrics a, b), expected outcomes included"
+    )
+
+
+def test_the_run_records_its_policy_and_the_mean_score_interval(
+    rubric: Rubric, booked_case: Case
+) -> None:
+    results = [
+        _result(rubric, booked_case, _verdicts()),  # 100
+        _result(rubric, booked_case, _verdicts(no_double_booking=failed("x"))),  # 80
+        _result(rubric, booked_case, _verdicts(correct_duration=failed("45 min"))),  # 90
+    ]
+    g = _summary(rubric, results, ALL).case_gates
+    assert g is not None
+    assert (g.passed, g.failed, g.pass_policy) == (1, 2, "all_checks")
+    assert g.case_pass_rule == "every applicable check passes"
+    assert g.weighted_metrics_score_pct == pytest.approx(90.0)
+    # t-interval of (100, 80, 90): 90 +- 4.303 * 10 / sqrt(3), clipped to 100
+    assert g.weighted_metrics_score_low_pct == pytest.approx(90 - 4.3027 * 10 / 3**0.5, abs=1e-2)
+    assert g.weighted_metrics_score_high_pct == pytest.approx(100.0)
+
+
 def test_policy_snapshot_round_trip_and_validation() -> None:
     policy = PassPolicy(60, 70, 90, ("outcomes",), ("completion",))
     assert PassPolicy.from_snapshot(policy.snapshot()) == policy
+    strict = PassPolicy(pass_policy=PassMode.ALL_CHECKS)
+    assert PassPolicy.from_snapshot(strict.snapshot()) == strict
+    assert strict.with_thresholds(cases_pass_threshold=50).pass_policy is PassMode.ALL_CHECKS
+    # runs stored before the policy existed decided by threshold
+    assert PassPolicy.from_snapshot({"pass_threshold": 60.0}).pass_policy is PassMode.THRESHOLD
     assert PassPolicy.from_snapshot(None) == PassPolicy()
     assert policy.with_thresholds(cases_pass_threshold=100).cases_pass_threshold == 100
     assert policy.with_thresholds(cases_pass_threshold=100).pass_threshold == 60
@@ -227,14 +334,29 @@ _STATES = st.sampled_from([passed("ok"), failed("no"), not_applicable("n/a"), er
     outcome=st.one_of(st.none(), _STATES),
     threshold=st.sampled_from([0.0, 50.0, 75.0, 80.0, 100.0]),
     agent_error=st.booleans(),
+    mode=st.sampled_from(PassMode),
+    zero_weight=st.booleans(),
 )
 def test_the_fast_path_agrees_with_decide(
-    checks: dict[str, Verdict], outcome: Verdict | None, threshold: float, agent_error: bool
+    checks: dict[str, Verdict],
+    outcome: Verdict | None,
+    threshold: float,
+    agent_error: bool,
+    mode: PassMode,
+    zero_weight: bool,
 ) -> None:
     rubric = Rubric.build(
         "completion",
         [
-            RubricItem(c, w, c == "correct_time", NotApplicablePolicy.EXCLUDE)
+            # a zero weight: a check whose failure leaves the score at 100 (all_checks sees it)
+            RubricItem(
+                c,
+                0.0 if zero_weight and c == "correct_duration" else w,
+                c == "correct_time",
+                NotApplicablePolicy.PASS
+                if c == "clear_confirmation"
+                else NotApplicablePolicy.EXCLUDE,
+            )
             for c, w in COMPLETION.items()
         ],
     )
@@ -250,7 +372,7 @@ def test_the_fast_path_agrees_with_decide(
         None,
         "RuntimeError: down" if agent_error else None,
     )
-    policy = PassPolicy(pass_threshold=threshold, outcome_checks=("outcomes",))
+    policy = PassPolicy(pass_threshold=threshold, outcome_checks=("outcomes",), pass_policy=mode)
     verdict = policy.decide(result)
     state, score = policy.state(result)
     assert (state, score) == (verdict.state, verdict.score_pct)

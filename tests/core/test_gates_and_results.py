@@ -179,6 +179,7 @@ def test_case_result_record_round_trip(
         "excluded": ["no_double_booking"],
         "required_failed": [],
         "errored": [],
+        "outcome_rule": 4,  # with a success flag: graceful failure if score >= 0.5
     }
     assert record["scores"]["tone"]["status"] == "errored"
     assert record["verdicts"]["polite"] == {

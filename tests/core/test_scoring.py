@@ -277,15 +277,22 @@ def test_details_hold_only_the_rubrics_checks(make_rubric: Callable[..., Rubric]
         1.0,
         OutcomeClass.SUCCESSFUL_COMPLETION,
         {"correct_time": passed("ok")},
+        rule=0,  # the success flag's rule
     )
 
 
 def test_default_rules_and_classify(booked_case: Case, failed_case: Case) -> None:
     rules = default_outcome_rules()
+    # the seed's rules for a case with a success flag, then by score for a case without one
     assert [r.describe() for r in rules] == [
         "successful_completion if score >= 0.75 and final_state.success == True",
+        "successful_completion if score >= 1 and final_state.success is missing",
+        "hard_failure if score <= 0 and final_state.success exists "
+        "and final_state.stage == 'failed'",
         "hard_failure if score <= 0 and final_state.stage == 'failed'",
+        "graceful_failure if score >= 0.5 and final_state.success exists",
         "graceful_failure if score >= 0.5",
+        "partial_failure if final_state.success exists",
         "partial_failure if otherwise",
     ]
     assert classify(rules, 0.75, booked_case, False) is OutcomeClass.SUCCESSFUL_COMPLETION

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from checkweigh.core import (
     CaseResult,
+    PassMode,
     PassPolicy,
     Rubric,
     ScoreStatus,
@@ -267,3 +268,25 @@ def test_the_same_seed_gives_the_same_report() -> None:
     assert one.metrics.values != other.metrics.values
     with pytest.raises(ValueError, match="simulations must be >= 1"):
         simulate_reruns(results, rubrics, PassPolicy(), noise, simulations=0)
+
+
+def test_under_all_checks_any_noisy_check_that_passed_can_flip_the_case() -> None:
+    # the same case under all_checks: it fails (polite failed) whatever the score, so only
+    # the failing judge check flipping to a pass makes it pass; no score threshold is read
+    weights = {"right_time": 0.25, "right_people": 0.25, "grounded": 0.25, "polite": 0.25}
+    rubrics = rubrics_from_snapshot(snapshot(weights))
+    verdicts = {
+        "right_time": passed(),
+        "right_people": passed(),
+        "grounded": passed(),
+        "polite": failed("curt"),
+    }
+    results = [result(rubrics, "edge", verdicts)]
+    policy = PassPolicy(pass_policy=PassMode.ALL_CHECKS, metrics_pass_threshold=0.0)
+    noise = noise_model(results, {"grounded": 1, "polite": 1}, default=0.1)
+    report = simulate_reruns(results, rubrics, policy, noise, simulations=SIMS, seed=2)
+    (case,) = report.cases
+    assert (case.observed, case.score_pct) == ("failed", 75.0)
+    # passes only when polite flips (0.1) and grounded does not (0.9)
+    assert within(case.flip.p, 0.1 * 0.9)
+    assert not any(w.startswith("pass threshold") for w in report.warnings)

@@ -89,8 +89,14 @@ def test_rubrics_weights_and_outcome_rules(suite_dir: Path) -> None:
     # the defaults, since the rubric sets no outcomes
     assert [r.describe() for r in completion.outcome_rules] == [
         "successful_completion if score >= 0.75 and final_state.success == True",
+        # a case without the success flag is classed by score
+        "successful_completion if score >= 1 and final_state.success is missing",
+        "hard_failure if score <= 0 and final_state.success exists "
+        "and final_state.stage == 'failed'",
         "hard_failure if score <= 0 and final_state.stage == 'failed'",
+        "graceful_failure if score >= 0.5 and final_state.success exists",
         "graceful_failure if score >= 0.5",
+        "partial_failure if final_state.success exists",
         "partial_failure if otherwise",
     ]
     # the seed's error-recovery weights sum to 0.95
@@ -114,8 +120,13 @@ def test_rubrics_weights_and_outcome_rules(suite_dir: Path) -> None:
     # the default rules with the settings from 'outcomes:'
     assert [r.describe() for r in recovery.outcome_rules] == [
         "successful_completion if score >= 0.8 and final_state.success == True",
+        "successful_completion if score >= 1 and final_state.success is missing",
+        "hard_failure if score <= 0 and final_state.success exists "
+        "and final_state.stage == 'aborted'",
         "hard_failure if score <= 0 and final_state.stage == 'aborted'",
+        "graceful_failure if score >= 0.4 and final_state.success exists",
         "graceful_failure if score >= 0.4",
+        "partial_failure if final_state.success exists",
         "partial_failure if otherwise",
     ]
     # explicit 'outcome_rules:'

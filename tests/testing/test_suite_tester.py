@@ -20,7 +20,7 @@ checkweigh: case 'late' failed, score 50.0 (pass threshold 75)
 reason: required check failed: correct_time: final_state.booking.time is '11:00', expected '10:00'
 rubrics:
   completion: score 0.00, partial failure
-  reply: score 1.00, graceful failure
+  reply: score 1.00, successful completion
 failed checks:
   - correct_time: final_state.booking.time is '11:00', expected '10:00'
   - correct_people: final_state.booking.people: unexpected [], missing ['Bob']
@@ -68,7 +68,7 @@ def test_an_errored_check_is_reported_as_errored_never_as_failed(booking: Path) 
         "checkweigh: case 'no-reply' errored, score 100.0 (pass threshold 75)\n"
         "reason: errored: short_reply: KeyError: 'reply'\n"
         "rubrics:\n"
-        "  completion: score 1.00, graceful failure\n"
+        "  completion: score 1.00, successful completion\n"
         "  reply: not scored (short_reply errored)\n"
         "errored checks (they could not decide; never counted as failed):\n"
         "  - short_reply: KeyError: 'reply'\n"
@@ -172,3 +172,25 @@ def test_the_session_cache_parses_each_file_once_and_again_when_it_changes(booki
     assert cache.cases(suite.cases_path) is cache.cases(suite.cases_path)
     booking.write_text(booking.read_text().replace("name: booking", "name: booking-v2"))
     assert cache.suite(booking).name == "booking-v2"
+
+
+def test_under_all_checks_the_report_names_the_rule_not_a_threshold(booking: Path) -> None:
+    suite = booking.read_text() + "thresholds:\n  pass_policy: all_checks\n"
+    booking.write_text(suite)
+    tester = SuiteTester(load_suite(booking))
+    # on-time passes every check it ran (the judge check is skipped: not applicable)
+    assert tester.verdict(tester.evaluate("on-time")).reason == (
+        "every applicable check passed (4 passed, 1 not applicable)"
+    )
+    with pytest.raises(AssertionError) as info:
+        tester.assert_passes("late", rubric="completion")
+    assert str(info.value).splitlines()[:5] == [
+        "checkweigh: case 'late' failed, score 0.0 (case pass: every applicable check passes "
+        "(rubric completion))",
+        "reason: 3 checks failed: correct_time: final_state.booking.time is '11:00', expected "
+        "'10:00'; correct_people: final_state.booking.people: unexpected [], missing ['Bob']; "
+        "checked_calendar: check_availability never happened",
+        "rubrics:",
+        "  completion: score 0.00, partial failure",
+        "failed checks:",
+    ]

@@ -28,7 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from .._process import real_exit
-from ..core import CaseResult, CaseState, PassPolicy
+from ..core import CaseResult, CaseState, PassMode, PassPolicy
 from ..errors import CheckweighError, InputError, StoreError
 from ..judges import (
     CachedJudge,
@@ -211,6 +211,11 @@ def run(
             prices=prices,
         )
         weights = _graded_weights(graded_weight or [], loaded)
+        if pass_threshold is not None and loaded.policy.pass_policy is PassMode.ALL_CHECKS:
+            raise InputError(
+                "the suite's pass_policy is all_checks, which uses no score threshold",
+                field="--pass-threshold",
+            )
         policy = loaded.policy.with_thresholds(
             _percent(pass_threshold, "--pass-threshold"),
             _percent(metrics_threshold, "--metrics-threshold"),

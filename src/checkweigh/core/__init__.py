@@ -24,10 +24,11 @@ from ._case_pass import (
     DEFAULT_METRICS_PASS_THRESHOLD,
     DEFAULT_PASS_THRESHOLD,
     CaseState,
-    CaseTally,
     CaseVerdict,
+    PassMode,
     PassPolicy,
 )
+from ._case_tally import CaseTally
 from ._compare import (
     CaseChange,
     CaseChangeKind,
@@ -47,7 +48,7 @@ from ._noise import (
     majority_flip,
     noise_model,
 )
-from ._outcome import OutcomeClass, OutcomeRule, classify, default_outcome_rules
+from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
 from ._paths import FieldPath, PathSyntaxError
 from ._result import CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
@@ -141,6 +142,7 @@ __all__ = [
     "CaseTally",
     "CaseVerdict",
     "FailingCase",
+    "PassMode",
     "PassPolicy",
     "DEFAULT_GATES",
     "Bands",
@@ -160,6 +162,7 @@ __all__ = [
     "MeasuredVerdict",
     "JudgeStats",
     "NotApplicablePolicy",
+    "OutcomeBasis",
     "OutcomeClass",
     "OutcomeRule",
     "PathSyntaxError",

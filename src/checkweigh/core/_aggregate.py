@@ -11,8 +11,9 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._case_pass import CaseState, CaseTally, PassPolicy
-from ._outcome import OutcomeClass
+from ._case_pass import CaseState, PassPolicy
+from ._case_tally import CaseTally
+from ._outcome import OutcomeBasis, OutcomeClass, basis_note
 from ._result import CaseResult
 from ._rubric import Rubric
 from ._scoring import ScoreStatus
@@ -44,6 +45,8 @@ _WORST = 5
 
 class _RubricAcc:
     __slots__ = (
+        "basis",
+        "basis_of",
         "counts",
         "errored",
         "errored_examples",
@@ -69,6 +72,9 @@ class _RubricAcc:
         self.errored = 0
         self.n = 0
         self.outcomes: dict[OutcomeClass, int] = dict.fromkeys(OutcomeClass, 0)
+        # which rule set classed each scored case, by the index of the rule that matched
+        self.basis_of = tuple(r.basis for r in rubric.outcome_rules)
+        self.basis: dict[OutcomeBasis, int] = dict.fromkeys(OutcomeBasis, 0)
         self.total = 0.0
         self.total_sq = 0.0
         # per check: passed, failed, not applicable, errored
@@ -109,6 +115,11 @@ class _RubricAcc:
         self.total += score
         self.total_sq += score * score
         self.outcomes[outcome] += 1
+        rule = r.rule
+        if 0 <= rule < len(self.basis_of):
+            self.basis[self.basis_of[rule]] += 1
+        elif self.basis_of:  # no rule matched: the last resort of the suite's own rules
+            self.basis[OutcomeBasis.RULES] += 1
         if self.per_case is not None:
             self.per_case.setdefault(result.case_id, []).append((score, outcome.value))
         worst = self.worst
@@ -172,6 +183,8 @@ class _RubricAcc:
             tcr_high=hi_tcr,
             band=self.rubric.bands.label(tcr) if tcr is not None else None,
             outcomes={o.value: n for o, n in self.outcomes.items()},
+            outcome_basis={b.value: n for b, n in self.basis.items() if n},
+            outcome_note=basis_note(self.rubric.outcome_rules, self.basis),
             checks=checks,
             top_failing=[c.check for c in failing[:_TOP_FAILING]],
             errored_examples=list(self.errored_examples),

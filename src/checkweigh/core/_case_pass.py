@@ -1,10 +1,12 @@
-"""Case pass/fail and the run's two pass dimensions (metrics and cases).
+"""Case pass/fail, by one of two policies, and the run's two pass dimensions.
 
-A case passes when every expected outcome passes. A case with no expected outcome that applies
-falls back to its score (0-100) against ``pass_threshold``. A failed required check fails it
-either way, and an errored case is never a pass. The run then has two independent dimensions:
-*metrics* (the mean case score of the cases that produced one) and *cases* (the share of
-executions that passed); either can fail the run.
+``threshold`` (the default): a case passes when every expected outcome passes; a case with no
+expected outcome that applies falls back to its score (0-100) against ``pass_threshold``.
+``all_checks``: a case passes only when every applicable check of the named rubrics (and every
+expected outcome that applies) passes. Under both, a failed required check fails the case and an
+errored case is never a pass. The run then has two independent dimensions: *metrics* (the mean
+case score of the cases that produced one) and *cases* (the share of executions that passed);
+either can fail the run.
 """
 
 from __future__ import annotations
@@ -16,15 +18,24 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from ._result import CaseResult
-from ._scoring import ScoreStatus
-from ._summary import CaseGates, FailingCase
+from ._scoring import EvaluationResult, ScoreStatus
 from ._verdict import VerdictState
 
 DEFAULT_PASS_THRESHOLD = 75.0
 DEFAULT_METRICS_PASS_THRESHOLD = 80.0
 DEFAULT_CASES_PASS_THRESHOLD = 100.0
-_FAILING = 20
 _SCORED = ScoreStatus.SCORED
+_V_FAILED = VerdictState.FAILED
+_V_PASSED = VerdictState.PASSED
+
+
+class PassMode(StrEnum):
+    """How a case's pass/fail is decided (the suite's ``thresholds.pass_policy``)."""
+
+    THRESHOLD = "threshold"
+    """Expected outcomes when any applies, else the score against ``pass_threshold``."""
+    ALL_CHECKS = "all_checks"
+    """Every applicable check of the named rubrics (and every expected outcome) passes."""
 
 
 class CaseState(StrEnum):
@@ -70,7 +81,10 @@ class PassPolicy:
     outcome_checks: tuple[str, ...] = ()
     """The expected-outcome checks: when any applies to a case, they decide it."""
     score_rubrics: tuple[str, ...] | None = None
-    """The rubrics whose mean score is a case's score (None: all of them)."""
+    """The rubrics whose mean score is a case's score (None: all of them); under
+    ``all_checks``, also the rubrics whose checks must all pass."""
+    pass_policy: PassMode = PassMode.THRESHOLD
+    """How a case's pass/fail is decided."""
 
     def __post_init__(self) -> None:
         for name in ("pass_threshold", "metrics_pass_threshold", "cases_pass_threshold"):
@@ -86,6 +100,7 @@ class PassPolicy:
             "cases_pass_threshold": self.cases_pass_threshold,
             "outcome_checks": list(self.outcome_checks),
             "score_rubrics": None if self.score_rubrics is None else list(self.score_rubrics),
+            "pass_policy": self.pass_policy.value,
         }
 
     @classmethod
@@ -104,6 +119,7 @@ class PassPolicy:
             ),
             outcome_checks=tuple(data.get("outcome_checks", ())),
             score_rubrics=None if rubrics is None else tuple(rubrics),
+            pass_policy=PassMode(data.get("pass_policy", PassMode.THRESHOLD)),
         )
 
     def with_thresholds(
@@ -123,7 +139,24 @@ class PassPolicy:
             else cases_pass_threshold,
             outcome_checks=self.outcome_checks,
             score_rubrics=self.score_rubrics,
+            pass_policy=self.pass_policy,
         )
+
+    def describe(self) -> str:
+        """When a case passes, in words (for reports)."""
+        rubrics = self.score_rubrics
+        if self.pass_policy is PassMode.ALL_CHECKS:
+            text = "every applicable check passes"
+            if rubrics is not None:
+                text += f" (rubric{'s' if len(rubrics) > 1 else ''} {', '.join(rubrics)})"
+            if self.outcome_checks:
+                text += ", expected outcomes included"
+            return text
+        score = "score" if rubrics is None else f"score of {', '.join(rubrics)}"
+        text = f"{score} >= {self.pass_threshold:g} and no required check failed"
+        if self.outcome_checks:
+            text = f"every expected outcome that applies passes (else {text})"
+        return text
 
     def score_pct(self, result: CaseResult) -> float | None:
         """The case's score: the mean of its scored rubrics' scores, x 100."""
@@ -164,6 +197,8 @@ class PassPolicy:
                 decided = True
         if required_failed or outcome_failed:
             return _FAILED, score
+        if self.pass_policy is PassMode.ALL_CHECKS:
+            return self._all_checks_state(result, score, decided)
         if decided:
             return _PASSED, score
         if score is None or score < self.pass_threshold:
@@ -185,6 +220,8 @@ class PassPolicy:
             return CaseVerdict(
                 CaseState.ERRORED, score, "errored: " + "; ".join(errored), tuple(errored)
             )
+        if self.pass_policy is PassMode.ALL_CHECKS:
+            return self._all_checks_verdict(result, score)
         required = [
             f"{name}: {result.verdicts[name].reason}"
             for r in result.results.values()
@@ -237,6 +274,68 @@ class PassPolicy:
             failed,
         )
 
+    def _named(self, result: CaseResult) -> list[EvaluationResult]:
+        """The scored results of the rubrics whose checks must all pass (``all_checks``)."""
+        wanted = self.score_rubrics
+        return [
+            r
+            for name, r in result.results.items()
+            if r.status is _SCORED and (wanted is None or name in wanted)
+        ]
+
+    def _all_checks_state(
+        self, result: CaseResult, score: float | None, decided: bool
+    ) -> tuple[CaseState, float | None]:
+        # required checks, expected outcomes and errors were settled by the caller
+        applied = decided
+        for r in self._named(result):
+            applied = True
+            for v in r.details.values():
+                if v.state is _V_FAILED:
+                    return _FAILED, score
+        return (_PASSED if applied else _FAILED), score
+
+    def _all_checks_verdict(self, result: CaseResult, score: float | None) -> CaseVerdict:
+        # errors were settled by the caller; failures are named once, in rubric order, then
+        # required checks of the other rubrics, then the expected outcomes
+        failed: dict[str, str] = {}
+        passed: set[str] = set()
+        skipped: set[str] = set()
+        named = self._named(result)
+        verdicts = result.verdicts
+        for r in named:
+            for check, v in r.details.items():
+                if v.state is _V_FAILED:
+                    failed.setdefault(check, f"{check}: {v.reason}")
+                elif v.state is _V_PASSED:
+                    passed.add(check)
+                else:
+                    skipped.add(check)
+        for r in result.results.values():
+            for check in r.required_failed:
+                failed.setdefault(check, f"{check}: {verdicts[check].reason}")
+        applied = bool(named)
+        for check in self.outcome_checks:
+            outcome = verdicts.get(check)
+            if outcome is not None and outcome.state is _V_FAILED:
+                failed.setdefault(check, f"{check}: {outcome.reason}")
+            elif outcome is not None and outcome.state is _V_PASSED:
+                passed.add(check)
+                applied = True
+        if failed:
+            what = tuple(failed.values())
+            head = "1 check failed" if len(what) == 1 else f"{len(what)} checks failed"
+            return CaseVerdict(CaseState.FAILED, score, f"{head}: " + "; ".join(what), what)
+        if not applied:
+            return CaseVerdict(
+                CaseState.FAILED, score, "no check applied to this case and no expected outcome"
+            )
+        na = len(skipped - passed)
+        tail = f", {na} not applicable" if na else ""
+        return CaseVerdict(
+            CaseState.PASSED, score, f"every applicable check passed ({len(passed)} passed{tail})"
+        )
+
 
 def _in_errored_rubric(result: CaseResult, check: str) -> bool:
     return any(check in r.errored for r in result.results.values())
@@ -249,90 +348,3 @@ def _scored_here(policy: PassPolicy, result: CaseResult, check: str) -> bool:
         for name, r in result.results.items()
         if r.status is ScoreStatus.SCORED
     )
-
-
-class CaseTally:
-    """Streaming counts behind the run's two dimensions."""
-
-    __slots__ = (
-        "errored",
-        "executions",
-        "failed",
-        "failing",
-        "passed",
-        "policy",
-        "score_n",
-        "score_sum",
-    )
-
-    def __init__(self, policy: PassPolicy) -> None:
-        self.policy = policy
-        self.executions = 0
-        self.passed = 0
-        self.failed = 0
-        self.errored = 0
-        self.score_n = 0
-        self.score_sum = 0.0
-        self.failing: list[FailingCase] = []
-
-    def add(self, result: CaseResult) -> CaseVerdict:
-        """Count one execution; returns its verdict with the reason."""
-        verdict = self.policy.decide(result)
-        self._count(result, verdict.state, verdict.score_pct, verdict)
-        return verdict
-
-    def count(self, result: CaseResult) -> CaseState:
-        """Count one execution, building a reason only for the first failing ones (fast)."""
-        state, score = self.policy.state(result)
-        self._count(result, state, score, None)
-        return state
-
-    def _count(
-        self,
-        result: CaseResult,
-        state: CaseState,
-        score: float | None,
-        verdict: CaseVerdict | None,
-    ) -> None:
-        self.executions += 1
-        if state is _PASSED:
-            self.passed += 1
-        elif state is _FAILED:
-            self.failed += 1
-        else:
-            self.errored += 1
-        if state is not _PASSED and len(self.failing) < _FAILING:
-            verdict = verdict or self.policy.decide(result)
-            self.failing.append(
-                FailingCase(
-                    case_id=result.case_id,
-                    repeat=result.repeat,
-                    state=verdict.state.value,
-                    score_pct=verdict.score_pct,
-                    reason=verdict.reason,
-                )
-            )
-        # "the mean score of the cases that produced a verdict": errored cases did not
-        if score is not None and state is not _ERRORED:
-            self.score_n += 1
-            self.score_sum += score
-
-    def gates(self) -> CaseGates:
-        """The run's metrics and cases dimensions so far."""
-        p = self.policy
-        metrics = self.score_sum / self.score_n if self.score_n else None
-        rate = self.passed / self.executions * 100.0 if self.executions else 0.0
-        return CaseGates(
-            weighted_metrics_score_pct=metrics,
-            metrics_pass_threshold=p.metrics_pass_threshold,
-            metrics_passed=metrics is not None and metrics >= p.metrics_pass_threshold,
-            cases_pass_rate_pct=rate,
-            cases_pass_threshold=p.cases_pass_threshold,
-            cases_passed=self.executions > 0 and rate >= p.cases_pass_threshold,
-            executions=self.executions,
-            passed=self.passed,
-            failed=self.failed,
-            errored=self.errored,
-            pass_threshold=p.pass_threshold,
-            failing=list(self.failing),
-        )

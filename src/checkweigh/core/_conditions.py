@@ -59,7 +59,17 @@ class Condition:
                     and (type(actual) is bool) is value_is_bool
                 )
 
+        elif self.op is ConditionOp.EXISTS:  # the default outcome rules' flag test
+            get, wanted = self.path.getter, self._wants_present
+
+            def test(root: Any) -> bool:
+                return (get(root) is not _MISSING) is wanted
+
         object.__setattr__(self, "_test", test)
+
+    @property
+    def _wants_present(self) -> bool:
+        return bool(self.value if self.value is not None else True)
 
     @property
     def test(self) -> Callable[[Any], bool]:
@@ -73,7 +83,7 @@ class Condition:
     def _slow_holds(self, root: Any) -> bool:
         actual = self.path.getter(root)
         if self.op is ConditionOp.EXISTS:
-            return (actual is not _MISSING) == bool(self.value if self.value is not None else True)
+            return (actual is not _MISSING) is self._wants_present
         if actual is _MISSING:
             return self.op in _NEGATIVE
         return self._holds_for(actual)
@@ -105,6 +115,8 @@ class Condition:
             ConditionOp.NOT_EQUALS: "!=",
             ConditionOp.IN: "in",
         }
+        if self.op is ConditionOp.EXISTS:
+            return f"{self.path} {'exists' if self._wants_present else 'is missing'}"
         if self.op in symbols:
             return f"{self.path} {symbols[self.op]} {self.value!r}"
         return f"{self.path} is {self.op.value}"

@@ -60,6 +60,7 @@ class CaseResult(NamedTuple):
                     "excluded": r.excluded,
                     "required_failed": r.required_failed,
                     "errored": r.errored,
+                    "outcome_rule": r.rule,
                 }
                 for name, r in self.results.items()
             },
@@ -87,6 +88,7 @@ class CaseResult(NamedTuple):
                 excluded=tuple(s.get("excluded", ())),
                 required_failed=tuple(s.get("required_failed", ())),
                 errored=tuple(s.get("errored", ())),
+                rule=s.get("outcome_rule", -1),
             )
         return cls(
             case_id=record["case_id"],

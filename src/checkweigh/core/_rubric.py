@@ -135,8 +135,8 @@ class Rubric:
         return {}
 
     @functools.cached_property
-    def rule_plan(self) -> tuple[tuple[Any, float, float, tuple[Any, ...], bool], ...]:
-        """(outcome, min score, max score, state tests, is success) per outcome rule."""
+    def rule_plan(self) -> tuple[tuple[Any, float, float, tuple[Any, ...], bool, int], ...]:
+        """(outcome, min score, max score, state tests, is success, index) per outcome rule."""
         return tuple(
             (
                 r.outcome,
@@ -144,8 +144,9 @@ class Rubric:
                 math.inf if r.max_score is None else r.max_score,
                 tuple(c.test for c in r.state),
                 r.outcome is OutcomeClass.SUCCESSFUL_COMPLETION,
+                index,
             )
-            for r in self.outcome_rules
+            for index, r in enumerate(self.outcome_rules)
         )
 
     @functools.cached_property

@@ -46,6 +46,8 @@ class EvaluationResult(NamedTuple):
     excluded: tuple[str, ...] = ()
     required_failed: tuple[str, ...] = ()
     errored: tuple[str, ...] = ()
+    rule: int = -1
+    """The index of the outcome rule that classed the case (-1: none, or not recorded)."""
 
     @property
     def explanation(self) -> str:
@@ -148,12 +150,13 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
     if status is not _SCORED:
         return _new(
             EvaluationResult,
-            (rubric.name, status, None, None, details, excluded, required_failed, errored),
+            (rubric.name, status, None, None, details, excluded, required_failed, errored, -1),
         )
     assert score is not None
     # the first matching rule (see classify); inlined with precompiled tests for speed
     outcome = OutcomeClass.PARTIAL_FAILURE
-    for rule_outcome, low, high, tests, is_success in rubric.rule_plan:
+    rule = -1
+    for rule_outcome, low, high, tests, is_success, index in rubric.rule_plan:
         if (is_success and required_failed) or score < low or score > high:
             continue
         for test in tests:
@@ -161,9 +164,10 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
                 break
         else:
             outcome = rule_outcome
+            rule = index
             break
     # built with tuple.__new__ directly: this runs once per rubric per case
     return _new(
         EvaluationResult,
-        (rubric.name, _SCORED, score, outcome, details, excluded, required_failed, ()),
+        (rubric.name, _SCORED, score, outcome, details, excluded, required_failed, (), rule),
     )

@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ._case_pass import CaseTally, CaseVerdict, PassPolicy
+from ._case_pass import CaseVerdict, PassMode, PassPolicy
+from ._case_tally import CaseTally
 from ._noise import CheckNoise
 from ._result import CaseResult
 from ._rubric import NotApplicablePolicy, Rubric, RubricItem
@@ -365,7 +366,8 @@ def _warnings(report: StabilityReport, policy: PassPolicy) -> list[str]:
     straddling = [
         c
         for c in report.cases
-        if c.flip.p > 0.0
+        if policy.pass_policy is PassMode.THRESHOLD  # all_checks reads no score threshold
+        and c.flip.p > 0.0
         and c.score_low is not None
         and c.score_high is not None
         and c.score_low < policy.pass_threshold <= c.score_high

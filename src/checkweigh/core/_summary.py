@@ -85,6 +85,12 @@ class RubricSummary(BaseModel):
     """Readiness band of the TCR."""
     outcomes: dict[str, int]
     """Executions per outcome class."""
+    outcome_basis: dict[str, int] = Field(default_factory=dict)
+    """Scored executions per rule set that classed them: ``success_flag`` (the default rules,
+    on the case's success flag), ``score`` (the default rules, for a case without the flag) or
+    ``rules`` (the suite's own outcome_rules)."""
+    outcome_note: str | None = None
+    """Which rule set classed the outcomes and why, in words (None when nothing was scored)."""
     checks: list[CheckStats]
     """Per-check statistics, in rubric order."""
     top_failing: list[str]
@@ -141,6 +147,10 @@ class CaseGates(BaseModel):
 
     weighted_metrics_score_pct: float | None
     """The mean score (0-100) of the executions that produced one (errored ones excluded)."""
+    weighted_metrics_score_low_pct: float | None = None
+    """Lower end of the 95% t-interval of the mean case score."""
+    weighted_metrics_score_high_pct: float | None = None
+    """Upper end of the 95% t-interval of the mean case score."""
     metrics_pass_threshold: float
     """The mean score the run needs."""
     metrics_passed: bool
@@ -160,7 +170,11 @@ class CaseGates(BaseModel):
     errored: int
     """Executions that errored."""
     pass_threshold: float
-    """The score a case without expected outcomes needs (0-100)."""
+    """The score a case without expected outcomes needs (0-100; unused under ``all_checks``)."""
+    pass_policy: str = "threshold"
+    """How a case's pass/fail was decided: ``threshold`` or ``all_checks``."""
+    case_pass_rule: str | None = None
+    """When a case passes, in words (None in runs stored before it was recorded)."""
     failing: list[FailingCase] = Field(default_factory=list)
     """The first executions that did not pass, in the order they finished."""
 

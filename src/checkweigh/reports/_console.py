@@ -25,6 +25,12 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
+def truncated_tcr(tcr: float) -> str:
+    """A TCR to three decimals, truncated (0.8496 is not 0.850 next to a 0.85 band edge) once
+    float noise is gone (5.6 / 7 summed as 0.79999... is 0.800, as the mean case score says)."""
+    return f"{math.floor(round(tcr, 9) * 1000) / 1000:.3f}"
+
+
 def _rubric_panel(r: RubricSummary) -> Panel:
     parts: list[Table | Text] = []
     if r.tcr is None:
@@ -34,7 +40,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         head = Text.assemble(
             ("TCR ", "bold"),
             # truncated, not rounded: 0.8496 must not read as 0.850 next to a 0.85 band edge
-            (f"{math.floor(r.tcr * 1000) / 1000:.3f}", "bold"),
+            (truncated_tcr(r.tcr), "bold"),
             f"  95% CI [{r.tcr_low:.3f}, {r.tcr_high:.3f}]  ",
             (clean(band), _BAND_STYLE.get(band, "")),
             f"   scored {r.scored} of {r.executions}",
@@ -54,6 +60,8 @@ def _rubric_panel(r: RubricSummary) -> Panel:
             f"{100 * share:5.1f}%",
         )
     parts.append(outcomes)
+    if r.outcome_note:
+        parts.append(plain(f"outcomes: {r.outcome_note}", style="italic"))
 
     checks = Table(title="checks", title_justify="left", header_style="bold")
     for col, justify in (
@@ -150,6 +158,8 @@ def render_summary(
         f"{summary.errored_executions} errored"
         + (f" ({summary.agent_errors} agent error(s))" if summary.agent_errors else "")
     )
+    if summary.case_gates is not None:
+        console.print(plain(headline(summary.case_gates)))
     for note in summary.notes:
         if not any(note == r.normalization_note for r in summary.rubrics):
             console.print(plain(f"note: {note}", style="italic"))
@@ -180,6 +190,28 @@ def render_summary(
         )
 
 
+def headline(g: CaseGates) -> str:
+    """The run's mean score and its case pass rate side by side, each named so that neither is
+    read for the other: ``TCR (mean case score) 83.4% (95% CI 79.0-87.8) · cases passed 41 of
+    50 (82.0%)``."""
+    if g.weighted_metrics_score_pct is None:
+        tcr = "TCR (mean case score) unmeasured"
+    else:
+        tcr = f"TCR (mean case score) {g.weighted_metrics_score_pct:.1f}%"
+        low, high = g.weighted_metrics_score_low_pct, g.weighted_metrics_score_high_pct
+        if low is not None and high is not None:
+            tcr += f" (95% CI {low:.1f}-{high:.1f})"
+    return f"{tcr} · cases passed {g.passed} of {g.executions} ({g.cases_pass_rate_pct:.1f}%)"
+
+
+def case_pass_rule(g: CaseGates) -> str:
+    """When a case passes, as the run decided it (runs stored before it was recorded: the
+    threshold policy's rule, which was the only one)."""
+    if g.case_pass_rule is not None:
+        return g.case_pass_rule
+    return f"every expected outcome that applies passes (else score >= {g.pass_threshold:g})"
+
+
 def _mark(passed: bool) -> Text:
     return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
 
@@ -189,7 +221,7 @@ def _case_gates(console: Console, g: CaseGates) -> None:
         Text.assemble(
             ("cases ", "bold"),
             f"{g.passed} passed, {g.failed} failed, {g.errored} errored of {g.executions}",
-            f"   (a case passes on its expected outcomes, else on score >= {g.pass_threshold:g})",
+            f"   (case pass: {case_pass_rule(g)})",
         )
     )
     for f in g.failing[:10]:

@@ -121,6 +121,7 @@ def write_junit(
     props = ET.SubElement(cases, "properties")
     for key, value in (
         ("run_id", run_id),
+        ("pass_policy", policy.pass_policy.value),
         ("pass_threshold", f"{policy.pass_threshold:g}"),
         ("metrics_pass_threshold", f"{policy.metrics_pass_threshold:g}"),
         ("cases_pass_threshold", f"{policy.cases_pass_threshold:g}"),

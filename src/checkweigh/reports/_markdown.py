@@ -11,12 +11,11 @@ link; the page still reads the same.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
-from ._console import agent_line
+from ._console import agent_line, case_pass_rule, headline, truncated_tcr
 from ._files import replaced_at
 from ._safe import clean
 
@@ -67,6 +66,12 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
         f"case(s), {summary.errored_executions} errored.",
         "",
     ]
+    if summary.case_gates is not None:
+        lines += [
+            f"**{escape_md(headline(summary.case_gates))}**; "
+            f"case pass: {escape_md(case_pass_rule(summary.case_gates))}.",
+            "",
+        ]
     if summary.case_gates is not None or summary.gates:
         lines += ["| gate | actual | threshold | result |", "| --- | ---: | ---: | --- |"]
         if summary.case_gates is not None:
@@ -76,11 +81,11 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed)} |")
         lines.append("")
     lines += [
-        "| rubric | TCR | 95% CI | band | scored | errored | top failing checks |",
+        "| rubric | TCR (mean score) | 95% CI | band | scored | errored | top failing checks |",
         "| --- | ---: | ---: | --- | ---: | ---: | --- |",
     ]
     for r in summary.rubrics:
-        tcr = "—" if r.tcr is None else f"{math.floor(r.tcr * 1000) / 1000:.3f}"
+        tcr = "—" if r.tcr is None else truncated_tcr(r.tcr)
         ci = "—" if r.tcr_low is None else f"{r.tcr_low:.3f} to {r.tcr_high:.3f}"
         failing = ", ".join(escape_md(c) for c in r.top_failing[:3]) or "—"
         lines.append(
@@ -90,6 +95,15 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     lines.append("")
     if (agent := agent_line(summary)) is not None:
         lines += [agent[0].upper() + agent[1:] + ".", ""]
+    for r in summary.rubrics:
+        if r.scored:
+            counts = ", ".join(
+                f"{n} {name.replace('_', ' ')}" for name, n in r.outcomes.items() if n
+            )
+            note = f" ({escape_md(r.outcome_note)})" if r.outcome_note else ""
+            lines.append(f"- {escape_md(r.rubric)} outcomes: {counts}{note}")
+    if any(r.scored for r in summary.rubrics):
+        lines.append("")
     g = summary.case_gates
     if g is not None and g.failing:
         lines += [

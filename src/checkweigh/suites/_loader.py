@@ -26,6 +26,7 @@ from ..core import (
     DEFAULT_GATES,
     Condition,
     GateMetric,
+    PassMode,
     PassPolicy,
     Rubric,
     RubricError,
@@ -177,6 +178,12 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
         raise ctx.error((), "expected a mapping with name, cases, checks and rubrics")
     # top-level 'x-' keys are the user's own (a home for YAML anchors merged with '<<:')
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    if "pass_policy" in data:  # where the one-liner may lead a user to write it
+        raise ctx.error(
+            ("pass_policy",),
+            "unknown key 'pass_policy' at the top level; it belongs under 'thresholds:' "
+            "(thresholds: {pass_policy: all_checks})",
+        )
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
@@ -341,6 +348,12 @@ def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> Pa
                 ("thresholds", "score_rubrics", i),
                 f"unknown rubric {shown(name)}; the suite defines: {', '.join(names)}",
             )
+    if t.pass_policy is PassMode.ALL_CHECKS and "pass_threshold" in t.model_fields_set:
+        raise ctx.error(
+            ("thresholds", "pass_threshold"),
+            "pass_threshold is not used with pass_policy: all_checks (a case passes when "
+            "every applicable check passes); remove one of them",
+        )
     outcome_checks = tuple(n for n, c in ctx.checks.items() if decides_pass(c.check))
     return PassPolicy(
         pass_threshold=t.pass_threshold,
@@ -348,6 +361,7 @@ def _build_policy(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> Pa
         cases_pass_threshold=t.cases_pass_threshold,
         outcome_checks=outcome_checks,
         score_rubrics=tuple(t.score_rubrics) if t.score_rubrics else None,
+        pass_policy=t.pass_policy,
     )
 
 

@@ -20,6 +20,7 @@ from ..core import (
     NotApplicablePolicy,
     OutcomeClass,
     OutcomeRule,
+    PassMode,
     default_outcome_rules,
 )
 from ..core._outcome import OutcomeRule as _OutcomeRule
@@ -229,6 +230,9 @@ Percent = Annotated[float, Field(strict=True, ge=0.0, le=100.0)]
 class ThresholdsSpec(_Strict):
     """Case pass/fail and the run's two pass dimensions, on the 0-100 scale."""
 
+    pass_policy: PassMode = PassMode.THRESHOLD
+    """``threshold``: expected outcomes, else the score against ``pass_threshold``;
+    ``all_checks``: every applicable check of ``score_rubrics`` (default: all) passes."""
     pass_threshold: Percent = DEFAULT_PASS_THRESHOLD
     """The score a case needs when no expected outcome applies to it."""
     metrics_pass_threshold: Percent = DEFAULT_METRICS_PASS_THRESHOLD
@@ -236,7 +240,8 @@ class ThresholdsSpec(_Strict):
     cases_pass_threshold: Percent = DEFAULT_CASES_PASS_THRESHOLD
     """The percentage of executions that must pass."""
     score_rubrics: list[str] | None = Field(default=None, min_length=1)
-    """The rubrics whose mean score is a case's score (default: all)."""
+    """The rubrics whose mean score is a case's score (default: all); under ``all_checks``
+    also the rubrics whose checks must all pass."""
 
 
 class TargetSpec(_Strict):

@@ -32,6 +32,7 @@ def case_report(
     pass_threshold: float,
     skipped_judge: Sequence[str] = (),
     judge_hint: str = "no judge configured",
+    pass_rule: str | None = None,
 ) -> str:
     """A case's verdict as lines a person reads in a test failure.
 
@@ -41,15 +42,17 @@ def case_report(
         pass_threshold: the score (0-100) the case needed.
         skipped_judge: judge checks that did not run because no judge was given.
         judge_hint: how to give one.
+        pass_rule: when a case passes, in words, for a policy that reads no threshold
+            (``all_checks``); the header then names it instead of ``pass_threshold``.
 
     Returns:
         The header (case id, state, score), the verdict's reason, one line per rubric, then
         ``- name: reason`` for each failed check and ``- name: error`` for each errored one.
     """
     score = "no score" if verdict.score_pct is None else f"score {verdict.score_pct:.1f}"
+    rule = f"pass threshold {pass_threshold:g}" if pass_rule is None else f"case pass: {pass_rule}"
     lines = [
-        f"checkweigh: case {result.case_id!r} {verdict.state.value}, {score} "
-        f"(pass threshold {pass_threshold:g})",
+        f"checkweigh: case {result.case_id!r} {verdict.state.value}, {score} ({rule})",
         f"reason: {_one_line(verdict.reason)}",
     ]
     if result.results:

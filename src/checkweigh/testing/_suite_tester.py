@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeAlias, TypeVar
 
 from pydantic import ValidationError
 
-from ..core import Case, CaseResult, CaseVerdict, PassPolicy, Rubric
+from ..core import Case, CaseResult, CaseVerdict, PassMode, PassPolicy, Rubric
 from ..errors import CheckweighError, InputError
 from ..judges import (
     CachedJudge,
@@ -279,6 +279,7 @@ class SuiteTester:
             pass_threshold=policy.pass_threshold,
             skipped_judge=self.skipped_judge_checks(rubric),
             judge_hint=NO_JUDGE_HINT,
+            pass_rule=policy.describe() if policy.pass_policy is PassMode.ALL_CHECKS else None,
         )
 
     def check_passes(self, result: CaseResult, *, rubric: str | None = None) -> CaseResult:

@@ -1,0 +1,112 @@
+"""Streaming counts behind the run's two pass dimensions (metrics and cases)."""
+
+from __future__ import annotations
+
+from ._case_pass import CaseState, CaseVerdict, PassPolicy
+from ._result import CaseResult
+from ._stats import mean_interval
+from ._summary import CaseGates, FailingCase
+
+_FAILING = 20
+_PASSED = CaseState.PASSED
+_FAILED = CaseState.FAILED
+_ERRORED = CaseState.ERRORED
+
+
+class CaseTally:
+    """Streaming counts behind the run's two dimensions."""
+
+    __slots__ = (
+        "errored",
+        "executions",
+        "failed",
+        "failing",
+        "passed",
+        "policy",
+        "score_n",
+        "score_sq",
+        "score_sum",
+    )
+
+    def __init__(self, policy: PassPolicy) -> None:
+        self.policy = policy
+        self.executions = 0
+        self.passed = 0
+        self.failed = 0
+        self.errored = 0
+        self.score_n = 0
+        self.score_sum = 0.0
+        self.score_sq = 0.0
+        self.failing: list[FailingCase] = []
+
+    def add(self, result: CaseResult) -> CaseVerdict:
+        """Count one execution; returns its verdict with the reason."""
+        verdict = self.policy.decide(result)
+        self._count(result, verdict.state, verdict.score_pct, verdict)
+        return verdict
+
+    def count(self, result: CaseResult) -> CaseState:
+        """Count one execution, building a reason only for the first failing ones (fast)."""
+        state, score = self.policy.state(result)
+        self._count(result, state, score, None)
+        return state
+
+    def _count(
+        self,
+        result: CaseResult,
+        state: CaseState,
+        score: float | None,
+        verdict: CaseVerdict | None,
+    ) -> None:
+        self.executions += 1
+        if state is _PASSED:
+            self.passed += 1
+        elif state is _FAILED:
+            self.failed += 1
+        else:
+            self.errored += 1
+        if state is not _PASSED and len(self.failing) < _FAILING:
+            verdict = verdict or self.policy.decide(result)
+            self.failing.append(
+                FailingCase(
+                    case_id=result.case_id,
+                    repeat=result.repeat,
+                    state=verdict.state.value,
+                    score_pct=verdict.score_pct,
+                    reason=verdict.reason,
+                )
+            )
+        # "the mean score of the cases that produced a verdict": errored cases did not
+        if score is not None and state is not _ERRORED:
+            self.score_n += 1
+            self.score_sum += score
+            self.score_sq += score * score
+
+    def gates(self) -> CaseGates:
+        """The run's metrics and cases dimensions so far."""
+        p = self.policy
+        metrics = low = high = None
+        if self.score_n:
+            metrics = self.score_sum / self.score_n
+            # the interval is computed on the 0-1 scale it clips to
+            _, lo, hi = mean_interval(self.score_n, self.score_sum / 100, self.score_sq / 1e4)
+            low, high = lo * 100, hi * 100
+        rate = self.passed / self.executions * 100.0 if self.executions else 0.0
+        return CaseGates(
+            weighted_metrics_score_pct=metrics,
+            weighted_metrics_score_low_pct=low,
+            weighted_metrics_score_high_pct=high,
+            metrics_pass_threshold=p.metrics_pass_threshold,
+            metrics_passed=metrics is not None and metrics >= p.metrics_pass_threshold,
+            cases_pass_rate_pct=rate,
+            cases_pass_threshold=p.cases_pass_threshold,
+            cases_passed=self.executions > 0 and rate >= p.cases_pass_threshold,
+            executions=self.executions,
+            passed=self.passed,
+            failed=self.failed,
+            errored=self.errored,
+            pass_threshold=p.pass_threshold,
+            pass_policy=p.pass_policy.value,
+            case_pass_rule=p.describe(),
+            failing=list(self.failing),
+        )
