@@ -77,6 +77,8 @@ def test_all_checks_on_imported_logs_without_a_success_flag(tmp_path: Path) -> N
         "(final_state.reservation.status is 'cancelled', expected 'confirmed')",
         "task-03-run-2#0: task: score 0.80, graceful failure. failed: looked_up_first "
         "(cancel_reservation at step 3 without any get_reservation_details)",
+        # the logs' token usage, summed per case
+        "agent: 31,421 input + 494 output tokens over 7 cases",
         "cases 3 passed, 4 failed, 0 errored of 7   (case pass: every applicable check passes)",
         # 80 and 90 would pass on score; under all_checks one failed check fails the case
         "failed task-03-run-2#0: 1 check failed: looked_up_first: cancel_reservation at step 3 "
