@@ -18,6 +18,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from ..errors import InputError
+from ..importers import OnBadRecord
 from ..reports import clean
 from ..store import RunInfo
 from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
@@ -175,6 +176,16 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False
+    ),
+]
+
+OnBadRecordOption = Annotated[
+    OnBadRecord | None,
+    typer.Option(
+        "--on-bad-record",
+        help="A log record that cannot be read: fail (stop, exit 2) or skip it and report it "
+        "(default: fail, or the suite's on_bad_record).",
+        show_default=False,
     ),
 ]
 

@@ -38,3 +38,9 @@ def get_format(name: str, **options: Any) -> Format:
     module, _, attr = target.partition(":")
     factory: Callable[..., Format] = getattr(import_module(module, __package__), attr)
     return factory(**options)
+
+
+register("openai", "._openai:OpenAIFormat")
+register("openai-responses", "._responses:ResponsesFormat")
+register("anthropic", "._anthropic:AnthropicFormat")
+register("mapping", "._mapping:MappingFormat")

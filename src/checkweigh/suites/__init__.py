@@ -4,6 +4,7 @@ from ._cases import count_cases, iter_cases
 from ._loader import load_suite
 from ._schema import (
     BandsSpec,
+    CasesSpec,
     ConditionSpec,
     GateSpec,
     OutcomeDefaults,
@@ -13,10 +14,13 @@ from ._schema import (
     TargetSpec,
     WeightSpec,
 )
+from ._source import CasesSource, load_mapping
 from ._suite import Suite
 
 __all__ = [
     "BandsSpec",
+    "CasesSource",
+    "CasesSpec",
     "ConditionSpec",
     "GateSpec",
     "OutcomeDefaults",
@@ -28,5 +32,6 @@ __all__ = [
     "WeightSpec",
     "count_cases",
     "iter_cases",
+    "load_mapping",
     "load_suite",
 ]
