@@ -61,6 +61,7 @@ from ._common import (
     OnBadRecordOption,
     QuietOnClosedPipe,
     app,
+    bad_record_choice,
     check_writable,
     consoles,
     fail_input,
@@ -206,7 +207,7 @@ def run(
         prices = _prices(judge_prices)
         loaded = load_suite(suite)
         if cases is not None or on_bad_record is not None:
-            loaded = loaded.with_cases(cases, on_bad_record)
+            loaded = loaded.with_cases(cases, bad_record_choice(on_bad_record))
         block = loaded.spec.judge.settings() if loaded.spec.judge else None
         judge = _judge(
             judge_spec,

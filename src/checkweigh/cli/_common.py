@@ -180,7 +180,7 @@ DbOption = Annotated[
 ]
 
 OnBadRecordOption = Annotated[
-    OnBadRecord | None,
+    str | None,
     typer.Option(
         "--on-bad-record",
         help="A log record that cannot be read: fail (stop, exit 2) or skip it and report it "
@@ -188,6 +188,18 @@ OnBadRecordOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def bad_record_choice(value: str | None) -> OnBadRecord | None:
+    """The ``--on-bad-record`` flag's value, checked."""
+    if value is None:
+        return None
+    if value == "skip":
+        return "skip"
+    if value == "fail":
+        return "fail"
+    raise InputError(f"expected skip or fail, got {value!r}", field="--on-bad-record")
+
 
 EXIT_GATES_FAILED = 1
 EXIT_INPUT = 2

@@ -28,6 +28,7 @@ from ._common import (
     EXIT_INTERRUPTED,
     OnBadRecordOption,
     app,
+    bad_record_choice,
     check_writable,
     consoles,
     fail_input,
@@ -70,8 +71,9 @@ def import_logs(
 ) -> None:
     """Convert agent logs in FORMAT to a checkweigh cases file (``checkweigh run`` reads it)."""
     stdout, err = consoles()
-    ctx = ImportContext(on_bad_record=on_bad_record or "fail")
+    ctx = ImportContext()
     try:
+        ctx.on_bad_record = bad_record_choice(on_bad_record) or "fail"
         options = _options(fmt, mapping)
         _check_out(out, files, mapping)
         cases = import_cases(get_format(fmt, **options), files, ctx)
