@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from checkweigh.importers import format_names
 from support.importing import FIXTURES
 
 AIRLINE = (FIXTURES / "openai_airline.jsonl").read_text(encoding="utf-8").splitlines()
 GOOD = json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
 DEEP = 100_000
+FORMATS = ", ".join(format_names())
 OLD_OUT = '{"id": "kept", "trace": []}\n'
 
 
@@ -183,8 +185,7 @@ BAD = [
         "unknown-format",
         "gemini",
         {"log.jsonl": _lines(GOOD)},
-        "FORMAT: unknown log format 'gemini'; expected one of openai, openai-responses, "
-        "anthropic, mapping",
+        f"FORMAT: unknown log format 'gemini'; expected one of {FORMATS}",
     ),
     Bad(
         "bad-mapping-field-value",
@@ -400,8 +401,7 @@ rubrics:
 SUITES = [
     (
         "{path: log.jsonl, format: gemini}",
-        "suite.yaml:2: cases.format: unknown log format 'gemini'; expected one of openai, "
-        "openai-responses, anthropic, mapping",
+        f"suite.yaml:2: cases.format: unknown log format 'gemini'; expected one of {FORMATS}",
     ),
     (
         "{path: log.jsonl, format: mapping}",
