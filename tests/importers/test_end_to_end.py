@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.store import Store
+from checkweigh.suites import load_suite
+from checkweigh.testing import SuiteTester, assert_case_passes
 from support.importing import FIXTURES
 
 runner = CliRunner()
@@ -359,3 +361,16 @@ def test_a_custom_log_through_a_mapping(tmp_path: Path, how: str) -> None:
         "42-0": {"booked": "passed", "rewarded": "passed"},
         "42-1": {"booked": "failed", "rewarded": "failed"},
     }
+
+
+def test_the_pytest_helpers_read_a_suite_of_logs(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "responses_shop.jsonl", tmp_path / "logs.jsonl")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(RESPONSES_SUITE.replace("LOGS", "logs.jsonl"))
+    tester = SuiteTester(load_suite(suite))
+    assert [c.id for c in tester.cases()] == [
+        "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+        "logs-2",
+    ]
+    result = assert_case_passes(suite, "logs-2")
+    assert result.verdicts["refunded_in_full"].state.value == "passed"
