@@ -142,7 +142,7 @@ def test_other_shapes_of_calls_and_results(tmp_path: Path) -> None:
         {
             "id": 7,
             "messages": [
-                {"role": "user", "content": "go"},
+                {"role": "user", "content": "go", "timestamp": "2025-03-01T10:00:00Z"},
                 # the flat {id, name, arguments} shape with an object (as tau2 logs it)
                 {
                     "role": "assistant",
@@ -165,6 +165,8 @@ def test_other_shapes_of_calls_and_results(tmp_path: Path) -> None:
     )
     (case,), _ = load("openai", log)
     assert case.id == "7"
+    assert case.trace[0].timestamp is not None
+    assert case.trace[0].timestamp.isoformat() == "2025-03-01T10:00:00+00:00"
     search, sql, lookup = (s for s in case.trace if s.kind == "tool_call")
     assert (search.arguments, search.result, search.error) == ({"q": "x"}, [], "[]")
     assert search.attributes == {"input_tokens": 10, "output_tokens": 3, "cost_usd": 0.0004}

@@ -81,7 +81,7 @@ def anthropic_steps(
         text = _blocks(blocks, role, f"{at}.content", steps, pairer)
         if role == "user" and text is not None and first_user is None:
             first_user = text
-        if len(steps) > first:
+        if len(steps) > first and len(message) > 2:  # more than role and content
             add_attributes(steps[first], usage_attributes(message))
     return steps, first_user
 

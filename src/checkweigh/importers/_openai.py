@@ -40,6 +40,8 @@ from ._convert import (
 )
 
 _ROLES = "system, developer, user, assistant or tool"
+_PLAIN = frozenset(("role", "content", "tool_calls", "name", "refusal", "function_call"))
+"""Keys of a message that carry no timestamp, model or usage (most messages: skip the look)."""
 
 
 def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict], str | None]:
@@ -86,7 +88,7 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
         else:
             got = "missing" if role is None else short(role)
             raise RecordError(f"{at}.role: unknown role {got}; expected {_ROLES}")
-        if len(steps) > first:
+        if len(steps) > first and not _PLAIN.issuperset(message):
             stamp = message.get("timestamp")
             if isinstance(stamp, str | int | float) and not isinstance(stamp, bool):
                 steps[first]["timestamp"] = stamp
