@@ -114,7 +114,9 @@ class Format(Protocol):
     """The name ``checkweigh import`` and ``cases: {format: ...}`` use."""
 
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
-        """Yield the file's cases; bad records go to ``ctx.bad``."""
+        """Yield the file's cases, streamed. A bad record goes to ``ctx.bad(file, line,
+        message)``; each case goes to ``ctx.accept(case, file, line)`` before it is yielded
+        (which counts it and refuses a duplicate id)."""
         ...
 
 
