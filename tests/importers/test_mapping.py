@@ -136,3 +136,57 @@ def test_a_path_missing_from_a_record_is_a_bad_record_naming_the_field(tmp_path:
 def test_a_bad_mapping_is_refused(mapping: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message.replace(".", r"\.")):
         FieldMapping.model_validate(mapping)
+
+
+def test_records_listed_inside_a_results_file(tmp_path: Path) -> None:
+    """tau2-bench style: one JSON document whose ``simulations`` are the conversations, tool
+    calls with object arguments, tool messages naming their call by ``id``."""
+    results = tmp_path / "results.json"
+    sims = [
+        {
+            "id": f"sim-{n}",
+            "task_id": "7",
+            "messages": [
+                {"role": "user", "content": "cancel reservation EHGLP3"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "tc0", "name": "cancel_reservation", "arguments": {"id": "EHGLP3"}}
+                    ],
+                },
+                {"role": "tool", "id": "tc0", "content": status, "error": status != "ok"},
+                {"role": "assistant", "content": "Done."},
+            ],
+            "reward_info": {"reward": 1.0 if status == "ok" else 0.0},
+        }
+        for n, status in enumerate(["ok", "Error: reservation not found"])
+    ]
+    results.write_text(json.dumps({"tasks": [{"id": "7"}], "simulations": [*sims, "junk"]}))
+    mapping = {
+        "records": "simulations",
+        "id": "id",
+        "messages": "messages",
+        "final_state": "reward_info",
+    }
+    cases, ctx = load("mapping", results, on_bad_record="skip", mapping=mapping)
+    assert [c.id for c in cases] == ["sim-0", "sim-1"]
+    assert [c.trace[1].error for c in cases] == [None, "Error: reservation not found"]
+    assert cases[0].trace[1].arguments == {"id": "EHGLP3"}
+    assert (ctx.records, ctx.cases) == (3, 2)
+    assert [b.one_line() for b in ctx.skipped] == [
+        f"{results}: record 1: simulations[2]: expected a record (an object), got the text 'junk'"
+    ]
+    mapping["records"] = "runs"
+    _, ctx = load("mapping", results, on_bad_record="skip", mapping=mapping)
+    assert [b.one_line() for b in ctx.skipped] == [
+        f"{results}: record 1: records: expected a list of records at 'runs', got no value"
+    ]
+
+
+def test_tau_bench_results_read_as_openai_through_traj() -> None:
+    cases, _ = load("openai", TAU)
+    assert [c.id for c in cases] == ["tau_runs-1", "tau_runs-2"]
+    assert cases[0].metadata["reward"] == 1.0
+    assert cases[0].metadata["info"]["task"]["actions"][0]["name"] == "book_reservation"
+    assert cases[0].trace[5].name == "book_reservation"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
@@ -262,6 +262,19 @@ def case_id(value: Any) -> str:
     raise RecordError(f"id: expected non-empty text or a whole number, got {kind_of(value)}")
 
 
+class Record(NamedTuple):
+    """One record of a file and where it is."""
+
+    line: int | None
+    """Its line (JSONL), or None."""
+    key: str
+    """What names it in a default id (``<file stem>-<key>``): its line or its position."""
+    label: str
+    """What starts a message about it when the line does not say (``record 3: ``)."""
+    value: Any
+    """The record."""
+
+
 class RecordFormat:
     """A format whose records each hold one conversation (a JSON value, a JSON list of them,
     or JSONL). Subclasses convert one record; this reads the file, names the cases that have
@@ -278,15 +291,23 @@ class RecordFormat:
         """
         raise NotImplementedError
 
+    def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
+        """The file's records: where each is (its line, or None) and its default id's suffix
+        and message label. Formats whose records sit inside others override this."""
+        for n, (line, record) in enumerate(iter_records(path, ctx), start=1):
+            if line is not None:
+                yield Record(line, str(line), "", record)
+            else:
+                yield Record(None, str(n), f"record {n}: ", record)
+
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
         """The file's cases, in order; bad records go to ``ctx.bad``."""
         validate = Case.model_validate
         stem = path.stem
-        for n, (line, record) in enumerate(iter_records(path, ctx), start=1):
-            label = "" if line is not None else f"record {n}: "
+        for line, key, label, record in self.records(path, ctx):
             try:
                 data = self.convert(record)
-                data["id"] = case_id(data["id"]) if "id" in data else f"{stem}-{line or n}"
+                data["id"] = case_id(data["id"]) if "id" in data else f"{stem}-{key}"
                 case = validate(data)
             except RecordError as exc:
                 ctx.bad(path, line, f"{label}{exc}")

@@ -10,6 +10,7 @@ where the case's parts live::
     final_state: outcome.state
     ground_truth: task.expected
     metadata: {task: task_id, model: agent.model}   # or one path to an object
+    records: simulations        # when each value of the file holds a list of records
     input: request.text         # default: the first user message's text
 
 ``trace`` instead of ``messages`` names steps already in checkweigh's own step format. Every
@@ -19,14 +20,16 @@ the field and the path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..core import FieldPath
 from ._anthropic import anthropic_steps
-from ._convert import RecordError, RecordFormat, StepDict, case_id, kind_of
+from ._base import ImportContext
+from ._convert import Record, RecordError, RecordFormat, StepDict, case_id, kind_of
 from ._openai import openai_steps
 from ._responses import responses_steps
 
@@ -43,6 +46,9 @@ class FieldMapping(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    records: str | None = None
+    """Where the records are, when each value of the file holds a list of them (e.g.
+    ``simulations`` in tau2-bench's results); the other paths are then into each record."""
     id: str | list[str] | None = Field(default=None, min_length=1)
     """The case id's path, or several paths whose values are joined with ``-``; without it,
     ``<file stem>-<line>``."""
@@ -64,7 +70,9 @@ class FieldMapping(BaseModel):
     """A path to an object, or metadata names to paths."""
     _paths: dict[str, FieldPath] = PrivateAttr(default_factory=dict)
 
-    @field_validator("id", "input", "messages", "system", "trace", "final_state", "ground_truth")
+    @field_validator(
+        "records", "id", "input", "messages", "system", "trace", "final_state", "ground_truth"
+    )
     @classmethod
     def _paths_parse(cls, value: str | list[str] | None) -> str | list[str] | None:
         if isinstance(value, list):
@@ -122,6 +130,25 @@ class MappingFormat(RecordFormat):
         self.mapping = (
             mapping if isinstance(mapping, FieldMapping) else FieldMapping.model_validate(mapping)
         )
+
+    def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
+        """Each value of the file, or the records listed in it at ``mapping.records``."""
+        where = self.mapping.records
+        if where is None:
+            yield from super().records(path, ctx)
+            return
+        for outer in super().records(path, ctx):
+            items = self.mapping.path(where).get(outer.value, _ABSENT)
+            if not isinstance(items, list):
+                got = "no value" if items is _ABSENT else kind_of(items)
+                message = f"records: expected a list of records at {where!r}, got {got}"
+                ctx.bad(path, outer.line, f"{outer.label}{message}")
+                continue
+            for i, item in enumerate(items):
+                ctx.records += 1
+                label = f"{outer.label}{where}[{i}]: "
+                yield Record(outer.line, f"{outer.key}-{i + 1}", label, item)
+            ctx.records -= 1  # the outer value held them; it is not a record itself
 
     def _get(self, record: dict[str, Any], field: str, text: str) -> Any:
         value = self.mapping.path(text).get(record, _ABSENT)

@@ -1,8 +1,9 @@
 """OpenAI Chat Completions message lists.
 
-A record is a list of messages, or an object with ``messages`` and optionally ``id``,
-``input``, ``final_state``, ``ground_truth``, ``metadata``, ``model``, ``usage`` and ``cost``
-(any other key is kept in the case's metadata). Messages become steps:
+A record is a list of messages, or an object with ``messages`` (or ``traj`` /
+``trajectory``, as tau-bench's result files have it) and optionally ``id``, ``input``,
+``final_state``, ``ground_truth``, ``metadata``, ``model``, ``usage`` and ``cost`` (any other
+key is kept in the case's metadata). Messages become steps:
 
 - ``system`` / ``developer``: a system step;
 - ``user``: a user step (the first one's text is the case's input);
@@ -67,7 +68,8 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
                 steps,
                 pairer,
                 content,
-                call_id=message.get("tool_call_id"),
+                # tau2-bench logs name the call a tool message answers by its "id"
+                call_id=message.get("tool_call_id", message.get("id")),
                 name=message.get("name"),
                 flagged=flagged,
             )
@@ -132,16 +134,26 @@ class OpenAIFormat(RecordFormat):
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        found = _messages_key(record) if isinstance(record, dict) else None
         if isinstance(record, list):
-            messages, fields = record, {}
-        elif isinstance(record, dict) and "messages" in record:
-            messages, fields = record["messages"], record
+            messages, fields, key = record, {}, "messages"
+        elif isinstance(record, dict) and found is not None:
+            messages, fields, key = record[found], record, found
         else:
             raise RecordError(
                 f"expected a list of messages or an object with 'messages', got {kind_of(record)}"
             )
-        steps, first_user = openai_steps(messages)
+        steps, first_user = openai_steps(messages, key)
         reply = last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(fields))
-        return case_fields(fields, steps, first_user, ("messages", "model", "usage", "cost"))
+        return case_fields(fields, steps, first_user, (key, "model", "usage", "cost"))
+
+
+def _messages_key(record: dict[str, Any]) -> str | None:
+    """Where an object keeps its messages: ``messages``, or ``traj`` / ``trajectory`` as
+    tau-bench's result files do."""
+    for key in ("messages", "traj", "trajectory"):
+        if key in record:
+            return key
+    return None
