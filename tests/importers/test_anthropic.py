@@ -164,3 +164,41 @@ def test_a_bad_record_names_its_line_and_field(tmp_path: Path, record: Any, mess
     cases, ctx = load("anthropic", log, on_bad_record="skip")
     assert [c.id for c in cases] == ["log-2"]
     assert ctx.skipped_total == 1
+
+
+def test_a_request_logged_with_its_response(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "proxy.jsonl",
+        {
+            "request": {
+                "model": "claude-3-5-haiku-latest",
+                "max_tokens": 512,
+                "system": "You are terse.",
+                "messages": [{"role": "user", "content": "Reset my VPN token."}],
+            },
+            "response": {
+                "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-3-5-haiku-20241022",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_9", "name": "reset_vpn_token", "input": {}}
+                ],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 40, "output_tokens": 22},
+            },
+        },
+    )
+    (case,), _ = load("anthropic", log)
+    assert case.id == "proxy-1"
+    assert shape(case) == [
+        ("system", "You are terse.", None, None),
+        ("user", "Reset my VPN", None, None),
+        ("tool_call", "reset_vpn_token", "toolu_9", None),
+    ]
+    assert case.trace[-1].attributes == {
+        "model": "claude-3-5-haiku-20241022",
+        "input_tokens": 40,
+        "output_tokens": 22,
+    }
+    assert case.metadata == {"max_tokens": 512}

@@ -233,3 +233,48 @@ def test_ids_must_be_unique_across_the_files_of_one_import(tmp_path: Path) -> No
         CaseFileError, match=rf"b.jsonl:2: duplicate case id 'x' \(first at {one}:1\)"
     ):
         load("openai", one, two)
+
+
+def test_a_request_logged_with_its_response(tmp_path: Path) -> None:
+    """A logging proxy's record: the request's messages, then the response's first choice."""
+    log = write_jsonl(
+        tmp_path / "proxy.jsonl",
+        {
+            "id": "req-81",
+            "request": {
+                "model": "gpt-4o-mini",
+                "temperature": 0,
+                "messages": [
+                    {"role": "user", "content": "Is flight HAT045 on time?"},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [_call("c9", "flight_status", '{"flight": "HAT045"}')],
+                    },
+                    {"role": "tool", "tool_call_id": "c9", "content": '{"delay_min": 0}'},
+                ],
+            },
+            "response": {
+                "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+                "model": "gpt-4o-mini-2024-07-18",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Yes, HAT045 is on time."},
+                    }
+                ],
+                "usage": {"prompt_tokens": 96, "completion_tokens": 9},
+            },
+        },
+    )
+    (case,), _ = load("openai", log)
+    assert shape(case) == [
+        ("user", "Is flight HAT045", None, None),
+        ("tool_call", "flight_status", "c9", None),
+        ("assistant", "Yes, HAT045 is", None, None),
+    ]
+    assert case.trace[-1].attributes == {
+        "model": "gpt-4o-mini-2024-07-18",
+        "input_tokens": 96,
+        "output_tokens": 9,
+    }
+    assert case.metadata == {"temperature": 0}

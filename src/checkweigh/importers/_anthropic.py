@@ -35,6 +35,7 @@ from ._convert import (
     case_fields,
     kind_of,
     last_reply,
+    request_and_response,
     text_of,
     tool_call,
     usage_attributes,
@@ -162,6 +163,8 @@ class AnthropicFormat(RecordFormat):
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        if isinstance(record, dict):
+            record = request_and_response(record)
         if isinstance(record, list):
             messages, fields = record, {}
         elif isinstance(record, dict) and "messages" in record:

@@ -225,6 +225,36 @@ def answer(
         call["error"] = error
 
 
+def request_and_response(record: dict[str, Any]) -> dict[str, Any]:
+    """A call logged as ``{request: {messages, ...}, response: {...}}`` (as logging proxies
+    write it) as one conversation object: the request's messages then the response's reply
+    (an OpenAI response's first choice, or an Anthropic response message), with the
+    response's ``model`` and ``usage``. Anything else is returned as it is."""
+    request, response = record.get("request"), record.get("response")
+    if "messages" in record or not isinstance(request, dict):
+        return record
+    merged = {k: v for k, v in record.items() if k not in ("request", "response")}
+    merged.update({k: v for k, v in request.items() if k not in merged})
+    messages = request.get("messages")
+    if isinstance(response, dict) and isinstance(messages, list):
+        merged["messages"] = [*messages, *reply_of(response)]
+        for key in ("model", "usage"):
+            if key in response:
+                merged[key] = response[key]
+    return merged
+
+
+def reply_of(response: dict[str, Any]) -> list[Any]:
+    """The reply in a response: an OpenAI completion's first choice's message, else the
+    response itself when it is a message (Anthropic)."""
+    choices = response.get("choices")
+    if isinstance(choices, list):
+        first = choices[0] if choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        return [message] if message is not None else []
+    return [response] if "role" in response else []
+
+
 _CASE_FIELDS = ("id", "input", "final_state", "ground_truth", "metadata")
 
 

@@ -35,6 +35,7 @@ from ._convert import (
     case_fields,
     kind_of,
     last_reply,
+    request_and_response,
     text_of,
     tool_call,
     usage_attributes,
@@ -134,6 +135,8 @@ class OpenAIFormat(RecordFormat):
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        if isinstance(record, dict):
+            record = request_and_response(record)
         found = _messages_key(record) if isinstance(record, dict) else None
         if isinstance(record, list):
             messages, fields, key = record, {}, "messages"
