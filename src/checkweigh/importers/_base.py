@@ -55,7 +55,8 @@ class ImportContext:
     """The first :data:`KEPT_REASONS` bad records that were skipped, in the order met."""
     skipped_total: int = 0
     """How many bad records were skipped in all."""
-    _first_seen: dict[str, str] = field(default_factory=dict, repr=False)
+    _first_seen: dict[str, tuple[str, int | str]] = field(default_factory=dict, repr=False)
+    _files: dict[str, str] = field(default_factory=dict, repr=False)
 
     def bad(self, file: str | Path, line: int | None, message: str) -> None:
         """Report a bad record: raise under ``fail``, else remember it and go on.
@@ -81,10 +82,14 @@ class ImportContext:
         """
         first = self._first_seen.get(case.id)
         if first is not None:
-            self.bad(file, line, f"{label}duplicate case id {short(case.id)} (first at {first})")
+            name, at = first
+            where = f"{name}:{at}" if isinstance(at, int) else f"{name} {at}".rstrip()
+            self.bad(file, line, f"{label}duplicate case id {short(case.id)} (first at {where})")
             return False
-        where = f"{file}:{line}" if line else f"{file} {label.rstrip(': ')}".rstrip()
-        self._first_seen[case.id] = where
+        name = str(file)
+        # one string per file, shared by its cases: a large import keeps only small values
+        name = self._files.setdefault(name, name)
+        self._first_seen[case.id] = (name, line if line else label.rstrip(": "))
         self.cases += 1
         return True
 
