@@ -69,7 +69,7 @@ def import_logs(
         ),
     ] = None,
 ) -> None:
-    """Convert agent logs in FORMAT to a checkweigh cases file (``checkweigh run`` reads it)."""
+    """Convert agent logs in FORMAT to a checkweigh cases file (checkweigh run reads it)."""
     stdout, err = consoles()
     ctx = ImportContext()
     try:
