@@ -51,15 +51,17 @@ from ..runs import (
     stop_on_signals,
 )
 from ..store import RunStatus, Store, database_file, in_memory
-from ..suites import Suite, count_cases, load_suite
+from ..suites import Suite, load_suite
 from ._common import (
     EXIT_GATES_FAILED,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     DbOption,
+    OnBadRecordOption,
     QuietOnClosedPipe,
     app,
+    bad_record_choice,
     check_writable,
     consoles,
     fail_input,
@@ -189,12 +191,23 @@ def run(
     ] = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    cases: Annotated[
+        Path | None,
+        typer.Option(
+            "--cases",
+            help="Read this file instead of the suite's cases (in the suite's format).",
+            show_default=False,
+        ),
+    ] = None,
+    on_bad_record: OnBadRecordOption = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
     try:
         prices = _prices(judge_prices)
         loaded = load_suite(suite)
+        if cases is not None or on_bad_record is not None:
+            loaded = loaded.with_cases(cases, bad_record_choice(on_bad_record))
         block = loaded.spec.judge.settings() if loaded.spec.judge else None
         judge = _judge(
             judge_spec,
@@ -221,7 +234,7 @@ def run(
             _percent(metrics_threshold, "--metrics-threshold"),
             _percent(cases_threshold, "--cases-threshold"),
         )
-        total = count_cases(loaded.cases_path) * repeat
+        total = loaded.cases.count() * repeat
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
         if in_memory(db):

@@ -18,6 +18,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from ..errors import InputError
+from ..importers import OnBadRecord
 from ..reports import clean
 from ..store import RunInfo
 from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
@@ -177,6 +178,28 @@ DbOption = Annotated[
         "--db", help="SQLAlchemy URL of the results store [env: CHECKWEIGH_DB].", show_default=False
     ),
 ]
+
+OnBadRecordOption = Annotated[
+    str | None,
+    typer.Option(
+        "--on-bad-record",
+        help="A log record that cannot be read: fail (stop, exit 2) or skip it and report it "
+        "(default: fail, or the suite's on_bad_record).",
+        show_default=False,
+    ),
+]
+
+
+def bad_record_choice(value: str | None) -> OnBadRecord | None:
+    """The ``--on-bad-record`` flag's value, checked."""
+    if value is None:
+        return None
+    if value == "skip":
+        return "skip"
+    if value == "fail":
+        return "fail"
+    raise InputError(f"expected skip or fail, got {value!r}", field="--on-bad-record")
+
 
 EXIT_GATES_FAILED = 1
 EXIT_INPUT = 2

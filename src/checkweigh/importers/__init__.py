@@ -1,19 +1,23 @@
 """Importers: agent logs in the formats agents already write, turned into cases.
 
 One module per format behind a small registry (:func:`get_format`); nothing in the engine
-knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a file.
+knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a file;
+:func:`import_cases` reads several files with one tally (:class:`ImportContext`).
 """
 
-from ._base import BadRecord, Format, ImportContext, OnBadRecord, iter_records
+from ._base import BadRecord, Format, ImportContext, OnBadRecord, import_cases, iter_records
+from ._mapping import FieldMapping
 from ._registry import format_names, get_format, register
 
 __all__ = [
     "BadRecord",
+    "FieldMapping",
     "Format",
     "ImportContext",
     "OnBadRecord",
     "format_names",
     "get_format",
+    "import_cases",
     "iter_records",
     "register",
 ]

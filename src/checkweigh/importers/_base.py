@@ -8,7 +8,8 @@ line, streamed so memory stays flat). A record that cannot be read or converted 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -37,6 +38,10 @@ class BadRecord:
         return f"{self.file}{f':{self.line}' if self.line else ''}: {self.message}"
 
 
+KEPT_REASONS = 100
+"""How many skipped records an import remembers one by one (the rest are only counted)."""
+
+
 @dataclass(slots=True)
 class ImportContext:
     """The choices and the tally of one import: what to do with a bad record, what was read."""
@@ -47,7 +52,11 @@ class ImportContext:
     cases: int = 0
     """Cases produced."""
     skipped: list[BadRecord] = field(default_factory=list)
-    """The bad records that were skipped, in the order met."""
+    """The first :data:`KEPT_REASONS` bad records that were skipped, in the order met."""
+    skipped_total: int = 0
+    """How many bad records were skipped in all."""
+    _first_seen: dict[str, tuple[str, int | str]] = field(default_factory=dict, repr=False)
+    _files: dict[str, str] = field(default_factory=dict, repr=False)
 
     def bad(self, file: str | Path, line: int | None, message: str) -> None:
         """Report a bad record: raise under ``fail``, else remember it and go on.
@@ -57,7 +66,50 @@ class ImportContext:
         """
         if self.on_bad_record == "fail":
             raise CaseFileError(message, file=file, line=line)
-        self.skipped.append(BadRecord(str(file), line, " ".join(message.split())))
+        self.skipped_total += 1
+        if len(self.skipped) < KEPT_REASONS:
+            self.skipped.append(BadRecord(str(file), line, " ".join(message.split())))
+
+    def accept(self, case: Case, file: str | Path, line: int | None, *, label: str = "") -> bool:
+        """Count a converted case; a case whose id an earlier one has is a bad record.
+
+        Every format calls this for each case before yielding it: ids must be unique across
+        all the files of one import. ``label`` starts the message of a record that has no
+        line (``record 3: ``).
+
+        Raises:
+            CaseFileError: a duplicate id under ``fail``.
+        """
+        first = self._first_seen.get(case.id)
+        if first is not None:
+            name, at = first
+            where = f"{name}:{at}" if isinstance(at, int) else f"{name} {at}".rstrip()
+            self.bad(file, line, f"{label}duplicate case id {short(case.id)} (first at {where})")
+            return False
+        name = str(file)
+        # one string per file, shared by its cases: a large import keeps only small values
+        name = self._files.setdefault(name, name)
+        self._first_seen[case.id] = (name, line if line else label.rstrip(": "))
+        self.cases += 1
+        return True
+
+    def notes(self) -> list[str]:
+        """What a report should say about the import: the skipped records and the first
+        reasons (none when nothing was skipped)."""
+        if not self.skipped_total:
+            return []
+        shown = "; ".join(b.one_line() for b in self.skipped[:3])
+        more = f"; and {self.skipped_total - 3} more" if self.skipped_total > 3 else ""
+        return [
+            f"{self.skipped_total} bad record(s) of {self.records} skipped "
+            f"(on_bad_record: skip): {shown}{more}"
+        ]
+
+
+def short(value: object, limit: int = 60) -> str:
+    """A value quoted for a message, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class Format(Protocol):
@@ -67,16 +119,36 @@ class Format(Protocol):
     """The name ``checkweigh import`` and ``cases: {format: ...}`` use."""
 
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
-        """Yield the file's cases; bad records go to ``ctx.bad``."""
+        """Yield the file's cases, streamed. A bad record goes to ``ctx.bad(file, line,
+        message)``; each case goes to ``ctx.accept(case, file, line)`` before it is yielded
+        (which counts it and refuses a duplicate id)."""
         ...
+
+
+def import_cases(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iterator[Case]:
+    """The cases of ``paths`` read as ``fmt``, in order, streamed; ``ctx`` keeps the tally.
+
+    Raises:
+        CaseFileError: a file cannot be read, or (under ``fail``) a record is bad.
+    """
+    for path in paths:
+        counted = ctx.cases
+        for case in fmt.cases(path, ctx):
+            # a format that did not count its case (ctx.accept) still gets its ids checked
+            if ctx.cases == counted and not ctx.accept(case, path, None):
+                continue
+            counted = ctx.cases
+            yield case
 
 
 def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, Any]]:
     """The JSON records of a file with their line numbers (None when not known).
 
     ``.jsonl`` / ``.ndjson`` files are streamed a line at a time; other files are one JSON
-    document: a list gives its items, anything else is one record. A line that is not JSON
-    (a truncated last line, say) goes to ``ctx.bad`` with its number.
+    document: a list gives its items, anything else is one record, and a document that turns
+    out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
+    or not UTF-8 (a truncated last line, say) goes to ``ctx.bad`` with its number. An empty
+    file holds no records.
 
     Raises:
         CaseFileError: the file cannot be read, or (under ``fail``) a record is not JSON.
@@ -84,43 +156,90 @@ def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, A
     try:
         if path.is_dir():
             raise CaseFileError("is a folder; expected a log file", file=path)
+        if path.exists() and not path.is_file():
+            raise CaseFileError("is not a regular file; expected a log file", file=path)
         if path.suffix in _STREAMED:
-            with path.open(encoding="utf-8-sig") as fh:
-                for lineno, line in enumerate(fh, start=1):
-                    if not line.strip():
-                        continue
-                    ctx.records += 1
-                    try:
-                        yield lineno, from_json(line)
-                    except ValueError as exc:
-                        ctx.bad(path, lineno, f"invalid JSON: {_jiter_message(exc)}")
+            with path.open("rb") as fh:  # bytes: jiter decodes, and a bad line is one record
+                yield from _jsonl(path, fh, ctx)
             return
         if path.stat().st_size > WHOLE_FILE_LIMIT:
             raise CaseFileError(
                 f"larger than {WHOLE_FILE_LIMIT // 2**20} MB; give large logs as JSONL",
                 file=path,
             )
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise CaseFileError("log file not found", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise CaseFileError(
-            f"not UTF-8 text (byte {exc.start}); expected UTF-8", file=path
-        ) from None
     except OSError as exc:
         raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    if not data.strip():
+        return
     try:
-        data = from_json(text)
+        document = from_json(data)
     except ValueError as exc:
-        raise CaseFileError(f"invalid JSON: {_jiter_message(exc)}", file=path) from None
-    if isinstance(data, list):
-        for item in data:
+        message = str(exc)
+        found = _JSON_AT.search(message)
+        if message.startswith("trailing characters") and found and int(found.group(1)) > 1:
+            yield from _jsonl(path, iter(data.splitlines(keepends=True)), ctx)
+            return
+        text, line = _json_error(message, data)
+        raise CaseFileError(text, file=path, line=line) from None
+    if isinstance(document, list):
+        for item in document:
             ctx.records += 1
             yield None, item
     else:
         ctx.records += 1
-        yield None, data
+        yield None, document
 
 
-def _jiter_message(exc: ValueError) -> str:
-    return " ".join(str(exc).split())
+def _jsonl(
+    path: Path, lines: Iterable[bytes], ctx: ImportContext
+) -> Iterator[tuple[int | None, Any]]:
+    for lineno, line in enumerate(lines, start=1):
+        if lineno == 1 and line.startswith(_BOM):
+            line = line[len(_BOM) :]
+        if not line.strip():
+            continue
+        ctx.records += 1
+        try:
+            record = from_json(line)
+        except ValueError:
+            # parsed again without its newline, so a line cut short says so (not that a
+            # newline is a control character in a string)
+            try:
+                record = from_json(line.rstrip(b"\r\n"))
+            except ValueError as exc:
+                ctx.bad(path, lineno, _json_error(str(exc), line)[0])
+                continue
+        yield lineno, record
+
+
+_BOM = b"\xef\xbb\xbf"
+_JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
+
+
+def _json_error(message: str, data: bytes) -> tuple[str, int | None]:
+    """jiter's error as one line and the line it is on (within ``data``); bytes that are not
+    UTF-8 are said to be so, with their line and column."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = 1 + data.count(b"\n", 0, exc.start)
+        column = exc.start - line_start + 1
+        return (
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at column {column}; expected UTF-8",
+            line,
+        )
+    message = " ".join(message.split())
+    at: int | None = None
+    found = _JSON_AT.search(message)
+    if found is not None:
+        at = int(found.group(1))
+        message = f"{message[: found.start()]} at column {found.group(2)}"
+    if message.startswith("EOF while parsing"):
+        message += " (the record is cut short)"
+    return f"invalid JSON: {message}", at

@@ -148,5 +148,5 @@ class OtelFormat:
             return
         if not case.trace:
             return  # no GenAI span: a health check or a plain request, not an agent's run
-        ctx.cases += 1
-        yield case
+        if ctx.accept(case, path, trace.first_line, label=f"trace {trace_id}: "):
+            yield case

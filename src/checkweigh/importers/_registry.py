@@ -41,4 +41,8 @@ def get_format(name: str, **options: Any) -> Format:
 
 
 # the formats, by name (each module is imported on first use)
+register("openai", "._openai:OpenAIFormat")
+register("openai-responses", "._responses:ResponsesFormat")
+register("anthropic", "._anthropic:AnthropicFormat")
 register("otel", "._otel:OtelFormat")
+register("mapping", "._mapping:MappingFormat")

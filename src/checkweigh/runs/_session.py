@@ -23,7 +23,7 @@ from ..judges import (
     judge_settings,
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
-from ..suites import Suite, iter_cases
+from ..suites import Suite
 from ._engine import Evaluator, judge_checks, run_cases
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from ._target import AgentTarget
@@ -121,11 +121,14 @@ def _execute(
         "gate_specs": gate_specs(suite.gates),
     }
     run_id = store.create_run(suite.name, str(suite.path), config, repeat)
+    source = suite.cases
+    tally = source.context()  # what the import skipped, for the report
 
     def summarize() -> RunSummary:
         summary = apply_gates(aggregator.summary(), suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
-        return summary.model_copy(update={"notes": notes + judge_notes(judge), "judge": stats})
+        told = notes + source.notes(tally) + judge_notes(judge)
+        return summary.model_copy(update={"notes": told, "judge": stats})
 
     limit = concurrency or (suite.target.concurrency if suite.target else 8)
 
@@ -149,7 +152,7 @@ def _execute(
         with refuse_process_exit():  # an agent's or check's os._exit() is its case's error
             run_cases(
                 evaluator,
-                iter_cases(suite.cases_path),
+                source.iter_cases(tally),
                 handle,
                 target=target,
                 repeat=repeat,

@@ -5,6 +5,7 @@ from ._check_types import BUILTIN_CHECKS
 from ._loader import load_suite
 from ._schema import (
     BandsSpec,
+    CasesSpec,
     ConditionSpec,
     GateSpec,
     OutcomeDefaults,
@@ -14,11 +15,14 @@ from ._schema import (
     TargetSpec,
     WeightSpec,
 )
+from ._source import CasesSource, load_mapping
 from ._suite import Suite
 
 __all__ = [
     "BUILTIN_CHECKS",
     "BandsSpec",
+    "CasesSource",
+    "CasesSpec",
     "ConditionSpec",
     "GateSpec",
     "OutcomeDefaults",
@@ -30,5 +34,6 @@ __all__ = [
     "WeightSpec",
     "count_cases",
     "iter_cases",
+    "load_mapping",
     "load_suite",
 ]

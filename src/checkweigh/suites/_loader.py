@@ -37,6 +37,7 @@ from ._check_types import BUILTIN_CHECKS
 from ._errors import clean_loc, describe, loc_text, pick, suggest
 from ._schema import (
     BandsSpec,
+    CasesSpec,
     ConditionSpec,
     GateSpec,
     OutcomeDefaults,
@@ -47,6 +48,7 @@ from ._schema import (
     WeightSpec,
     build_conditions,
 )
+from ._source import CasesSource
 from ._suite import Suite
 from ._text import TextFileError, inert, read_text, shown
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
@@ -194,7 +196,7 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
-    cases_path = _cases_path(ctx, base, spec.cases)
+    cases = _cases_source(ctx, base, spec.cases, given=data["cases"])
     if spec.target is not None:
         try:
             agent = load_object(spec.target.agent, [base])
@@ -202,21 +204,24 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
-    return Suite(spec.name, path, spec, checks, rubrics, gates, cases_path, policy)
+    return Suite(spec.name, path, spec, checks, rubrics, gates, cases.path, policy, cases)
 
 
-def _cases_path(ctx: _Ctx, base: Path, cases: str) -> Path:
+def _cases_source(ctx: _Ctx, base: Path, spec: CasesSpec, given: Any) -> CasesSource:
+    """The suite's cases (``given`` as the file has it): the file must exist."""
+    loc: Loc = ("cases", "path") if isinstance(given, dict) else ("cases",)
+    what = "log file" if spec.format else "cases file"
     try:
-        path = (base / cases).resolve()
+        path = (base / spec.path).resolve()
         if path.is_dir():
-            raise ctx.error(("cases",), f"{path} is a folder; expected a cases file")
+            raise ctx.error(loc, f"{path} is a folder; expected a {what}")
         if not path.is_file():
-            what = "not a regular file" if path.exists() else "cases file not found"
-            raise ctx.error(("cases",), f"{what}: {path}")
+            found = "not a regular file" if path.exists() else f"{what} not found"
+            raise ctx.error(loc, f"{found}: {path}")
     except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ctx.error(("cases",), f"unusable path {shown(cases)}: {reason}") from None
-    return path
+        raise ctx.error(loc, f"unusable path {shown(spec.path)}: {reason}") from None
+    return CasesSource(path, spec.format, spec.on_bad_record, spec.mapping)
 
 
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:

@@ -24,7 +24,9 @@ from ..core import (
     default_outcome_rules,
 )
 from ..core._outcome import OutcomeRule as _OutcomeRule
+from ..importers import FieldMapping, OnBadRecord, format_names
 from ..judges._options import JudgeFormat
+from ._text import shown
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Score = Annotated[float, Field(strict=True, ge=0.0, le=1.0)]
@@ -293,6 +295,55 @@ class JudgeBlockSpec(_Strict):
         return self.model_dump(exclude_none=True)
 
 
+class CasesSpec(_Strict):
+    """``cases:``: a checkweigh cases file (a bare path is short for ``{path: ...}``), or agent
+    logs read through an importer (``{path: logs.jsonl, format: openai}``)."""
+
+    path: str = Field(min_length=1)
+    """The file, relative to the suite file."""
+    format: str | None = None
+    """The log format (``openai``, ``openai-responses``, ``anthropic``, ``mapping``...);
+    without it, a checkweigh cases file (.jsonl, .yaml or .json)."""
+    on_bad_record: OnBadRecord = "fail"
+    """A log record that cannot be read: stop the run (``fail``), or skip it and say so in the
+    report (``skip``)."""
+    mapping: FieldMapping | None = None
+    """Where each record keeps the case's parts (``format: mapping``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_path(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"path": data}
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"expected text, got {shown(data)} (a file path, or {{path, format, "
+                "on_bad_record, mapping}})"
+            )
+        return data
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str | None) -> str | None:
+        if value is not None and value not in format_names():
+            raise ValueError(
+                f"unknown log format {value!r}; expected one of {', '.join(format_names())}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CasesSpec:
+        if self.format == "mapping" and self.mapping is None:
+            raise ValueError("format: mapping needs 'mapping' (where each record keeps the case)")
+        if self.mapping is not None and self.format != "mapping":
+            raise ValueError("'mapping' applies to format: mapping")
+        if self.format is None and self.on_bad_record == "skip":
+            raise ValueError(
+                "on_bad_record: skip applies to logs read through an importer; give 'format'"
+            )
+        return self
+
+
 class SuiteSpec(_Strict):
     """A whole suite file."""
 
@@ -300,8 +351,9 @@ class SuiteSpec(_Strict):
     """The suite's name."""
     description: str = ""
     """What it evaluates."""
-    cases: str
-    """The cases file (.jsonl, .yaml or .json), relative to the suite file."""
+    cases: CasesSpec
+    """The cases file (.jsonl, .yaml or .json), relative to the suite file, or agent logs
+    read through an importer (``{path, format, on_bad_record, mapping}``)."""
     target: TargetSpec | None = None
     """The agent to run; without one the cases carry recorded traces and final states."""
     checks: dict[str, dict[str, Any]] = Field(min_length=1)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..checks import NamedCheck
 from ..core import Gate, PassPolicy, Rubric
+from ..importers import OnBadRecord
 from ._schema import SuiteSpec, TargetSpec
+from ._source import CasesSource
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,25 @@ class Suite:
     cases_path: Path
     policy: PassPolicy = field(default_factory=PassPolicy)
     """Case pass/fail and the run's two pass dimensions."""
+    cases_source: CasesSource | None = None
+    """Where the cases come from; None: the checkweigh cases file at ``cases_path``."""
+
+    @property
+    def cases(self) -> CasesSource:
+        """Where the cases come from (a cases file, or logs read through an importer)."""
+        return self.cases_source or CasesSource(self.cases_path)
+
+    def with_cases(
+        self, path: Path | None = None, on_bad_record: OnBadRecord | None = None
+    ) -> Suite:
+        """This suite reading another file (``--cases``; the format stays the suite's) or
+        with another bad-record choice (``--on-bad-record``).
+
+        Raises:
+            InputError: ``skip`` for a suite that reads a checkweigh cases file.
+        """
+        source = self.cases.replace(path=path, on_bad_record=on_bad_record)
+        return dataclasses.replace(self, cases_path=source.path, cases_source=source)
 
     @property
     def base_dir(self) -> Path:
@@ -51,6 +73,7 @@ class Suite:
             "description": self.spec.description,
             "suite_path": str(self.path),
             "cases_path": str(self.cases_path),
+            **self.cases.snapshot(),
             "target": self.spec.target.model_dump() if self.spec.target else None,
             "checks": {
                 name: {

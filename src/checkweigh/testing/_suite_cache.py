@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core import Case
-from ..suites import Suite, iter_cases, load_suite
+from ..suites import CasesSource, Suite, load_suite
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -24,7 +24,7 @@ class SuiteCache:
 
     def __init__(self) -> None:
         self._suites: dict[Path, tuple[tuple[int, int], Suite]] = {}
-        self._cases: dict[Path, tuple[tuple[int, int], dict[str, Case]]] = {}
+        self._cases: dict[tuple[Path, str], tuple[tuple[int, int], dict[str, Case]]] = {}
 
     def suite(self, path: Path) -> Suite:
         """The suite file at ``path``, loaded (see :func:`~checkweigh.suites.load_suite`)."""
@@ -36,11 +36,16 @@ class SuiteCache:
             self._suites[key] = hit
         return hit[1]
 
-    def cases(self, path: Path) -> dict[str, Case]:
-        """The cases of the cases file at ``path``, by id, in file order."""
-        key, stamp = path.resolve(), _stamp(path)
+    def cases(self, source: Path | CasesSource) -> dict[str, Case]:
+        """The cases of a cases file (or of logs read through an importer), by id, in file
+        order."""
+        if isinstance(source, Path):
+            source = CasesSource(source)
+        path = source.path
+        key = (path.resolve(), repr((source.format, source.on_bad_record, source.mapping)))
+        stamp = _stamp(path)
         hit = self._cases.get(key)
         if hit is None or hit[0] != stamp:
-            hit = (stamp, {c.id: c for c in iter_cases(path)})
+            hit = (stamp, {c.id: c for c in source.iter_cases()})
             self._cases[key] = hit
         return hit[1]

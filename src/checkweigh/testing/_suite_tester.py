@@ -134,7 +134,7 @@ class SuiteTester:
 
     def cases(self) -> list[Case]:
         """The cases of the suite's cases file, in file order."""
-        return list(self._cache.cases(self.suite.cases_path).values())
+        return list(self._cache.cases(self.suite.cases).values())
 
     def case(self, case_id: str) -> Case:
         """The case with id ``case_id`` in the suite's cases file.
@@ -144,7 +144,7 @@ class SuiteTester:
         """
         __tracebackhide__ = True
         try:
-            return self._cache.cases(self.suite.cases_path)[case_id]
+            return self._cache.cases(self.suite.cases)[case_id]
         except KeyError:
             raise InputError(
                 f"no case with id {case_id!r}", file=self.suite.cases_path, field="id"

@@ -1,0 +1,142 @@
+"""Where a suite's cases come from: its own cases file, or agent logs read through an importer.
+
+A run asks its :class:`CasesSource` for the cases (``iter_cases``) and, when they are done,
+for what the import had to say (``notes``): skipped records and why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core import Case
+from ..errors import InputError
+from ..importers import FieldMapping, ImportContext, OnBadRecord, get_format, import_cases
+from ._cases import iter_cases
+from ._errors import first_error, loc_text
+from ._text import TextFileError, read_text
+from ._yaml import YamlSyntaxError, load_yaml
+
+MAPPING_FILE_LIMIT = 1 * 2**20
+"""A field mapping is a few lines; a bigger file is refused before it is read."""
+
+
+@dataclass(frozen=True)
+class CasesSource:
+    """The cases of a run: a checkweigh cases file (``format`` None), or a log file read
+    through the importer ``format`` (with its ``mapping`` for ``mapping``).
+
+    Each call of :meth:`iter_cases` reads the file again, with its own tally.
+    """
+
+    path: Path
+    """The file."""
+    format: str | None = None
+    """The log format's name (``openai``, ``anthropic``...); None: checkweigh's own cases file."""
+    on_bad_record: OnBadRecord = "fail"
+    """What a bad record of a log does: stop the run (``fail``) or get skipped and reported."""
+    mapping: FieldMapping | None = None
+    """The field mapping of the ``mapping`` format."""
+
+    @property
+    def imported(self) -> bool:
+        """Whether the cases are read from logs through an importer."""
+        return self.format is not None
+
+    def context(self) -> ImportContext:
+        """A fresh tally for one pass over the file."""
+        return ImportContext(on_bad_record=self.on_bad_record)
+
+    def iter_cases(self, ctx: ImportContext | None = None) -> Iterator[Case]:
+        """The cases in order, streamed; ``ctx`` (default: a fresh one) keeps the tally.
+
+        Raises:
+            CaseFileError: the file cannot be read, or a case (a record, under ``fail``) is bad.
+            InputError: the format is unknown.
+        """
+        if self.format is None:
+            return iter_cases(self.path)  # checkweigh's own file: the fast path, as it was
+        options: dict[str, Any] = {} if self.mapping is None else {"mapping": self.mapping}
+        fmt = get_format(self.format, **options)
+        return import_cases(fmt, [self.path], ctx if ctx is not None else self.context())
+
+    def count(self) -> int:
+        """How many cases the file gives, validating (converting) every one on the way.
+
+        Raises:
+            CaseFileError: as :meth:`iter_cases`.
+        """
+        return sum(1 for _ in self.iter_cases())
+
+    def replace(
+        self, *, path: Path | None = None, on_bad_record: OnBadRecord | None = None
+    ) -> CasesSource:
+        """The same source with another file or bad-record choice (``--cases``,
+        ``--on-bad-record``); the format stays.
+
+        Raises:
+            InputError: skipping bad records of a checkweigh cases file (it has no records).
+        """
+        changed = dataclasses.replace(
+            self,
+            path=path if path is not None else self.path,
+            on_bad_record=on_bad_record or self.on_bad_record,
+        )
+        if changed.format is None and changed.on_bad_record == "skip":
+            raise InputError(
+                "skipping bad records applies to imported logs; this suite reads a checkweigh "
+                "cases file (give the suite's cases a format, e.g. cases: {path: ..., format: "
+                "openai})",
+                field="--on-bad-record",
+            )
+        return changed
+
+    def notes(self, ctx: ImportContext) -> list[str]:
+        """What a report should say after a pass with ``ctx``: the skipped records, if any."""
+        return ctx.notes() if self.format is not None else []
+
+    def snapshot(self) -> dict[str, Any]:
+        """The source's settings, for the run's stored configuration."""
+        if self.format is None:
+            return {}
+        return {
+            "cases_format": self.format,
+            "on_bad_record": self.on_bad_record,
+            "mapping": self.mapping.model_dump(exclude_none=True) if self.mapping else None,
+        }
+
+
+def load_mapping(path: Path) -> FieldMapping:
+    """A field mapping from its own YAML file (``checkweigh import mapping --mapping FILE``).
+
+    Raises:
+        InputError: one line naming the file, the line, the field and what was expected.
+    """
+    try:
+        text = read_text(path, limit=MAPPING_FILE_LIMIT, what="field mapping (YAML)")
+    except FileNotFoundError:
+        raise InputError("mapping file not found", file=path, field="--mapping") from None
+    except TextFileError as exc:
+        raise InputError(str(exc), file=path, line=exc.line) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    try:
+        data, lines = load_yaml(text)
+    except YamlSyntaxError as exc:
+        raise InputError(f"invalid YAML: {exc}", file=path, line=exc.line) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "expected a mapping of case fields to paths, e.g. messages: turns", file=path, line=1
+        )
+    try:
+        return FieldMapping.model_validate(data)
+    except ValidationError as exc:
+        loc, message = first_error(exc, FieldMapping.model_fields, data)
+        raise InputError(
+            message, file=path, line=lines.line(loc), field=loc_text(loc) or None
+        ) from None
