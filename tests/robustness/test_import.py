@@ -206,7 +206,7 @@ BAD = [
         "bad-mapping-path",
         "mapping",
         {"log.jsonl": _lines('{"t": []}'), "m.yaml": b"messages: t[x\n"},
-        "{dir}/m.yaml:1: messages: malformed field path 't[x'",
+        "{dir}/m.yaml:1: messages: malformed field path 't[x' at position 1: expected a closing ']'",
         extra=("--mapping", "{dir}/m.yaml"),
     ),
     Bad(
@@ -417,7 +417,7 @@ SUITES = [
     ),
     (
         "\n  path: log.jsonl\n  format: mapping\n  mapping:\n    messages: m\n    id: '[0]'",
-        "suite.yaml:7: cases.mapping.id: malformed field path '[0]'",
+        "suite.yaml:7: cases.mapping.id: malformed field path '[0]' at position 0: expected a name",
     ),
     (
         "{path: log.jsonl, on_bad_record: skip}",

@@ -37,13 +37,16 @@ def suite_schema() -> dict[str, Any]:
 
 def _with_shorthands(node: Any) -> Any:
     """A rubric weight may be a bare number, which the loader turns into ``{weight: N}``
-    before validating: say so where the schema refers to a weight."""
+    before validating, and ``cases:`` a bare path (``{path: ...}``): say so where the schema
+    refers to them."""
     if isinstance(node, list):
         return [_with_shorthands(n) for n in node]
     if not isinstance(node, dict):
         return node
     if node.get("$ref") == "#/$defs/WeightSpec":
         return {"anyOf": [{"type": "number", "minimum": 0}, node]}
+    if node.get("$ref") == "#/$defs/CasesSpec":
+        return {"anyOf": [{"type": "string", "minLength": 1}, node]}
     return {k: _with_shorthands(v) for k, v in node.items()}
 
 
