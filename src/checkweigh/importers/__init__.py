@@ -7,7 +7,7 @@ knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a
 
 from ._base import BadRecord, Format, ImportContext, OnBadRecord, import_cases, iter_records
 from ._mapping import FieldMapping
-from ._registry import format_names, get_format, register
+from ._registry import format_factory, format_names, get_format, register
 
 __all__ = [
     "BadRecord",
@@ -15,6 +15,7 @@ __all__ = [
     "Format",
     "ImportContext",
     "OnBadRecord",
+    "format_factory",
     "format_names",
     "get_format",
     "import_cases",

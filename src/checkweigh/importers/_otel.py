@@ -110,7 +110,18 @@ class OtelFormat:
         """Args:
         case_id_attribute: the resource or span attribute that holds the case id.
         flush_after_lines: records after which a rooted trace with no new span is complete.
+
+        Raises:
+            ValueError: an option of the wrong type or range (options come from suite files).
         """
+        if not isinstance(case_id_attribute, str) or not case_id_attribute:
+            raise ValueError(
+                f"case_id_attribute: expected an attribute name, got {case_id_attribute!r}"
+            )
+        if type(flush_after_lines) is not int or flush_after_lines < 1:
+            raise ValueError(
+                f"flush_after_lines: expected a whole number >= 1, got {flush_after_lines!r}"
+            )
         self.case_id_attribute = case_id_attribute
         self.flush_after_lines = flush_after_lines
 

@@ -23,8 +23,8 @@ def format_names() -> tuple[str, ...]:
     return tuple(_FORMATS)
 
 
-def get_format(name: str, **options: Any) -> Format:
-    """The format called ``name``, built with ``options`` (e.g. a field mapping).
+def format_factory(name: str) -> Callable[..., Format]:
+    """The class (or factory) of the format called ``name``, imported on first use.
 
     Raises:
         InputError: no such format.
@@ -37,7 +37,16 @@ def get_format(name: str, **options: Any) -> Format:
         )
     module, _, attr = target.partition(":")
     factory: Callable[..., Format] = getattr(import_module(module, __package__), attr)
-    return factory(**options)
+    return factory
+
+
+def get_format(name: str, **options: Any) -> Format:
+    """The format called ``name``, built with ``options`` (e.g. a field mapping).
+
+    Raises:
+        InputError: no such format.
+    """
+    return format_factory(name)(**options)
 
 
 # the formats, by name (each module is imported on first use)

@@ -32,7 +32,7 @@ from ..core import (
     RubricError,
     RubricItem,
 )
-from ..errors import SuiteError
+from ..errors import InputError, SuiteError
 from ._check_types import BUILTIN_CHECKS
 from ._errors import clean_loc, describe, loc_text, pick, suggest
 from ._schema import (
@@ -221,7 +221,13 @@ def _cases_source(ctx: _Ctx, base: Path, spec: CasesSpec, given: Any) -> CasesSo
     except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ctx.error(loc, f"unusable path {shown(spec.path)}: {reason}") from None
-    return CasesSource(path, spec.format, spec.on_bad_record, spec.mapping)
+    source = CasesSource(path, spec.format, spec.on_bad_record, spec.mapping, spec.options)
+    if source.imported:
+        try:
+            source.reader()  # the format's options, checked before anything runs
+        except InputError as exc:
+            raise ctx.error(("cases", "options"), exc.message) from None
+    return source
 
 
 def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> NamedCheck:

@@ -309,6 +309,9 @@ class CasesSpec(_Strict):
     report (``skip``)."""
     mapping: FieldMapping | None = None
     """Where each record keeps the case's parts (``format: mapping``)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """The format's own settings, e.g. ``{case_id_attribute: gen_ai.conversation.id}`` for
+    ``otel``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -337,6 +340,8 @@ class CasesSpec(_Strict):
             raise ValueError("format: mapping needs 'mapping' (where each record keeps the case)")
         if self.mapping is not None and self.format != "mapping":
             raise ValueError("'mapping' applies to format: mapping")
+        if self.options and self.format is None:
+            raise ValueError("'options' apply to logs read through an importer; give 'format'")
         if self.format is None and self.on_bad_record == "skip":
             raise ValueError(
                 "on_bad_record: skip applies to logs read through an importer; give 'format'"

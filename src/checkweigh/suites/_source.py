@@ -7,7 +7,8 @@ for what the import had to say (``notes``): skipped records and why.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import inspect
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,15 @@ from pydantic import ValidationError
 
 from ..core import Case
 from ..errors import InputError
-from ..importers import FieldMapping, ImportContext, OnBadRecord, get_format, import_cases
+from ..importers import (
+    FieldMapping,
+    Format,
+    ImportContext,
+    OnBadRecord,
+    format_factory,
+    get_format,
+    import_cases,
+)
 from ._cases import iter_cases
 from ._errors import first_error, loc_text
 from ._text import TextFileError, read_text
@@ -42,6 +51,8 @@ class CasesSource:
     """What a bad record of a log does: stop the run (``fail``) or get skipped and reported."""
     mapping: FieldMapping | None = None
     """The field mapping of the ``mapping`` format."""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """The format's own settings (keyword arguments of its class)."""
 
     @property
     def imported(self) -> bool:
@@ -61,9 +72,36 @@ class CasesSource:
         """
         if self.format is None:
             return iter_cases(self.path)  # checkweigh's own file: the fast path, as it was
-        options: dict[str, Any] = {} if self.mapping is None else {"mapping": self.mapping}
-        fmt = get_format(self.format, **options)
+        fmt = self.reader()
         return import_cases(fmt, [self.path], ctx if ctx is not None else self.context())
+
+    def reader(self) -> Format:
+        """The importer of :attr:`format`, built with the mapping and options.
+
+        Raises:
+            InputError: the format is unknown, or takes no such option, or refuses its value.
+        """
+        if self.format is None:
+            raise ValueError("a checkweigh cases file is read without an importer")
+        options: dict[str, Any] = dict(self.options)
+        if self.mapping is not None:
+            options["mapping"] = self.mapping
+        try:
+            return get_format(self.format, **options)
+        except TypeError:  # an option the format's class does not take
+            known = [
+                p.name
+                for p in inspect.signature(format_factory(self.format)).parameters.values()
+                if p.kind is p.KEYWORD_ONLY and p.name != "mapping"
+            ]
+            unknown = sorted(set(self.options) - set(known))
+            raise InputError(
+                f"format {self.format} has no option {', '.join(map(repr, unknown)) or '?'}; "
+                f"it takes: {', '.join(known) or 'none'}",
+                field="cases.options",
+            ) from None
+        except ValueError as exc:
+            raise InputError(str(exc), field="cases.options") from None
 
     def count(self) -> int:
         """How many cases the file gives, validating (converting) every one on the way.
