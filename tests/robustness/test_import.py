@@ -206,7 +206,8 @@ BAD = [
         "bad-mapping-path",
         "mapping",
         {"log.jsonl": _lines('{"t": []}'), "m.yaml": b"messages: t[x\n"},
-        "{dir}/m.yaml:1: messages: malformed field path 't[x' at position 1: expected a closing ']'",
+        "{dir}/m.yaml:1: messages: malformed field path 't[x' at position 1: "
+        "expected a closing ']'",
         extra=("--mapping", "{dir}/m.yaml"),
     ),
     Bad(
