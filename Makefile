@@ -34,6 +34,8 @@ pytest: $(STAMP) ## The test suite
 bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_judges.py
+	$(BIN)/python benchmarks/bench_import.py
+	$(BIN)/python benchmarks/bench_conversations.py
 
 llama: ## Install the local llama.cpp judge server the tests use (built once, cached)
 	scripts/setup_llama.sh
