@@ -50,12 +50,12 @@ def record_cases(suite_path: Path, out: Path, n: int) -> None:
             rows = []
             for case in templates:
                 ran, _ = await target.run(case)
-                rows.append(ran.model_dump(mode="json", exclude_none=True))
+                rows.append(ran.model_dump(mode="json", exclude_defaults=True))
             return rows
 
         rows = asyncio.run(record_all())
     else:
-        rows = [c.model_dump(mode="json", exclude_none=True) for c in templates]
+        rows = [c.model_dump(mode="json", exclude_defaults=True) for c in templates]
     with out.open("w", encoding="utf-8") as fh:
         for i in range(n):
             row = dict(rows[i % len(rows)])
@@ -114,14 +114,14 @@ def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[
 
     from checkweigh.runs import execute
     from checkweigh.store import Store
-    from checkweigh.suites import load_suite
+    from checkweigh.suites import CasesSource, load_suite
 
     suite = load_suite(suite_path)
     suite = dataclasses.replace(
         suite,
         rubrics=tuple(r for r in suite.rubrics if r.name == rubric),
         gates=(),
-        cases_path=cases,
+        cases=CasesSource(cases),
         spec=suite.spec.model_copy(update={"target": None}),
     )
     store = Store(f"sqlite:///{db}")

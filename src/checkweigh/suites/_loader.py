@@ -204,7 +204,7 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
-    return Suite(spec.name, path, spec, checks, rubrics, gates, cases.path, policy, cases)
+    return Suite(spec.name, path, spec, checks, rubrics, gates, cases, policy)
 
 
 def _cases_source(ctx: _Ctx, base: Path, spec: CasesSpec, given: Any) -> CasesSource:

@@ -24,16 +24,15 @@ class Suite:
     checks: dict[str, NamedCheck]
     rubrics: tuple[Rubric, ...]
     gates: tuple[Gate, ...]
-    cases_path: Path
+    cases: CasesSource
+    """Where the cases come from (a cases file, or logs read through an importer)."""
     policy: PassPolicy = field(default_factory=PassPolicy)
     """Case pass/fail and the run's two pass dimensions."""
-    cases_source: CasesSource | None = None
-    """Where the cases come from; None: the checkweigh cases file at ``cases_path``."""
 
     @property
-    def cases(self) -> CasesSource:
-        """Where the cases come from (a cases file, or logs read through an importer)."""
-        return self.cases_source or CasesSource(self.cases_path)
+    def cases_path(self) -> Path:
+        """The file the cases are read from."""
+        return self.cases.path
 
     def with_cases(
         self, path: Path | None = None, on_bad_record: OnBadRecord | None = None
@@ -45,7 +44,7 @@ class Suite:
             InputError: ``skip`` for a suite that reads a checkweigh cases file.
         """
         source = self.cases.replace(path=path, on_bad_record=on_bad_record)
-        return dataclasses.replace(self, cases_path=source.path, cases_source=source)
+        return dataclasses.replace(self, cases=source)
 
     @property
     def base_dir(self) -> Path:
