@@ -58,11 +58,14 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
     pairer = Pairer(steps)
     first_user: str | None = None
     for i, message in enumerate(messages):
-        at = f"{where}[{i}]"
         if not isinstance(message, dict):
-            raise RecordError(f"{at}: expected a message (an object), got {kind_of(message)}")
+            raise RecordError(
+                f"{where}[{i}]: expected a message (an object), got {kind_of(message)}"
+            )
         role = message.get("role")
-        content = text_of(message.get("content"), f"{at}.content")
+        content = message.get("content")
+        if content is not None and type(content) is not str:  # parts; where only for errors
+            content = text_of(content, f"{where}[{i}].content")
         if role in ("tool", "function"):
             flagged = message.get("error") is True or message.get("is_error") is True
             answer(
@@ -87,10 +90,10 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
             if first_user is None:
                 first_user = content or ""
         elif role == "assistant":
-            _assistant(message, content, at, steps, pairer)
+            _assistant(message, content, where, i, steps, pairer)
         else:
             got = "missing" if role is None else short(role)
-            raise RecordError(f"{at}.role: unknown role {got}; expected {_ROLES}")
+            raise RecordError(f"{where}[{i}].role: unknown role {got}; expected {_ROLES}")
         if len(steps) > first and not _PLAIN.issuperset(message):
             stamp = message.get("timestamp")
             if isinstance(stamp, str | int | float) and not isinstance(stamp, bool):
@@ -100,8 +103,15 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
 
 
 def _assistant(
-    message: dict[str, Any], text: str | None, at: str, steps: list[StepDict], pairer: Pairer
+    message: dict[str, Any],
+    text: str | None,
+    where: str,
+    i: int,
+    steps: list[StepDict],
+    pairer: Pairer,
 ) -> None:
+    # the message's place (messages[3].tool_calls[0]) is spelled out only for an error:
+    # formatting it for every message and call costs a tenth of the import
     reasoning = message.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning.strip():
         steps.append({"kind": "event", "name": "reasoning", "content": reasoning})
@@ -110,7 +120,7 @@ def _assistant(
         text = refusal
     calls = message.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise RecordError(f"{at}.tool_calls: expected a list, got {kind_of(calls)}")
+        raise RecordError(f"{where}[{i}].tool_calls: expected a list, got {kind_of(calls)}")
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls = [*calls, {"function": legacy}]
@@ -118,14 +128,20 @@ def _assistant(
     if (text and text.strip()) or not calls:
         steps.append({"kind": "assistant", "content": text or ""})
     for j, call in enumerate(calls):
-        where = f"{at}.tool_calls[{j}]"
         if not isinstance(call, dict):
-            raise RecordError(f"{where}: expected a tool call (an object), got {kind_of(call)}")
+            raise RecordError(
+                f"{where}[{i}].tool_calls[{j}]: expected a tool call (an object), "
+                f"got {kind_of(call)}"
+            )
         fn = call.get("function", call.get("custom", call))
         if not isinstance(fn, dict):
-            raise RecordError(f"{where}.function: expected an object, got {kind_of(fn)}")
+            raise RecordError(
+                f"{where}[{i}].tool_calls[{j}].function: expected an object, got {kind_of(fn)}"
+            )
+        name = fn.get("name")
+        at = "" if type(name) is str and name.strip() else f"{where}[{i}].tool_calls[{j}]"
         arguments = fn.get("arguments", fn.get("input"))
-        pairer.add(tool_call(fn.get("name"), arguments, call.get("id"), f"{where}.function.name"))
+        pairer.add(tool_call(name, arguments, call.get("id"), f"{at}.function.name"))
 
 
 class OpenAIFormat(RecordFormat):
