@@ -265,7 +265,9 @@ def write_logs(folder: Path, spans: int, conversations: int) -> dict[str, tuple[
     return {"otel": (otlp, spans // 10 * 10), "openai": (chat, conversations)}
 
 
-def phase(fmt: str, path: Path, out: Path, limit: int | None) -> dict[str, float]:
+def phase(fmt: str, path: Path, out: Path | None, limit: int | None) -> dict[str, float]:
+    """Import ``path`` as ``fmt``, writing checkweigh JSONL to ``out`` (None: only read the
+    cases, as a suite that reads the logs directly does)."""
     from checkweigh.importers import ImportContext, get_format
 
     source = path
@@ -279,10 +281,13 @@ def phase(fmt: str, path: Path, out: Path, limit: int | None) -> dict[str, float
     ctx = ImportContext(on_bad_record="fail")
     start = time.perf_counter()
     n = 0
-    with out.open("w", encoding="utf-8") as fh:
-        for case in get_format(fmt).cases(source, ctx):
-            fh.write(case.model_dump_json(exclude_defaults=True) + "\n")
-            n += 1
+    if out is None:
+        n = sum(1 for _ in get_format(fmt).cases(source, ctx))
+    else:
+        with out.open("w", encoding="utf-8") as fh:
+            for case in get_format(fmt).cases(source, ctx):
+                fh.write(case.model_dump_json(exclude_defaults=True) + "\n")
+                n += 1
     elapsed = time.perf_counter() - start
     return {
         "cases": n,
@@ -309,7 +314,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--phase", choices=["otel", "openai"])
     p.add_argument("--file", type=Path)
-    p.add_argument("--out", type=Path)
+    p.add_argument("--out", type=Path, help="without it, the cases are read, not written")
     p.add_argument("--limit", type=int)
     a = p.parse_args()
     if a.phase:
@@ -324,13 +329,17 @@ def main() -> None:
             size = path.stat().st_size
             common = ["--phase", fmt, "--file", str(path), "--out", str(Path(tmp) / "out.jsonl")]
             runs = [_child(common) for _ in range(a.runs)]
+            reads = [_child(["--phase", fmt, "--file", str(path)]) for _ in range(a.runs)]
             lines = records // 10 if fmt == "otel" else records
             quarter = _child([*common, "--limit", str(lines // 4)])
-            rates = sorted(r["records"] / r["seconds"] * (10 if fmt == "otel" else 1) for r in runs)
+            per = 10 if fmt == "otel" else 1
+            rates = sorted(r["records"] / r["seconds"] * per for r in runs)
+            read = statistics.median(r["records"] / r["seconds"] * per for r in reads)
             print(
                 f"{fmt:<7} {records:,} {unit} ({size / 1e6:.0f} MB, {runs[0]['cases']:,.0f} "
-                f"cases): {statistics.median(rates):,.0f} {unit}/s (runs {rates[0]:,.0f} .. "
-                f"{rates[-1]:,.0f}); bar >= 20,000"
+                f"cases): import to JSONL {statistics.median(rates):,.0f} {unit}/s (runs "
+                f"{rates[0]:,.0f} .. {rates[-1]:,.0f}); read as cases {read:,.0f}/s; "
+                "bar >= 20,000"
             )
             print(
                 f"{'':<7} peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB on the whole "
