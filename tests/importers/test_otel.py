@@ -364,6 +364,8 @@ def test_error_text_falls_back_to_the_exception_and_plain_traces_make_no_case(
     path.write_text(json.dumps(tool) + "\n" + json.dumps(health) + "\n")
     (case,), ctx = _cases(path)
     assert (ctx.records, ctx.cases, ctx.skipped) == (2, 1, [])
+    # the health check's trace made no case, and the import says so
+    assert ctx.notes() == ["1 trace(s) without a GenAI span: no case made"]
     (step,) = case.trace
     assert (step.kind, step.name, step.error) == (
         "tool_call",

@@ -191,6 +191,8 @@ def _report(out: Console, ctx: ImportContext, files: int, path: Path) -> None:
         ),
         soft_wrap=True,
     )
+    for why, n in ctx.without_case.items():
+        out.print(plain(f"{n} {why}: no case made"), soft_wrap=True)
     if not ctx.skipped_total:
         return
     out.print(plain(f"skipped {ctx.skipped_total} bad record(s):"), soft_wrap=True)

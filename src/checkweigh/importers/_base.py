@@ -55,6 +55,8 @@ class ImportContext:
     """The first :data:`KEPT_REASONS` bad records that were skipped, in the order met."""
     skipped_total: int = 0
     """How many bad records were skipped in all."""
+    without_case: dict[str, int] = field(default_factory=dict)
+    """Good input that holds no case, counted by why (e.g. OTel traces with no GenAI span)."""
     _first_seen: dict[str, tuple[str, int | str]] = field(default_factory=dict, repr=False)
     _files: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -93,16 +95,22 @@ class ImportContext:
         self.cases += 1
         return True
 
+    def no_case(self, why: str) -> None:
+        """Count input that is well formed but holds no case (said in :meth:`notes`)."""
+        self.without_case[why] = self.without_case.get(why, 0) + 1
+
     def notes(self) -> list[str]:
         """What a report should say about the import: the skipped records and the first
-        reasons (none when nothing was skipped)."""
+        reasons, and the input that held no case (none when there is nothing to say)."""
+        notes = [f"{n} {why}: no case made" for why, n in self.without_case.items()]
         if not self.skipped_total:
-            return []
+            return notes
         shown = "; ".join(b.one_line() for b in self.skipped[:3])
         more = f"; and {self.skipped_total - 3} more" if self.skipped_total > 3 else ""
         return [
             f"{self.skipped_total} bad record(s) of {self.records} skipped "
-            f"(on_bad_record: skip): {shown}{more}"
+            f"(on_bad_record: skip): {shown}{more}",
+            *notes,
         ]
 
 

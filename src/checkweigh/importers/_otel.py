@@ -11,7 +11,8 @@ span (the one with no parent) has been seen and none of its spans came for
 its trace was emitted is a bad record (raise ``flush_after_lines`` for such files); the ids of
 emitted traces are kept to tell.
 
-A trace with no GenAI span (a health check, a plain HTTP request) makes no case.
+A trace with no GenAI span (a health check, a plain HTTP request) makes no case; the import
+says how many there were.
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ class OtelFormat:
         except SpanError as exc:
             ctx.bad(path, trace.first_line, f"trace {trace_id}: {exc}")
             return
-        if not case.trace:
-            return  # no GenAI span: a health check or a plain request, not an agent's run
+        if not case.trace:  # a health check or a plain request, not an agent's run
+            ctx.no_case("trace(s) without a GenAI span")
+            return
         if ctx.accept(case, path, trace.first_line, label=f"trace {trace_id}: "):
             yield case
