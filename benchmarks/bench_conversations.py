@@ -18,7 +18,6 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _airline import SUITE, conversation  # the benchmark's own helper module
+from _airline import SUITE, conversation  # the benchmarks' own helper modules
+from _phase import in_child
 
 
 def write_inputs(folder: Path, n: int) -> Path:
@@ -81,24 +81,10 @@ def main() -> None:
         )
         runs = []
         for i in range(a.runs):
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--phase",
-                    "run",
-                    "--suite",
-                    str(suite),
-                    "--db",
-                    str(Path(tmp) / f"run{i}.db"),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
+            db = Path(tmp) / f"run{i}.db"
+            runs.append(
+                in_child(__file__, ["--phase", "run", "--suite", str(suite), "--db", str(db)])
             )
-            if proc.returncode != 0:
-                raise SystemExit(f"benchmark run failed:\n{proc.stderr}")
-            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     rates = sorted(r["cases_per_s"] for r in runs)
     first = runs[0]
     print(f"median of {a.runs} run(s), each in its own process; 10 checks per case")

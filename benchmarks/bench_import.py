@@ -21,12 +21,15 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _phase import in_child  # the benchmarks' own helper module
 
 BASE_NS = 1_763_900_000_000_000_000
 
@@ -297,16 +300,6 @@ def phase(fmt: str, path: Path, out: Path | None, limit: int | None) -> dict[str
     }
 
 
-def _child(args: list[str]) -> dict[str, float]:
-    proc = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"benchmark phase {args[:2]} failed:\n{proc.stderr}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--spans", type=int, default=100_000)
@@ -328,10 +321,12 @@ def main() -> None:
             unit = "spans" if fmt == "otel" else "message lists"
             size = path.stat().st_size
             common = ["--phase", fmt, "--file", str(path), "--out", str(Path(tmp) / "out.jsonl")]
-            runs = [_child(common) for _ in range(a.runs)]
-            reads = [_child(["--phase", fmt, "--file", str(path)]) for _ in range(a.runs)]
+            runs = [in_child(__file__, common) for _ in range(a.runs)]
+            reads = [
+                in_child(__file__, ["--phase", fmt, "--file", str(path)]) for _ in range(a.runs)
+            ]
             lines = records // 10 if fmt == "otel" else records
-            quarter = _child([*common, "--limit", str(lines // 4)])
+            quarter = in_child(__file__, [*common, "--limit", str(lines // 4)])
             per = 10 if fmt == "otel" else 1
             rates = sorted(r["records"] / r["seconds"] * per for r in runs)
             read = statistics.median(r["records"] / r["seconds"] * per for r in reads)

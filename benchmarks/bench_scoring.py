@@ -22,11 +22,14 @@ import asyncio
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _phase import in_child  # the benchmarks' own helper module
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SUITE = ROOT / "examples" / "scheduling" / "suite.yaml"
@@ -139,16 +142,6 @@ def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[
     }
 
 
-def _child(args: list[str]) -> dict[str, float]:
-    proc = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"benchmark phase {args[:2]} failed:\n{proc.stderr}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100_000)
@@ -179,10 +172,12 @@ def main() -> None:
             f"(written in {time.perf_counter() - t0:.1f}s)"
         )
         common = ["--suite", str(a.suite), "--rubric", a.rubric, "--file", str(cases)]
-        parse = [_child(["--phase", "parse", *common]) for _ in range(a.runs)]
-        score = [_child(["--phase", "score", *common]) for _ in range(a.runs)]
+        parse = [in_child(__file__, ["--phase", "parse", *common]) for _ in range(a.runs)]
+        score = [in_child(__file__, ["--phase", "score", *common]) for _ in range(a.runs)]
         persist = [
-            _child(["--phase", "persist", *common, "--db", str(Path(tmp) / f"bench{i}.db")])
+            in_child(
+                __file__, ["--phase", "persist", *common, "--db", str(Path(tmp) / f"bench{i}.db")]
+            )
             for i in range(a.runs)
         ]
 
