@@ -239,3 +239,18 @@ def test_the_fixture_is_the_recorded_run() -> None:
     kinds = [s["kind"] for s in CANCEL_RUN["trace"]]
     assert kinds.count("assistant") == 4
     assert sum(1 for s in CANCEL_RUN["trace"] if s.get("error")) == 1
+
+
+def test_a_shared_path_reads_a_case_changed_in_place_afresh() -> None:
+    # checks of one case share the parsed path and its last answer; a trace that grew since
+    # (a conversation driven turn by turn) or was replaced is read again
+    from checkweigh.core import Case, FieldPath, Step
+
+    replies = FieldPath.parse("trace[kind=assistant].content")
+    assert FieldPath.parse("trace[kind=assistant].content") is replies
+    case = Case(id="c", trace=[Step(kind="assistant", content="Hello")])
+    assert replies.get(case) == ["Hello"]
+    case.trace.append(Step(kind="assistant", content="Your flight is booked."))
+    assert replies.get(case) == ["Hello", "Your flight is booked."]
+    case.trace = [Step(kind="user", content="hi")]
+    assert replies.get(case, None) is None

@@ -46,8 +46,9 @@ class FieldPath:
     # the last root a many-valued path was resolved on, and what it found: the checks of one
     # case often read the same conversation path (every assistant reply, say), and a parsed
     # path is shared by text (see parse), so the case's checks resolve it once. One slot
-    # holding a (root, found) tuple, replaced whole, so threads never see half an update.
-    _memo: list[tuple[Any, list[tuple[str, Any]]] | None] = field(
+    # holding a (root, head, size, found) tuple, replaced whole, so threads never see half an
+    # update.
+    _memo: list[tuple[Any, Any, int, list[tuple[str, Any]]] | None] = field(
         default_factory=lambda: [None], compare=False, repr=False
     )
 
@@ -103,11 +104,24 @@ class FieldPath:
         if not self._many:
             value = self._getter(root)
             return [] if value is _MISSING else [(self.text, value)]
-        memo = self._memo[0]
-        if memo is not None and memo[0] is root:
-            return memo[1]
-        found: list[tuple[str, Any]] = [("", root)]
-        for tests, get, text in self._plan:
+        plan = self._plan
+        head: Any = _MISSING
+        if plan[0][0] is None:  # a path starts with a name: its first run is a plain lookup
+            _, get, text = plan[0]
+            head = get(root)
+            # the memo holds while the case and the container the path starts in are the same
+            # objects of the same size (a trace appended to in place is read afresh)
+            size = len(head) if type(head) is list or type(head) is dict else -1
+            memo = self._memo[0]
+            if memo is not None and memo[0] is root and memo[1] is head and memo[2] == size:
+                return memo[3]
+            found: list[tuple[str, Any]] = (
+                [] if head is _MISSING or head is None else [(text, head)]
+            )
+            plan = plan[1:]
+        else:  # pragma: no cover - the parser makes every path start with a name
+            found = [("", root)]
+        for tests, get, text in plan:
             step: list[tuple[str, Any]] = []
             if tests is not None:
                 for where, value in found:
@@ -118,7 +132,8 @@ class FieldPath:
                     if x is not _MISSING and x is not None:
                         step.append((where + text, x))
             found = step
-        self._memo[0] = (root, found)
+        if head is not _MISSING:
+            self._memo[0] = (root, head, size, found)
         return found
 
     def _values(self, root: Any) -> Any:
