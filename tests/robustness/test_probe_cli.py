@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -429,9 +430,8 @@ def slow(case):
 """
 
 
-def test_a_case_whose_checks_all_answered_is_kept_when_ctrl_c_comes(tmp_path: Path) -> None:
-    # book-0's checks have all answered when book-1's slow check starts; a Ctrl-C then used to
-    # cancel book-0 at its last await and the run kept 0 of its 2 finished executions
+def _slow_run_until(tmp_path: Path, case_id: str) -> tuple[Any, float]:
+    """Start a run of four cases with a slow check; return once ``case_id``'s check began."""
     (tmp_path / "agents.py").write_text(SLOW_CHECK)
     (tmp_path / "suite.yaml").write_text(
         AGENT_SUITE.format(agent="ok", check="slow").replace("timeout_s: 5", "timeout_s: 30")
@@ -441,10 +441,17 @@ def test_a_case_whose_checks_all_answered_is_kept_when_ctrl_c_comes(tmp_path: Pa
     )
     began = time.monotonic()
     proc = cli.start(["run", "suite.yaml", "--db", "sqlite:///r.db", "-q"], tmp_path)
-    while not (tmp_path / "started-book-1").exists():
+    while not (tmp_path / f"started-{case_id}").exists():
         assert proc.poll() is None
         assert time.monotonic() - began < 30
         time.sleep(0.02)
+    return proc, began
+
+
+def test_a_case_whose_checks_all_answered_is_kept_when_ctrl_c_comes(tmp_path: Path) -> None:
+    # book-0's checks have all answered when book-1's slow check starts; a Ctrl-C then used to
+    # cancel book-0 at its last await and the run kept 0 of its 2 finished executions
+    proc, began = _slow_run_until(tmp_path, "book-1")
     proc.send_signal(signal.SIGINT)
     done = cli.finish(proc, began)
     assert done.code == 130, done.out + done.err
@@ -455,19 +462,7 @@ def test_a_case_whose_checks_all_answered_is_kept_when_ctrl_c_comes(tmp_path: Pa
 def test_a_closed_terminal_stops_the_run_like_ctrl_c(tmp_path: Path) -> None:
     # SIGHUP (the terminal or SSH session closed) killed the process like kill -9: no report,
     # no exit code of the table, and a run left for the next command to find abandoned
-    (tmp_path / "agents.py").write_text(SLOW_CHECK)
-    (tmp_path / "suite.yaml").write_text(
-        AGENT_SUITE.format(agent="ok", check="slow").replace("timeout_s: 5", "timeout_s: 30")
-    )
-    (tmp_path / "cases.jsonl").write_text(
-        "".join(json.dumps({"id": f"book-{n}", "input": {"n": n}}) + "\n" for n in range(4))
-    )
-    began = time.monotonic()
-    proc = cli.start(["run", "suite.yaml", "--db", "sqlite:///r.db", "-q"], tmp_path)
-    while not (tmp_path / "started-book-0").exists():
-        assert proc.poll() is None
-        assert time.monotonic() - began < 30
-        time.sleep(0.02)
+    proc, began = _slow_run_until(tmp_path, "book-0")
     proc.send_signal(signal.SIGHUP)
     done = cli.finish(proc, began)
     assert done.code == 130, done.out + done.err
