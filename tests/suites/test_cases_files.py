@@ -172,3 +172,28 @@ def test_missing_and_malformed_documents(tmp_path: Path) -> None:
     bad_json = tmp_path / "bad.json"
     bad_json.write_text('[{"id": "a"},\n {"id": "b"}', encoding="utf-8")
     assert str(_error(bad_json)).startswith(f"{bad_json}:2: invalid JSON")
+
+
+def test_jsonl_lines_the_fast_parser_refuses_read_as_json_allows(tmp_path: Path) -> None:
+    # orjson reads most lines; integers beyond 64 bits, NaN and a CRLF end after a BOM go
+    # through pydantic's parser and read the same as they always did
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(
+        b'\xef\xbb\xbf{"id": "big", "ground_truth": {"n": 123456789012345678901234567890}}\r\n'
+        b'{"id": "nan", "ground_truth": {"x": NaN}}\n'
+        b'{"id": "plain", "trace": [{"kind": "tool_call", "name": "f", '
+        b'"arguments": "{\\"a\\": 1}"}]}'
+    )
+    big, nan, plain = iter_cases(path)
+    assert big.id == "big"
+    assert big.ground_truth == {"n": 123456789012345678901234567890}
+    assert nan.ground_truth["x"] != nan.ground_truth["x"]  # NaN, as json.loads reads it
+    assert plain.trace[0].arguments == {"a": 1}
+
+
+def test_a_jsonl_line_not_utf8_names_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b'{"id": "a"}\n{"id": "b\xff"}\n')
+    error = _error(path)
+    assert error.line == 2
+    assert "byte 0xff at column 10" in str(error)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+import orjson
 from pydantic import ValidationError
 from pydantic_core import from_json
 
 from ..core import Case, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
-from ._text import TextFileError, decode_utf8, read_text, shown
+from ._text import BOM, TextFileError, decode_utf8, read_text, shown
 from ._yaml import YamlSyntaxError, load_yaml
 
 _STREAMED = (".jsonl", ".ndjson")
@@ -21,33 +22,22 @@ DOCUMENT_LIMIT = 512 * 2**20
 """The largest YAML or JSON cases file read whole; bigger sets belong in streamed JSONL."""
 _CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
 _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """The file's lines with their numbers (a BOM is dropped); bytes that are not UTF-8 are an
-    error naming their line and column."""
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines as bytes with their numbers (a leading BOM is dropped)."""
     try:
         if path.is_dir():
             raise CaseFileError("is a folder; expected a cases file", file=path)
-        with path.open(encoding="utf-8-sig") as fh:  # decoded in C, a buffer at a time
-            yield from enumerate(fh, start=1)
-    except UnicodeDecodeError:
-        _not_utf8(path)
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                yield lineno, raw[len(BOM) :] if lineno == 1 and raw.startswith(BOM) else raw
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
     except OSError as exc:
         raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
-
-
-def _not_utf8(path: Path) -> NoReturn:
-    """Find the line and column of the first byte that is not UTF-8 (the slow path)."""
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                decode_utf8(raw, first_line=lineno)
-            except TextFileError as exc:
-                raise CaseFileError(str(exc), file=path, line=exc.line) from None
-    raise CaseFileError("not UTF-8 text; expected UTF-8", file=path)  # pragma: no cover
 
 
 def _json_error(message: str, line: int | None = None) -> tuple[str, int | None]:
@@ -94,27 +84,56 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
 
 def _iter_jsonl(path: Path) -> Iterator[Case]:
     seen: set[str] = set()
-    validate = Case.model_validate_json
-    for lineno, line in _lines(path):
-        if not line.strip():
-            continue
-        try:
-            case = validate(line.rstrip("\r\n"))  # errors then point into the line
-        except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            if err["type"] == "json_invalid":
-                message, _ = _json_error((err.get("ctx") or {}).get("error", "invalid"))
-                raise CaseFileError(message, file=path, line=lineno) from None
-            found = describe(pick(exc), _CASE_KEYS, _loads(line))
-            raise CaseFileError(
-                found.message, file=path, line=lineno, field=loc_text(found.loc) or None
-            ) from None
+    for lineno, raw in _lines(path):
+        case = _fast_case(raw)
+        if case is None:
+            line = _checked_line(path, lineno, raw)
+            if line is None:
+                continue
+            case = _slow_case(path, lineno, line)
         if case.id in seen:
             raise CaseFileError(
                 f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
             )
         seen.add(case.id)
         yield case
+
+
+def _fast_case(raw: bytes) -> Case | None:
+    """The line parsed by orjson and validated, or None when it must take the slow path: a line
+    orjson refuses or that is not a valid case (pydantic's parser then tells where), or one
+    with a run of 19 digits, which may be an integer orjson would read as a float."""
+    if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+        return None
+    try:
+        return Case.model_validate(orjson.loads(raw))
+    except (orjson.JSONDecodeError, ValidationError):
+        return None
+
+
+def _checked_line(path: Path, lineno: int, raw: bytes) -> str | None:
+    """The line as text without its end, None for a blank one; bytes that are not UTF-8 are
+    an error naming the line and column."""
+    try:
+        line = decode_utf8(raw, first_line=lineno)
+    except TextFileError as exc:
+        raise CaseFileError(str(exc), file=path, line=exc.line) from None
+    return line.rstrip("\r\n") if line.strip() else None
+
+
+def _slow_case(path: Path, lineno: int, line: str) -> Case:
+    """The line validated by pydantic's JSON parser; its error as the file's error."""
+    try:
+        return Case.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        if err["type"] == "json_invalid":
+            message, _ = _json_error((err.get("ctx") or {}).get("error", "invalid"))
+            raise CaseFileError(message, file=path, line=lineno) from None
+        found = describe(pick(exc), _CASE_KEYS, _loads(line))
+        raise CaseFileError(
+            found.message, file=path, line=lineno, field=loc_text(found.loc) or None
+        ) from None
 
 
 def _loads(line: str) -> Any:
