@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from checkweigh.checks import ArgsOverride, StepMatch, ToolCalled, TrajectoryMatch
-from checkweigh.checks._values import differences, first_difference, matches
+from checkweigh.checks._values import count_differences, differences, first_difference, matches
 from checkweigh.core import Case, VerdictState
 
 P, F, NA = VerdictState.PASSED, VerdictState.FAILED, VerdictState.NOT_APPLICABLE
@@ -766,6 +766,7 @@ def test_first_difference(actual: Any, expected: Any, mode: Any, path: str | Non
     assert matches(actual, expected, mode) is (path is None)
 
 
+ARG_MODES = st.sampled_from(["exact", "ignore", "subset", "superset"])
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([1.0, 2.5]) | st.text("ab"),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("xyz"), inner),
@@ -782,13 +783,19 @@ def test_modes_relate(a: Any, b: Any) -> None:
     assert (first_difference(a, b, "exact") is None) == (not list(differences(a, b, "exact")))
 
 
+@given(JSON, JSON, ARG_MODES)
+def test_counting_differences_counts_the_named_ones(a: Any, b: Any, mode: Any) -> None:
+    named = len(list(differences(a, b, mode)))
+    assert count_differences(a, b, mode) == named
+    assert count_differences(a, b, mode, limit=1) == min(named, 1)
+
+
 # --- properties of the pairing ------------------------------------------------------------
 
 NAMES = st.sampled_from(["book_reservation", "cancel_reservation"])
 ARGS = st.dictionaries(st.sampled_from(["cabin", "insurance"]), st.sampled_from([0, 1, 1.0, True]))
 CALLS = st.lists(st.tuples(NAMES, ARGS), max_size=5)
 REFS = st.lists(st.tuples(NAMES, ARGS | st.none()), max_size=4)
-ARG_MODES = st.sampled_from(["exact", "ignore", "subset", "superset"])
 
 
 def _verdict(mode: str, arg_mode: str, calls: Any, refs: Any) -> VerdictState:

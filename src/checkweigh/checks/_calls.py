@@ -165,38 +165,68 @@ def parse_reference(
     arguments as an object or JSON text), or OpenAI's ``{function: {name, arguments}}``.
     Other keys (``action_id``, ``requestor``, ...) are ignored; tau2-bench's ``compare_args``
     limits the comparison to those argument paths. Only the calls whose name is ``wanted``
-    are kept. Returns why when ``items`` is not that."""
+    are kept (an item left out is not looked at further). Returns why when ``items`` is not
+    that."""
     if not isinstance(items, list):
         return f"reference is {type(items).__name__}, expected a list of calls"
     calls: list[Expected] = []
-    for i, item in enumerate(items):
-        if isinstance(item, str):
-            if wanted is None or wanted(item):
-                calls.append(Expected(item, None))
-            continue
-        if isinstance(item, dict) and isinstance(item.get("function"), dict):
-            item = item["function"]
-        name = item.get("name") if isinstance(item, dict) else None
-        if not isinstance(name, str) or not name:
-            return f"reference item {i} is not a name or a {{name, arguments}} object"
-        assert isinstance(item, dict)
-        if wanted is not None and not wanted(name):
-            continue
-        given = [k for k in _ARG_KEYS if k in item]
-        args = parse_json_text(item[given[0]]) if len(given) == 1 else None
-        if len(given) > 1 or not (args is None or isinstance(args, dict)):
-            return f"reference item {i} ({name}): arguments are not one JSON object"
-        paths = item.get("compare_args")
-        trie = None
-        if paths is not None:
-            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-                return f"reference item {i} ({name}): compare_args is not a list of paths"
-            try:
-                trie = _compare_paths(tuple(paths))
-            except ValueError as exc:
-                return f"reference item {i} ({name}): {exc}"
-        calls.append(Expected(name, args, trie))
+    for name, call in _parsed_items(items):
+        if name is None or wanted is None or wanted(name):
+            if isinstance(call, str):
+                return call
+            calls.append(call)
     return calls
+
+
+# the reference last parsed, and its items: a case's trajectory checks usually read the same
+# reference (``ground_truth.actions``), so each case parses it once. One slot holding a
+# (list, size, items) tuple, replaced whole, so threads never see half an update; a list
+# changed in place to the same size is not expected of a case's ground truth.
+_LAST: list[tuple[list[Any], int, list[tuple[str | None, Expected | str]]] | None] = [None]
+
+
+def _parsed_items(items: list[Any]) -> list[tuple[str | None, Expected | str]]:
+    """Each item's name (None when it has none) and its call, or why it is not one."""
+    last = _LAST[0]
+    if last is not None and last[0] is items and last[1] == len(items):
+        return last[2]
+    parsed = [(_item_name(item), _parse_item(i, item)) for i, item in enumerate(items)]
+    _LAST[0] = (items, len(items), parsed)
+    return parsed
+
+
+def _item_name(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and isinstance(item.get("function"), dict):
+        item = item["function"]
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _parse_item(i: int, item: Any) -> Expected | str:
+    if isinstance(item, str):
+        return Expected(item, None)
+    if isinstance(item, dict) and isinstance(item.get("function"), dict):
+        item = item["function"]
+    name = _item_name(item)
+    if name is None:
+        return f"reference item {i} is not a name or a {{name, arguments}} object"
+    assert isinstance(item, dict)
+    given = [k for k in _ARG_KEYS if k in item]
+    args = parse_json_text(item[given[0]]) if len(given) == 1 else None
+    if len(given) > 1 or not (args is None or isinstance(args, dict)):
+        return f"reference item {i} ({name}): arguments are not one JSON object"
+    paths = item.get("compare_args")
+    trie = None
+    if paths is not None:
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return f"reference item {i} ({name}): compare_args is not a list of paths"
+        try:
+            trie = _compare_paths(tuple(paths))
+        except ValueError as exc:
+            return f"reference item {i} ({name}): {exc}"
+    return Expected(name, args, trie)
 
 
 class Pairing:

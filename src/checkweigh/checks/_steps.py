@@ -250,14 +250,21 @@ class StepMatch(BaseModel):
         return tester
 
     def finder(self) -> Callable[[Case], list[int] | Verdict]:
-        """A function giving the positions of a case's matching steps (see :meth:`tester`)."""
+        """A function giving the positions of a case's matching steps (see :meth:`tester`).
+
+        With a name criterion, only the steps of matching names are tested: the names of a
+        trace are indexed once per case and shared by every matcher (see :func:`positions`)."""
         tester = self.tester()
+        names = self.names_only
 
         def find(case: Case) -> list[int] | Verdict:
             test = tester(case)
             if type(test) is Verdict:
                 return test
-            return [i for i, s in enumerate(case.trace) if test(s)]  # type: ignore[operator]
+            trace = case.trace
+            if names is None:
+                return [i for i, s in enumerate(trace) if test(s)]  # type: ignore[operator]
+            return [i for i in positions(trace, names) if test(trace[i])]  # type: ignore[operator]
 
         return find
 
@@ -321,6 +328,33 @@ class StepMatch(BaseModel):
         if self.error is not None:
             label += " (errored)" if self.error else " (succeeded)"
         return label
+
+
+# the trace last indexed: its list, its length, and each name's positions. The checks of a
+# case look for steps by name many times over the same trace; one slot holding a whole tuple,
+# replaced at once, so threads never see half an update (a trace appended to in place, as a
+# conversation is, has a new length and is indexed afresh)
+_INDEXED: list[tuple[list[Step], int, dict[str | None, list[int]]] | None] = [None]
+
+
+def positions(trace: list[Step], names: Callable[[str | None], bool]) -> list[int]:
+    """The positions, in order, of the steps whose name passes ``names``."""
+    last = _INDEXED[0]
+    if last is not None and last[0] is trace and last[1] == len(trace):
+        index = last[2]
+    else:
+        index = {}
+        for i, step in enumerate(trace):
+            at = index.get(step.name)
+            if at is None:
+                index[step.name] = [i]
+            else:
+                at.append(i)
+        _INDEXED[0] = (trace, len(trace), index)
+    hits = [at for name, at in index.items() if names(name)]
+    if len(hits) == 1:
+        return hits[0]
+    return sorted(i for at in hits for i in at)
 
 
 def _all(tests: list[StepTest]) -> StepTest:

@@ -11,10 +11,10 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..core import Case, Step, Verdict, failed, not_applicable, passed
+from ..core import Case, Verdict, failed, not_applicable, passed
 from ._calls import ArgsOverride, ReferenceCall
 from ._model import BuiltinCheck, Compiled, Runner
-from ._steps import StepMatch, StepTest
+from ._steps import StepMatch
 from ._trajectory_match import TrajectoryMatch
 
 __all__ = [
@@ -28,11 +28,6 @@ __all__ = [
     "TrajectoryMatch",
     "WithinFirst",
 ]
-
-
-def _nothing_lifts(_step: Step) -> bool:
-    """The ``unless`` of a ban that nothing lifts."""
-    return False
 
 
 def _never(match: StepMatch, case: Case) -> str:
@@ -49,15 +44,14 @@ class ToolCalled(Compiled):
     """The step to look for."""
 
     def compile(self) -> Runner:
-        match, tester, label = self.step, self.step.tester(), self.step.describe()
+        match, find, label = self.step, self.step.finder(), self.step.describe()
 
         def run(case: Case) -> Verdict:
-            test = tester(case)
-            if type(test) is Verdict:
-                return test
-            for i, step in enumerate(case.trace):
-                if test(step):  # type: ignore[operator]
-                    return passed(f"{label} at step {i + 1}")
+            hits = find(case)
+            if isinstance(hits, Verdict):
+                return hits
+            if hits:
+                return passed(f"{label} at step {hits[0] + 1}")
             return failed(_never(match, case))
 
         return run
@@ -109,18 +103,18 @@ class WithinFirst(Compiled):
     """How many leading steps to search."""
 
     def compile(self) -> Runner:
-        match, tester, label, n = self.step, self.step.tester(), self.step.describe(), self.n
+        match, find, label, n = self.step, self.step.finder(), self.step.describe(), self.n
 
         def run(case: Case) -> Verdict:
-            test = tester(case)
-            if type(test) is Verdict:
-                return test
-            for i, step in enumerate(case.trace):
-                if test(step):  # type: ignore[operator]
-                    if i < n:
-                        return passed(f"{label} at step {i + 1} <= {n}")
-                    return failed(f"{label} first at step {i + 1}, after {n}")
-            return failed(_never(match, case))
+            hits = find(case)
+            if isinstance(hits, Verdict):
+                return hits
+            if not hits:
+                return failed(_never(match, case))
+            i = hits[0]
+            if i < n:
+                return passed(f"{label} at step {i + 1} <= {n}")
+            return failed(f"{label} first at step {i + 1}, after {n}")
 
         return run
 
@@ -141,27 +135,25 @@ class NeverAfter(BuiltinCheck):
     """A step that lifts the ban for what follows it (e.g. a confirmation)."""
 
     def evaluate(self, case: Case) -> Verdict:
-        trace = case.trace
-        tests: list[StepTest] = []
+        found: list[list[int]] = []
         for match in (self.step, self.after, self.unless):
-            test = match.for_case(case) if match is not None else _nothing_lifts
-            if isinstance(test, Verdict):
-                return test
-            tests.append(test)
-        is_step, is_after, is_unless = tests
-        trigger = [i for i, s in enumerate(trace) if is_after(s)]
+            at = match.find(case) if match is not None else []
+            if isinstance(at, Verdict):
+                return at
+            found.append(at)
+        steps, trigger, lifts = set(found[0]), found[1], set(found[2])
         if not trigger:
             return not_applicable(f"{self.after.describe()} never happened")
         start = trigger[0]
-        for i in range(start + 1, len(trace)):
-            if is_unless(trace[i]):
+        for i in range(start + 1, len(case.trace)):
+            if i in lifts:
                 later = [j for j in trigger if j > i]
                 if not later:
                     assert self.unless is not None
                     return passed(f"{self.unless.describe()} at step {i + 1} lifted the ban")
                 start = later[0]
                 continue
-            if i > start and is_step(trace[i]):
+            if i > start and i in steps:
                 return failed(
                     f"{self.step.describe()} at step {i + 1} after "
                     f"{self.after.describe()} at step {start + 1}"

@@ -72,7 +72,10 @@ class TrajectoryMatch(Compiled):
         rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
         pairing = Pairing(ArgsOverride(mode=self.arguments_mode).rule("exact"), rules)
         by_name = self.select.names_only if self.select is not None else None
-        tester = self.select.tester() if self.select is not None else None
+        select = self.select
+        tester = select.tester() if select is not None else None
+        named = select is not None and select.names_only is not None
+        find = select.finder() if select is not None and named else None
 
         inline: list[Expected] | None = None
         get_reference = None
@@ -100,14 +103,17 @@ class TrajectoryMatch(Compiled):
             trace = case.trace
             if tester is None:
                 actual = [Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds]
+            elif find is not None:  # a select by name: only the steps of those names
+                hits = find(case)
+                if isinstance(hits, Verdict):
+                    return hits
+                actual = [Actual.of(i, trace[i]) for i in hits if trace[i].kind in kinds]
             else:
                 test = tester(case)
-                if type(test) is Verdict:
+                if isinstance(test, Verdict):
                     return test
                 actual = [
-                    Actual.of(i, s)
-                    for i, s in enumerate(trace)
-                    if s.kind in kinds and test(s)  # type: ignore[operator]
+                    Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds and test(s)
                 ]
 
             def unselected(name: str) -> str:
