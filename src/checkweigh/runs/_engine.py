@@ -21,6 +21,7 @@ from ..judges import (
     reweighted,
 )
 from ..suites import Suite
+from ._gc import older_objects_frozen
 from ._stop import Interrupted, StopToken
 from ._target import AgentFailure, AgentTarget
 
@@ -208,13 +209,15 @@ def run_cases(
     if repeat < 1:
         raise ValueError("repeat must be >= 1")
     token = stop if stop is not None else StopToken()
-    if target is None and not evaluator.needs_async:
-        for index, r, case in _jobs(cases, repeat):
-            if token.requested:  # one attribute read per case: the fast path stays fast
-                raise Interrupted(token.reason)
-            on_result(evaluator.evaluate(case, repeat=r, index=index))
-        return
-    asyncio.run(_run_async(evaluator, cases, on_result, target, repeat, concurrency, judge, token))
+    with older_objects_frozen():
+        if target is None and not evaluator.needs_async:
+            for index, r, case in _jobs(cases, repeat):
+                if token.requested:  # one attribute read per case: the fast path stays fast
+                    raise Interrupted(token.reason)
+                on_result(evaluator.evaluate(case, repeat=r, index=index))
+            return
+        run = _run_async(evaluator, cases, on_result, target, repeat, concurrency, judge, token)
+        asyncio.run(run)
 
 
 _POLL_S = 0.25
