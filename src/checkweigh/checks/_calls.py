@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -22,6 +22,7 @@ TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
 """How the trace's calls compare with the reference calls."""
 
 _ARG_KEYS = ("arguments", "kwargs", "args")
+_new = tuple.__new__
 
 
 class ReferenceCall(BaseModel):
@@ -134,8 +135,7 @@ class Expected:
         return call_label(self.name, self.arguments)
 
 
-@dataclass(frozen=True, slots=True)
-class Actual:
+class Actual(NamedTuple):
     """A call of the trace under comparison: its position, name and arguments."""
 
     step: int
@@ -146,7 +146,10 @@ class Actual:
     def of(cls, index: int, step: Step) -> Actual:
         """The call made at ``trace[index]``."""
         args = step.arguments
-        return cls(index, step.label, {} if args is None else args)
+        name = step.name
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: made for every call of
+        # every case a trajectory check reads
+        return _new(cls, (index, step.kind if name is None else name, {} if args is None else args))
 
     def label(self) -> str:
         """``name(arg=..., ...)``."""
@@ -190,43 +193,34 @@ def _parsed_items(items: list[Any]) -> list[tuple[str | None, Expected | str]]:
     last = _LAST[0]
     if last is not None and last[0] is items and last[1] == len(items):
         return last[2]
-    parsed = [(_item_name(item), _parse_item(i, item)) for i, item in enumerate(items)]
+    parsed = [_parse_item(i, item) for i, item in enumerate(items)]
     _LAST[0] = (items, len(items), parsed)
     return parsed
 
 
-def _item_name(item: Any) -> str | None:
+def _parse_item(i: int, item: Any) -> tuple[str | None, Expected | str]:
     if isinstance(item, str):
-        return item
+        return item, Expected(item, None)
     if isinstance(item, dict) and isinstance(item.get("function"), dict):
         item = item["function"]
     name = item.get("name") if isinstance(item, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def _parse_item(i: int, item: Any) -> Expected | str:
-    if isinstance(item, str):
-        return Expected(item, None)
-    if isinstance(item, dict) and isinstance(item.get("function"), dict):
-        item = item["function"]
-    name = _item_name(item)
-    if name is None:
-        return f"reference item {i} is not a name or a {{name, arguments}} object"
+    if not isinstance(name, str) or not name:
+        return None, f"reference item {i} is not a name or a {{name, arguments}} object"
     assert isinstance(item, dict)
     given = [k for k in _ARG_KEYS if k in item]
     args = parse_json_text(item[given[0]]) if len(given) == 1 else None
     if len(given) > 1 or not (args is None or isinstance(args, dict)):
-        return f"reference item {i} ({name}): arguments are not one JSON object"
+        return name, f"reference item {i} ({name}): arguments are not one JSON object"
     paths = item.get("compare_args")
     trie = None
     if paths is not None:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            return f"reference item {i} ({name}): compare_args is not a list of paths"
+            return name, f"reference item {i} ({name}): compare_args is not a list of paths"
         try:
             trie = _compare_paths(tuple(paths))
         except ValueError as exc:
-            return f"reference item {i} ({name}): {exc}"
-    return Expected(name, args, trie)
+            return name, f"reference item {i} ({name}): {exc}"
+    return name, Expected(name, args, trie)
 
 
 class Pairing:
@@ -260,8 +254,6 @@ class Pairing:
         if e.keep is None and e.name not in self.overrides:
             # the usual case: the default rule has no paths to keep or drop
             got, want, mode = a.arguments, e.arguments, self.default.mode
-            if mode == "exact":
-                return got == want and matches(got, want, mode)
             return mode == "ignore" or (type(got) is dict and matches(got, want, mode))
         sides = self._sides(a, e)
         if sides is None:

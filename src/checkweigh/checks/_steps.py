@@ -330,31 +330,27 @@ class StepMatch(BaseModel):
         return label
 
 
-# the trace last indexed: its list, its length, and each name's positions. The checks of a
-# case look for steps by name many times over the same trace; one slot holding a whole tuple,
-# replaced at once, so threads never see half an update (a trace appended to in place, as a
-# conversation is, has a new length and is indexed afresh)
-_INDEXED: list[tuple[list[Step], int, dict[str | None, list[int]]] | None] = [None]
+# the trace last read: its list, its length, each step's name and the distinct names. The
+# checks of a case look for steps by name many times over the same trace; one slot holding a
+# whole tuple, replaced at once, so threads never see half an update (a trace appended to in
+# place, as a conversation is, has a new length and is read afresh)
+_LAST: list[tuple[list[Step], int, list[str | None], set[str | None]] | None] = [None]
 
 
 def positions(trace: list[Step], names: Callable[[str | None], bool]) -> list[int]:
-    """The positions, in order, of the steps whose name passes ``names``."""
-    last = _INDEXED[0]
+    """The positions, in order, of the steps whose name passes ``names`` (each distinct name
+    is tested once)."""
+    last = _LAST[0]
     if last is not None and last[0] is trace and last[1] == len(trace):
-        index = last[2]
+        _, _, step_names, distinct = last
     else:
-        index = {}
-        for i, step in enumerate(trace):
-            at = index.get(step.name)
-            if at is None:
-                index[step.name] = [i]
-            else:
-                at.append(i)
-        _INDEXED[0] = (trace, len(trace), index)
-    hits = [at for name, at in index.items() if names(name)]
-    if len(hits) == 1:
-        return hits[0]
-    return sorted(i for at in hits for i in at)
+        step_names = [step.name for step in trace]
+        distinct = set(step_names)
+        _LAST[0] = (trace, len(trace), step_names, distinct)
+    wanted = {name for name in distinct if names(name)}
+    if not wanted:
+        return []
+    return [i for i, name in enumerate(step_names) if name in wanted]
 
 
 def _all(tests: list[StepTest]) -> StepTest:
