@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkweigh.core import Case, Condition, ConditionOp, FieldPath, PathSyntaxError
-from checkweigh.core._path_select import Each, FilterTest
-from checkweigh.core._paths import MISSING, _walk
+from checkweigh.core._case import Step
+from checkweigh.core._path_select import Each, FilterTest, fan_out
+from checkweigh.core._paths import MISSING, _compile_any, _fan_out, _walk
 from support.airline_traces import CANCEL_RUN, cancel_run
 
 
@@ -232,6 +233,38 @@ def test_a_filter_selects_exactly_the_matching_rows(rows: list[dict[str, Any]]) 
     assert got == want
     every = FieldPath.parse("rows[*].a").get(root, [])
     assert every == [r["a"] for r in rows if r.get("a") is not None]
+
+
+_ITEMS = st.lists(
+    st.none()
+    | st.sampled_from(["assistant", "x", 3])
+    | st.dictionaries(st.sampled_from(["kind", "a"]), st.sampled_from(["assistant", "x", 2, None]))
+    | st.builds(
+        Step,
+        kind=st.sampled_from(["assistant", "user", "tool_call"]),
+        content=st.none() | st.sampled_from(["hi", "assistant"]),
+        name=st.none() | st.sampled_from(["assistant", "get"]),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=_ITEMS,
+    filter_=st.sampled_from(
+        ["kind=assistant", "kind!='x'", "name=assistant", "label=assistant", "a='x'", "count=x"]
+    ),
+)
+def test_a_text_filter_selects_what_the_general_filter_selects(
+    items: list[Any], filter_: str
+) -> None:
+    # the one-comprehension filter on a list is a shortcut: it must keep exactly what the
+    # general one keeps, on dicts, models (fields, properties, methods), scalars and nulls
+    (part,) = FieldPath.parse(f"items[{filter_}]").parts[1:]
+    assert isinstance(part, Each)
+    tests = tuple((_compile_any(t.field), t.predicate(MISSING)) for t in part.tests)
+    assert _fan_out(part)(items) == fan_out(items, tests)
 
 
 def test_the_fixture_is_the_recorded_run() -> None:

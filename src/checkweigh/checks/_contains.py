@@ -99,15 +99,20 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
             values = values_of(case)
             if values is MISSING:
                 return no_values
-            texts = [(w, normalized(t, norm)) for w, t in located if isinstance(t, str)]
+            if norm is None:
+                texts = [(w, t) for w, t in located if isinstance(t, str)]
+            else:
+                texts = [(w, norm(t)) for w, t in located if isinstance(t, str)]
             if not texts:
                 return no_text
             where: dict[int, str] = {}
             needles = fixed if fixed is not None else self._needles(values, norm)
             for i, needle in enumerate(needles):
-                spot = next((w for w, t in texts if needle is not None and needle in t), None)
-                if spot is not None:
-                    where[i] = spot
+                if needle is not None:
+                    for w, t in texts:
+                        if needle in t:
+                            where[i] = w
+                            break
             searched = f"{len(texts)} text{'s' if len(texts) != 1 else ''} at {path}"
             missing = [v for i, v in enumerate(values) if i not in where]
             if mode == "all":

@@ -334,20 +334,29 @@ class StepMatch(BaseModel):
 # checks of a case look for steps by name many times over the same trace; one slot holding a
 # whole tuple, replaced at once, so threads never see half an update (a trace appended to in
 # place, as a conversation is, has a new length and is read afresh)
-_LAST: list[tuple[list[Step], int, list[str | None], set[str | None]] | None] = [None]
+_LAST: list[tuple[list[Step], int, list[str | None], frozenset[str | None]] | None] = [None]
+# which of a set of distinct names a name test accepts: traces of one suite share the same
+# few sets of tool names, so each test answers for a set once (bounded: cleared when full)
+_WANTED: dict[tuple[Callable[[str | None], bool], frozenset[str | None]], frozenset[str | None]]
+_WANTED = {}
 
 
 def positions(trace: list[Step], names: Callable[[str | None], bool]) -> list[int]:
-    """The positions, in order, of the steps whose name passes ``names`` (each distinct name
-    is tested once)."""
+    """The positions, in order, of the steps whose name passes ``names``."""
     last = _LAST[0]
     if last is not None and last[0] is trace and last[1] == len(trace):
         _, _, step_names, distinct = last
     else:
         step_names = [step.name for step in trace]
-        distinct = set(step_names)
+        distinct = frozenset(step_names)
         _LAST[0] = (trace, len(trace), step_names, distinct)
-    wanted = {name for name in distinct if names(name)}
+    key = (names, distinct)
+    wanted = _WANTED.get(key)
+    if wanted is None:
+        wanted = frozenset(name for name in distinct if names(name))
+        if len(_WANTED) >= _NAME_MEMO:
+            _WANTED.clear()
+        _WANTED[key] = wanted
     if not wanted:
         return []
     return [i for i, name in enumerate(step_names) if name in wanted]

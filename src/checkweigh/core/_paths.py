@@ -125,7 +125,7 @@ class FieldPath:
             step: list[tuple[str, Any]] = []
             if tests is not None:
                 for where, value in found:
-                    step += [(where + w, x) for w, x in fan_out(value, tests)]
+                    step += [(where + w, x) for w, x in tests(value)]
             else:
                 for where, value in found:
                     x = get(value)
@@ -206,9 +206,12 @@ def _walk(root: Any, parts: tuple[Any, ...]) -> Any:
     return value
 
 
-_Step = tuple[Selector | None, Callable[[Any], Any], str]
-"""One step of a many-valued lookup: a fan-out (its tests, each with its field's getter), or a
-run of names and indexes (its compiled getter and its text)."""
+FanOut = Callable[[Any], list[tuple[str, Any]]]
+"""A filter (or ``[*]``) ready to run: the items it keeps, with their place as path text."""
+
+_Step = tuple[FanOut | None, Callable[[Any], Any], str]
+"""One step of a many-valued lookup: a fan-out, or a run of names and indexes (its compiled
+getter and its text)."""
 
 
 def _plan(parts: tuple[Part, ...]) -> tuple[_Step, ...]:
@@ -228,12 +231,49 @@ def _plan(parts: tuple[Part, ...]) -> tuple[_Step, ...]:
     for part in parts:
         if isinstance(part, Each):
             flush()
-            tests = tuple((_compile_any(t.field), t.predicate(_MISSING)) for t in part.tests)
-            steps.append((tests, _no_getter, ""))
+            steps.append((_fan_out(part), _no_getter, ""))
         else:
             run.append(part)
     flush()
     return tuple(steps)
+
+
+def _fan_out(part: Each) -> FanOut:
+    """The filter as one function; the usual one, a field equal to a text on the items of a
+    list (``trace[kind=assistant]``), as a single comprehension."""
+    tests: Selector = tuple((_compile_any(t.field), t.predicate(_MISSING)) for t in part.tests)
+    if len(part.tests) != 1:
+        return lambda value: fan_out(value, tests)
+    (test,) = part.tests
+    if len(test.field) != 1 or not (test.quoted or isinstance(test.literal, str)):
+        return lambda value: fan_out(value, tests)
+    name, raw = test.field[0], test.raw
+    # the same answers as the general path: a dict's key or an object's attribute (a missing
+    # one reads as None, and a method is never equal to a text), compared with the text
+    if test.negated:
+
+        def differs(value: Any) -> list[tuple[str, Any]]:
+            if type(value) is not list:
+                return fan_out(value, tests)
+            return [
+                (f"[{k}]", x)
+                for k, x in enumerate(value)
+                if x is not None
+                and (x.get(name) if type(x) is dict else getattr(x, name, None)) != raw
+            ]
+
+        return differs
+
+    def equals(value: Any) -> list[tuple[str, Any]]:
+        if type(value) is not list:
+            return fan_out(value, tests)
+        return [  # a null item reads as None, which no text equals
+            (f"[{k}]", x)
+            for k, x in enumerate(value)
+            if (x.get(name) if type(x) is dict else getattr(x, name, None)) == raw
+        ]
+
+    return equals
 
 
 def _no_getter(value: Any) -> Any:
