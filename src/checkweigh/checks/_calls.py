@@ -121,8 +121,7 @@ class ArgRule:
         return arguments
 
 
-@dataclass(frozen=True, slots=True)
-class Expected:
+class Expected(NamedTuple):
     """A reference call, normalised: name, arguments (None: not compared) and its own list of
     argument paths to compare (tau2-bench's ``compare_args``), if any."""
 
