@@ -295,3 +295,23 @@ def test_bad_specs_are_rejected(
     with pytest.raises(ValidationError) as info:
         model(**spec)
     assert message in str(info.value)
+
+
+def test_step_checks_read_a_trace_appended_to_in_place_afresh() -> None:
+    # the name index is shared by a case's checks; a conversation grows its trace turn by turn
+    case = Case.model_validate({"id": "c", "trace": [tool("search"), say("Found two.")]})
+    count = Count(step="book_*", max=1)
+    first = WithinFirst(step="book_*", n=3)
+    before = Before(first="search", then="book_flight", then_required=True)
+    assert judge(count, case) == (P, "book_* happened 0 time(s)")
+    assert judge(first, case)[0] is F
+    assert judge(before, case) == (F, "book_flight never happened")
+    case.trace.append(case.trace[0].model_validate(tool("book_flight", seat="4A")))
+    assert judge(count, case) == (P, "book_* happened 1 time(s)")
+    assert judge(first, case) == (P, "book_* at step 3 <= 3")
+    assert judge(before, case) == (P, "search (step 1) before book_flight (step 3)")
+    case.trace.append(case.trace[2])
+    assert judge(count, case) == (F, "book_* happened 2 time(s), more than 1")
+    other = Case.model_validate({"id": "d", "trace": [tool("book_hotel")]})
+    assert judge(count, other) == (P, "book_* happened 1 time(s)")
+    assert judge(first, other) == (P, "book_* at step 1 <= 3")

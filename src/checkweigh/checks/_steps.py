@@ -256,6 +256,12 @@ class StepMatch(BaseModel):
         trace are indexed once per case and shared by every matcher (see :func:`positions`)."""
         tester = self.tester()
         names = self.names_only
+        if names is not None and self._by_name_alone():
+
+            def find_by_name(case: Case) -> list[int] | Verdict:
+                return list(positions(case.trace, names))
+
+            return find_by_name
 
         def find(case: Case) -> list[int] | Verdict:
             test = tester(case)
@@ -267,6 +273,12 @@ class StepMatch(BaseModel):
             return [i for i in positions(trace, names) if test(trace[i])]  # type: ignore[operator]
 
         return find
+
+    def _by_name_alone(self) -> bool:
+        """Whether the name is the only criterion (then the name index answers alone)."""
+        others: tuple[object, ...] = (self.kind, self.error, self.arguments)
+        others += (self.arguments_path, self.result_contains, self.content)
+        return all(c is None for c in others) and "result" not in self.model_fields_set
 
     def matches(self, step: Step) -> bool:
         """Whether ``step`` is one of the steps this describes (arguments given inline)."""
@@ -330,36 +342,47 @@ class StepMatch(BaseModel):
         return label
 
 
-# the trace last read: its list, its length, each step's name and the distinct names. The
-# checks of a case look for steps by name many times over the same trace; one slot holding a
-# whole tuple, replaced at once, so threads never see half an update (a trace appended to in
-# place, as a conversation is, has a new length and is read afresh)
-_LAST: list[tuple[list[Step], int, list[str | None], frozenset[str | None]] | None] = [None]
+# the trace last read: its list, its length, and each name's positions. The checks of a case
+# look for steps by name many times over the same trace; one slot holding a whole tuple,
+# replaced at once, so threads never see half an update (a trace appended to in place, as a
+# conversation is, has a new length and is read afresh)
+_LAST: list[tuple[list[Step], int, dict[str | None, list[int]], frozenset[str | None]] | None]
+_LAST = [None]
 # which of a set of distinct names a name test accepts: traces of one suite share the same
 # few sets of tool names, so each test answers for a set once (bounded: cleared when full)
-_WANTED: dict[tuple[Callable[[str | None], bool], frozenset[str | None]], frozenset[str | None]]
+_WANTED: dict[tuple[Callable[[str | None], bool], frozenset[str | None]], tuple[str | None, ...]]
 _WANTED = {}
+_NONE: list[int] = []
 
 
 def positions(trace: list[Step], names: Callable[[str | None], bool]) -> list[int]:
-    """The positions, in order, of the steps whose name passes ``names``."""
+    """The positions, in order, of the steps whose name passes ``names``. The list may be
+    shared: it is not to be changed."""
     last = _LAST[0]
     if last is not None and last[0] is trace and last[1] == len(trace):
-        _, _, step_names, distinct = last
+        _, _, index, distinct = last
     else:
-        step_names = [step.name for step in trace]
-        distinct = frozenset(step_names)
-        _LAST[0] = (trace, len(trace), step_names, distinct)
+        index = {}
+        for i, step in enumerate(trace):
+            at = index.get(step.name)
+            if at is None:
+                index[step.name] = [i]
+            else:
+                at.append(i)
+        distinct = frozenset(index)
+        _LAST[0] = (trace, len(trace), index, distinct)
     key = (names, distinct)
     wanted = _WANTED.get(key)
     if wanted is None:
-        wanted = frozenset(name for name in distinct if names(name))
+        wanted = tuple(name for name in distinct if names(name))
         if len(_WANTED) >= _NAME_MEMO:
             _WANTED.clear()
         _WANTED[key] = wanted
+    if len(wanted) == 1:
+        return index[wanted[0]]
     if not wanted:
-        return []
-    return [i for i, name in enumerate(step_names) if name in wanted]
+        return _NONE
+    return sorted(i for name in wanted for i in index[name])
 
 
 def _all(tests: list[StepTest]) -> StepTest:
