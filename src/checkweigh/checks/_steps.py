@@ -110,6 +110,7 @@ class StepMatch(BaseModel):
     _loose: StepTest | None = PrivateAttr(default=None)
     _tester: Callable[[Case], StepTest | Verdict] | None = PrivateAttr(default=None)
     _names: Callable[[str | None], bool] | None = PrivateAttr(default=None)
+    _finder: Callable[[Case], list[int] | Verdict] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -254,6 +255,13 @@ class StepMatch(BaseModel):
 
         With a name criterion, only the steps of matching names are tested: the names of a
         trace are indexed once per case and shared by every matcher (see :func:`positions`)."""
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        made: Callable[[Case], list[int] | Verdict] | None = private["_finder"]
+        if made is None:
+            made = private["_finder"] = self._make_finder()
+        return made
+
+    def _make_finder(self) -> Callable[[Case], list[int] | Verdict]:
         tester = self.tester()
         names = self.names_only
         if names is not None and self._by_name_alone():
