@@ -315,3 +315,28 @@ def test_within_any_is_each_fact_in_some_reply(replies: list[str], facts: list[s
     assert one_reply.evaluate(case).passed is in_one
     none = every.model_copy(update={"mode": "none"})
     assert none.evaluate(case).passed is (not any(f in r for f in facts for r in replies))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.none() | st.sampled_from(["Please confirm.", "please  CONFIRM", "Booked.", 7, [1]]),
+        max_size=5,
+    ),
+    fullmatch=st.booleans(),
+    normalize=st.sampled_from([[], ["case", "whitespace"]]),
+)
+def test_a_regex_over_many_texts_answers_as_each_text_judged_alone(
+    values: list[Any], fullmatch: bool, normalize: list[Any]
+) -> None:
+    # `match: any` has its own loop (no verdict per reply); it must say what judging each
+    # value on its own and combining them says, reasons included
+    case = Case.model_validate({"id": "c", "metadata": {"replies": values}})
+    check = Regex(
+        path="metadata.replies[*]",
+        pattern="please confirm",
+        fullmatch=fullmatch,
+        normalize=normalize,
+    )
+    general = check.over(check._build, lambda _case: None)
+    assert check.evaluate(case) == general(case)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import jsonschema
 from pydantic import Field, model_validator
 
-from ..core import Verdict, failed, not_applicable, passed, strict_equal
+from ..core import Case, Verdict, failed, not_applicable, passed, strict_equal
 from ..core._paths import MISSING
 from ._contains import Contains
 from ._model import (
@@ -153,7 +153,33 @@ class Regex(Compiled, FieldCheck, TextOptions):
         return self
 
     def compile(self) -> Runner:
+        if self.field_path().many and self.match == "any":
+            return self._any_text()
         return self.over(self._build, NO_EXPECTATION)
+
+    def _any_text(self) -> Runner:
+        """``match: any`` over many texts (every reply, say): the verdicts and reasons of
+        :func:`over_values`, without a verdict made for each text on the way."""
+        path, pattern, norm = self.field_path(), self.pattern, self.text_normalizer()
+        search = self._rx.fullmatch if self.fullmatch else self._rx.search
+        nothing = failed(f"{path} matched nothing")
+
+        def run(case: Case) -> Verdict:
+            found = path.locate(case)
+            if not found:
+                return nothing
+            first = ""
+            for where, value in found:
+                if isinstance(value, str):
+                    if search(value if norm is None else norm(value)):
+                        return passed(f"{where} matches /{pattern}/")
+                    if not first:
+                        first = f"{where} does not match /{pattern}/"
+                elif not first:
+                    first = f"{where} is {type(value).__name__}, expected text"
+            return failed(f"none of {len(found)} values at {path} passes; first: {first}")
+
+        return run
 
     def _build(self, get: Getter, _expected: Getter) -> Runner:
         path, pattern, norm = self.path, self.pattern, self.text_normalizer()

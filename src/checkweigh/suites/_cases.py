@@ -25,6 +25,7 @@ _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
 _BUFFER = 2**20
+_validate = Case.__pydantic_validator__.validate_python  # Case.model_validate, one call less
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -109,9 +110,10 @@ def _fast_case(raw: bytes) -> Case | None:
     if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
         return None
     try:
-        return Case.model_validate(orjson.loads(raw))
+        case: Case = _validate(orjson.loads(raw))
     except (orjson.JSONDecodeError, ValidationError):
         return None
+    return case
 
 
 def _checked_line(path: Path, lineno: int, raw: bytes) -> str | None:
