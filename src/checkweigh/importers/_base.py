@@ -18,6 +18,7 @@ from pydantic_core import from_json
 
 from ..core import Case
 from ..errors import CaseFileError
+from ._seen import SeenIds
 
 OnBadRecord = Literal["skip", "fail"]
 WHOLE_FILE_LIMIT = 512 * 2**20
@@ -57,8 +58,7 @@ class ImportContext:
     """How many bad records were skipped in all."""
     without_case: dict[str, int] = field(default_factory=dict)
     """Good input that holds no case, counted by why (e.g. OTel traces with no GenAI span)."""
-    _first_seen: dict[str, tuple[str, int | str]] = field(default_factory=dict, repr=False)
-    _files: dict[str, str] = field(default_factory=dict, repr=False)
+    _seen: SeenIds = field(default_factory=SeenIds, repr=False)
 
     def bad(self, file: str | Path, line: int | None, message: str) -> None:
         """Report a bad record: raise under ``fail``, else remember it and go on.
@@ -82,16 +82,23 @@ class ImportContext:
         Raises:
             CaseFileError: a duplicate id under ``fail``.
         """
-        first = self._first_seen.get(case.id)
+        return self.accept_id(case.id, file, line, label=label)
+
+    def accept_id(
+        self, case_id: str, file: str | Path, line: int | None, *, label: str = ""
+    ) -> bool:
+        """:meth:`accept` for a case known by its id (one written without being built).
+
+        Raises:
+            CaseFileError: a duplicate id under ``fail``.
+        """
+        # the ids seen are kept as fingerprints (see SeenIds), so memory stays flat
+        first = self._seen.add(case_id, str(file), line if line else label.rstrip(": "))
         if first is not None:
             name, at = first
             where = f"{name}:{at}" if isinstance(at, int) else f"{name} {at}".rstrip()
-            self.bad(file, line, f"{label}duplicate case id {short(case.id)} (first at {where})")
+            self.bad(file, line, f"{label}duplicate case id {short(case_id)} (first at {where})")
             return False
-        name = str(file)
-        # one string per file, shared by its cases: a large import keeps only small values
-        name = self._files.setdefault(name, name)
-        self._first_seen[case.id] = (name, line if line else label.rstrip(": "))
         self.cases += 1
         return True
 
