@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import orjson
 from pydantic_core import from_json
 
 from ..core import Case
@@ -176,9 +175,7 @@ def import_lines(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iter
         yield from case_lines(path, ctx)
 
 
-def iter_records(
-    path: Path, ctx: ImportContext, *, fast: bool = False
-) -> Iterator[tuple[int | None, Any]]:
+def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, Any]]:
     """The JSON records of a file with their line numbers (None when not known).
 
     ``.jsonl`` / ``.ndjson`` files are streamed a line at a time; other files are one JSON
@@ -186,11 +183,6 @@ def iter_records(
     out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
     or not UTF-8 (a truncated last line, say) goes to ``ctx.bad`` with its number. An empty
     file holds no records.
-
-    ``fast`` reads JSONL lines with orjson where it reads them exactly as pydantic's parser
-    does (see :func:`_fast_loads`): a fifth less time a line, worth it for small
-    records such as message lists. (OTLP lines, large and full of repeated short strings, keep
-    pydantic's parser, which shares those strings: about 7 MB less at the peak.)
 
     Raises:
         CaseFileError: the file cannot be read, or (under ``fail``) a record is not JSON.
@@ -202,7 +194,7 @@ def iter_records(
             raise CaseFileError("is not a regular file; expected a log file", file=path)
         if path.suffix in _STREAMED:
             with path.open("rb") as fh:  # bytes: jiter decodes, and a bad line is one record
-                yield from _jsonl(path, fh, ctx, fast=fast)
+                yield from _jsonl(path, fh, ctx)
             return
         if path.stat().st_size > WHOLE_FILE_LIMIT:
             raise CaseFileError(
@@ -238,59 +230,25 @@ def iter_records(
 
 
 def _jsonl(
-    path: Path, lines: Iterable[bytes], ctx: ImportContext, *, fast: bool = False
+    path: Path, lines: Iterable[bytes], ctx: ImportContext
 ) -> Iterator[tuple[int | None, Any]]:
-    loads = _fast_loads if fast else _slow_loads
     for lineno, line in enumerate(lines, start=1):
         if lineno == 1 and line.startswith(_BOM):
             line = line[len(_BOM) :]
         if not line or line.isspace():
             continue
         ctx.records += 1
-        record = loads(line)
-        if record is _SLOW:
+        try:
+            record = from_json(line)
+        except ValueError:
+            # parsed again without its newline, so a line cut short says so (not that a
+            # newline is a control character in a string)
             try:
-                record = from_json(line)
-            except ValueError:
-                # parsed again without its newline, so a line cut short says so (not that a
-                # newline is a control character in a string)
-                try:
-                    record = from_json(line.rstrip(b"\r\n"))
-                except ValueError as exc:
-                    ctx.bad(path, lineno, _json_error(str(exc), line)[0])
-                    continue
+                record = from_json(line.rstrip(b"\r\n"))
+            except ValueError as exc:
+                ctx.bad(path, lineno, _json_error(str(exc), line)[0])
+                continue
         yield lineno, record
-
-
-_SLOW = object()
-"""What :func:`_fast_loads` returns for a line that pydantic's parser must read."""
-# a number's digits as 0, and what may stand before a number in JSON as #: "#" followed by 19
-# zeros is an integer of 19 digits or more (digits inside text are after a letter or a quote)
-_NUMBERS = bytes.maketrans(b"0123456789:,[ \t\r\n-", b"0000000000########")
-_LONG_NUMBER = b"#" + b"0" * 19
-_NESTING = 200
-"""pydantic's parser refuses JSON nested deeper than about this (orjson reads 1024 levels)."""
-
-
-def _slow_loads(_line: bytes) -> Any:
-    return _SLOW
-
-
-def _fast_loads(line: bytes) -> Any:
-    """The line parsed by orjson (about twice as fast as pydantic's parser), or
-    :data:`_SLOW` when pydantic's parser must read it: a line orjson refuses (so the error,
-    and NaN, Infinity and lone surrogates, are as they always were), one with an integer of
-    19 digits or more, which orjson would read as a float beyond 64 bits, or one that may be
-    nested deeper than pydantic's parser reads."""
-    digits = line.translate(_NUMBERS)
-    if _LONG_NUMBER in digits or digits.startswith(_LONG_NUMBER[1:]):
-        return _SLOW
-    if line.count(b"[") + line.count(b"{") > _NESTING:  # perhaps nested deeper than it reads
-        return _SLOW
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return _SLOW
 
 
 _BOM = b"\xef\xbb\xbf"

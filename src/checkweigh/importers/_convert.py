@@ -338,7 +338,7 @@ class RecordFormat:
     def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
         """The file's records: where each is (its line, or None) and its default id's suffix
         and message label. Formats whose records sit inside others override this."""
-        for n, (line, record) in enumerate(iter_records(path, ctx, fast=True), start=1):
+        for n, (line, record) in enumerate(iter_records(path, ctx), start=1):
             if line is not None:
                 yield Record(line, str(line), "", record)
             else:

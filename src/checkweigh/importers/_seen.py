@@ -39,6 +39,7 @@ class SeenIds:
         "_offsets",
         "_slots",
         "_spill",
+        "_spill_end",
     )
 
     def __init__(self) -> None:
@@ -49,6 +50,8 @@ class SeenIds:
         self._slots = array("I", [0]) * _FIRST_SLOTS
         """Open addressing by fingerprint: 1 + the number of the id in a slot, 0 when empty."""
         self._spill: IO[bytes] | None = None
+        self._spill_end = 0
+        """Where the next entry goes (kept here: asking the file is a system call)."""
         self._names: list[str] = []
         self._numbers: dict[str, int] = {}
 
@@ -85,22 +88,22 @@ class SeenIds:
         # surrogatepass: an id read from \ud800 escapes is still written (and read back) whole
         raw_id = case_id.encode("utf-8", "surrogatepass")
         raw_at = str(at).encode("utf-8", "surrogatepass")
-        offset = spill.tell()
+        offset = self._spill_end
         spill.write(_ENTRY.pack(len(raw_id), len(raw_at), number, isinstance(at, int)))
         spill.write(raw_id)
         spill.write(raw_at)
+        self._spill_end = offset + _ENTRY.size + len(raw_id) + len(raw_at)
         return offset
 
     def _entry(self, n: int) -> tuple[str, tuple[str, int | str]]:
         """The n-th id and where it was, read back from the spill file."""
         spill = self._spill
         assert spill is not None  # an id was written before its fingerprint could match
-        end = spill.tell()
         spill.seek(self._offsets[n])
         id_len, at_len, number, is_line = _ENTRY.unpack(spill.read(_ENTRY.size))
         case_id = spill.read(id_len).decode("utf-8", "surrogatepass")
         at_text = spill.read(at_len).decode("utf-8", "surrogatepass")
-        spill.seek(end)
+        spill.seek(self._spill_end)
         return case_id, (self._names[number], int(at_text) if is_line else at_text)
 
     def _open(self) -> IO[bytes]:
