@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_core import from_json
 
 from checkweigh.core import Case, Step
@@ -268,3 +271,96 @@ def test_the_fast_way_leaves_out_defaults_and_keeps_the_rest() -> None:
         "result": None,
         "attributes": {},
     }
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_text_or_any = st.text(max_size=12) | _json
+_part = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "image_url"])}, optional={"text": _text_or_any}
+)
+_arguments = (
+    st.dictionaries(st.text(max_size=4), _json, max_size=3).map(json.dumps)
+    | st.sampled_from(["", "not json", "[1, 2]", '{"a": 1'])
+    | _json
+)
+_call = st.fixed_dictionaries(
+    {"type": st.just("function")},
+    optional={
+        "id": st.sampled_from(["c1", "c2", ""]) | _json,
+        "function": st.fixed_dictionaries(
+            {},
+            optional={
+                "name": st.sampled_from(["lookup", "refund", " "]) | _json,
+                "arguments": _arguments,
+            },
+        )
+        | _json,
+    },
+)
+_message = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(
+            ["system", "developer", "user", "assistant", "tool", "function", "bot"]
+        )
+        | _json
+    },
+    optional={
+        "content": _text_or_any | st.lists(_part | _json, max_size=3),
+        "tool_calls": st.lists(_call, max_size=3) | _json,
+        "tool_call_id": st.sampled_from(["c1", "c2", "zz"]) | _json,
+        "name": st.sampled_from(["lookup", "refund"]) | _json,
+        "timestamp": st.sampled_from(["2024-05-01T10:00:00Z", "yesterday"]) | _json,
+        "model": _text_or_any,
+        "usage": st.dictionaries(
+            st.sampled_from(["prompt_tokens", "completion_tokens", "x"]), _json, max_size=3
+        )
+        | _json,
+        "reasoning_content": _text_or_any,
+        "refusal": _text_or_any,
+        "is_error": _json,
+    },
+)
+_record = st.lists(_message, max_size=5) | st.fixed_dictionaries(
+    {"messages": st.lists(_message, max_size=5) | _json},
+    optional={
+        "id": st.sampled_from(["a", "b", ""]) | _json,
+        "input": _json,
+        "final_state": _json | st.dictionaries(st.text(max_size=3), _json, max_size=2),
+        "ground_truth": _json,
+        "metadata": _json | st.dictionaries(st.text(max_size=3), _json, max_size=2),
+        "model": _text_or_any,
+        "usage": _json,
+        "cost": _json,
+        "source": _json,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(records=st.lists(_record, min_size=1, max_size=4))
+def test_any_openai_log_is_written_and_refused_as_before(records: list[Any]) -> None:
+    """The openai format's steps skip the schema (steps_checked): whatever a log holds, the
+    lines, the bad records and their messages are those of building each case."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "log.jsonl"
+        log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        new, old = ImportContext(on_bad_record="skip"), ImportContext(on_bad_record="skip")
+        lines = list(import_lines(get_format("openai"), [log], new))
+        cases = list(import_cases(get_format("openai"), [log], old))
+    assert (new.records, new.cases, new.skipped) == (old.records, old.cases, old.skipped)
+    assert len(lines) == len(cases)
+    for line, case in zip(lines, cases, strict=True):
+        assert _same(from_json(line), from_json(case.model_dump_json(exclude_defaults=True)))

@@ -326,6 +326,10 @@ class RecordFormat:
     document), validates them and sends bad records to the context."""
 
     name: ClassVar[str]
+    steps_checked: ClassVar[bool] = False
+    """True when :meth:`convert` gives every step field the type ``Step`` declares for it,
+    by construction (it checks what it takes from the record): writing a line then checks
+    only the case's own fields (see :func:`~._wire.case_line`)."""
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One record as a case's fields (``id`` may be left out).
@@ -361,7 +365,7 @@ class RecordFormat:
         ``model_dump_json(exclude_defaults=True)`` writes them (the same keys and values), but
         most without building the case (see :func:`~._wire.case_line`)."""
         for line, label, data in self._converted(path, ctx):
-            text = case_line(data)
+            text = case_line(data, steps_checked=self.steps_checked)
             if text is None:
                 try:
                     case = Case.model_validate(data)
