@@ -271,7 +271,7 @@ def write_logs(folder: Path, spans: int, conversations: int) -> dict[str, tuple[
 def phase(fmt: str, path: Path, out: Path | None, limit: int | None) -> dict[str, float]:
     """Import ``path`` as ``fmt``, writing checkweigh JSONL to ``out`` (None: only read the
     cases, as a suite that reads the logs directly does)."""
-    from checkweigh.importers import ImportContext, get_format
+    from checkweigh.importers import ImportContext, get_format, import_lines
 
     source = path
     if limit is not None:  # the first lines only: the memory-flatness comparison
@@ -287,9 +287,9 @@ def phase(fmt: str, path: Path, out: Path | None, limit: int | None) -> dict[str
     if out is None:
         n = sum(1 for _ in get_format(fmt).cases(source, ctx))
     else:
-        with out.open("w", encoding="utf-8") as fh:
-            for case in get_format(fmt).cases(source, ctx):
-                fh.write(case.model_dump_json(exclude_defaults=True) + "\n")
+        with out.open("wb") as fh:  # as checkweigh import writes it
+            for line in import_lines(get_format(fmt), [source], ctx):
+                fh.write(line)
                 n += 1
     elapsed = time.perf_counter() - start
     return {

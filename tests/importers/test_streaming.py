@@ -1,5 +1,5 @@
-"""Large logs stream: memory grows with the number of cases (their ids, to refuse duplicates),
-not with the size of the file."""
+"""Large logs stream: memory grows with the number of cases (a fingerprint of each id, to refuse
+duplicates), not with the size of the file."""
 
 from __future__ import annotations
 
@@ -38,5 +38,5 @@ def test_memory_stays_flat_in_the_size_of_the_log(tmp_path: Path) -> None:
     assert (n_small, n_large) == (500, 2500)
     grown = large.stat().st_size - small.stat().st_size  # about 4 MB more to read
     # reading it whole would cost more than the file; streaming costs the ids seen (to refuse
-    # duplicates), about 130 bytes a case here
+    # duplicates), about 30 bytes a case
     assert peak_large - peak_small < grown / 10, (peak_small, peak_large, grown)

@@ -19,9 +19,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..core import Case
 from ..errors import InputError
-from ..importers import ImportContext, format_names, get_format, import_cases
+from ..importers import ImportContext, format_names, get_format, import_lines
 from ..reports import plain
 from ..suites import load_mapping
 from ._common import (
@@ -76,9 +75,9 @@ def import_logs(
         ctx.on_bad_record = bad_record_choice(on_bad_record) or "fail"
         options = _options(fmt, mapping)
         _check_out(out, files, mapping)
-        cases = import_cases(get_format(fmt, **options), files, ctx)
+        lines = import_lines(get_format(fmt, **options), files, ctx)
         with _interruptible():
-            _write_atomically(out, cases, ctx)
+            _write_atomically(out, lines, ctx)
     except InputError as exc:
         fail_input(err, exc)
     except KeyboardInterrupt:
@@ -122,8 +121,8 @@ def _check_out(out: Path, files: Iterable[Path], mapping: Path | None) -> None:
     check_writable(out, "--out", inputs)
 
 
-def _write_atomically(out: Path, cases: Iterator[Case], ctx: ImportContext) -> None:
-    """Write ``cases`` as JSONL to a temporary file beside ``out`` and rename it into place;
+def _write_atomically(out: Path, lines: Iterator[bytes], ctx: ImportContext) -> None:
+    """Write the cases' JSONL ``lines`` to a temporary file beside ``out`` and rename it into place;
     on any failure (or no case at all) remove it and write nothing.
 
     Raises:
@@ -138,9 +137,8 @@ def _write_atomically(out: Path, cases: Iterator[Case], ctx: ImportContext) -> N
     temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as fh:
-            for case in cases:
-                fh.write(case.model_dump_json(exclude_defaults=True).encode())
-                fh.write(b"\n")
+            for line in lines:
+                fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
         if ctx.cases == 0:

@@ -2,10 +2,19 @@
 
 One module per format behind a small registry (:func:`get_format`); nothing in the engine
 knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a file;
-:func:`import_cases` reads several files with one tally (:class:`ImportContext`).
+:func:`import_cases` reads several files with one tally (:class:`ImportContext`), and
+:func:`import_lines` gives them as the lines of a cases file (``checkweigh import``).
 """
 
-from ._base import BadRecord, Format, ImportContext, OnBadRecord, import_cases, iter_records
+from ._base import (
+    BadRecord,
+    Format,
+    ImportContext,
+    OnBadRecord,
+    import_cases,
+    import_lines,
+    iter_records,
+)
 from ._mapping import FieldMapping
 from ._registry import format_factory, format_names, get_format, register
 
@@ -19,6 +28,7 @@ __all__ = [
     "format_names",
     "get_format",
     "import_cases",
+    "import_lines",
     "iter_records",
     "register",
 ]

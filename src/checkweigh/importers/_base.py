@@ -9,7 +9,7 @@ line, streamed so memory stays flat). A record that cannot be read or converted 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -18,6 +18,7 @@ from pydantic_core import from_json
 
 from ..core import Case
 from ..errors import CaseFileError
+from ._seen import SeenIds
 
 OnBadRecord = Literal["skip", "fail"]
 WHOLE_FILE_LIMIT = 512 * 2**20
@@ -57,8 +58,7 @@ class ImportContext:
     """How many bad records were skipped in all."""
     without_case: dict[str, int] = field(default_factory=dict)
     """Good input that holds no case, counted by why (e.g. OTel traces with no GenAI span)."""
-    _first_seen: dict[str, tuple[str, int | str]] = field(default_factory=dict, repr=False)
-    _files: dict[str, str] = field(default_factory=dict, repr=False)
+    _seen: SeenIds = field(default_factory=SeenIds, repr=False)
 
     def bad(self, file: str | Path, line: int | None, message: str) -> None:
         """Report a bad record: raise under ``fail``, else remember it and go on.
@@ -82,16 +82,23 @@ class ImportContext:
         Raises:
             CaseFileError: a duplicate id under ``fail``.
         """
-        first = self._first_seen.get(case.id)
+        return self.accept_id(case.id, file, line, label=label)
+
+    def accept_id(
+        self, case_id: str, file: str | Path, line: int | None, *, label: str = ""
+    ) -> bool:
+        """:meth:`accept` for a case known by its id (one written without being built).
+
+        Raises:
+            CaseFileError: a duplicate id under ``fail``.
+        """
+        # the ids seen are kept as fingerprints (see SeenIds), so memory stays flat
+        first = self._seen.add(case_id, str(file), line if line else label.rstrip(": "))
         if first is not None:
             name, at = first
             where = f"{name}:{at}" if isinstance(at, int) else f"{name} {at}".rstrip()
-            self.bad(file, line, f"{label}duplicate case id {short(case.id)} (first at {where})")
+            self.bad(file, line, f"{label}duplicate case id {short(case_id)} (first at {where})")
             return False
-        name = str(file)
-        # one string per file, shared by its cases: a large import keeps only small values
-        name = self._files.setdefault(name, name)
-        self._first_seen[case.id] = (name, line if line else label.rstrip(": "))
         self.cases += 1
         return True
 
@@ -147,6 +154,25 @@ def import_cases(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iter
                 continue
             counted = ctx.cases
             yield case
+
+
+def import_lines(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iterator[bytes]:
+    """The cases of ``paths`` read as ``fmt`` as lines of checkweigh JSONL (each with its
+    newline), in order, streamed: what ``checkweigh import`` writes. Each line holds the keys
+    and values ``case.model_dump_json(exclude_defaults=True)`` gives; a format with a
+    ``case_lines(path, ctx)`` method writes them itself, most without building the case.
+
+    Raises:
+        CaseFileError: as :func:`import_cases`.
+    """
+    case_lines: Callable[[Path, ImportContext], Iterator[bytes]] | None
+    case_lines = getattr(fmt, "case_lines", None)
+    if case_lines is None:
+        for case in import_cases(fmt, paths, ctx):
+            yield case.model_dump_json(exclude_defaults=True).encode() + b"\n"
+        return
+    for path in paths:
+        yield from case_lines(path, ctx)
 
 
 def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, Any]]:
@@ -209,7 +235,7 @@ def _jsonl(
     for lineno, line in enumerate(lines, start=1):
         if lineno == 1 and line.startswith(_BOM):
             line = line[len(_BOM) :]
-        if not line.strip():
+        if not line or line.isspace():
             continue
         ctx.records += 1
         try:

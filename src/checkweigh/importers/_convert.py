@@ -16,6 +16,7 @@ from pydantic_core import from_json, to_json
 
 from ..core import Case
 from ._base import ImportContext, iter_records, short
+from ._wire import case_line
 
 StepDict = dict[str, Any]
 """A step before validation: :class:`~checkweigh.core.Step`'s fields by name."""
@@ -147,12 +148,25 @@ def tool_call(name: Any, arguments: Any, call_id: Any, where: str) -> StepDict:
     step: StepDict = {"kind": "tool_call", "name": name}
     if isinstance(arguments, str) and not arguments.strip():
         arguments = {}
+    if isinstance(arguments, str):
+        arguments = parsed_arguments(arguments)
+    elif arguments is not None and not isinstance(arguments, dict):
+        arguments = to_json(arguments).decode()
     if arguments is not None:
-        ok = isinstance(arguments, dict | str)
-        step["arguments"] = arguments if ok else to_json(arguments).decode()
+        step["arguments"] = arguments
     if isinstance(call_id, str) and call_id:
         step["id"] = call_id
     return step
+
+
+def parsed_arguments(text: str) -> dict[str, Any] | str:
+    """Arguments given as JSON text, parsed as :class:`~checkweigh.core.Step` parses them: a
+    JSON object, else the text as given."""
+    try:
+        parsed = from_json(text)
+    except ValueError:
+        return text
+    return parsed if isinstance(parsed, dict) else text
 
 
 class Pairer:
@@ -312,6 +326,10 @@ class RecordFormat:
     document), validates them and sends bad records to the context."""
 
     name: ClassVar[str]
+    steps_checked: ClassVar[bool] = False
+    """True when :meth:`convert` gives every step field the type ``Step`` declares for it,
+    by construction (it checks what it takes from the record): writing a line then checks
+    only the case's own fields (see :func:`~._wire.case_line`)."""
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One record as a case's fields (``id`` may be left out).
@@ -333,20 +351,46 @@ class RecordFormat:
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
         """The file's cases, in order; bad records go to ``ctx.bad``."""
         validate = Case.model_validate
-        stem = path.stem
-        for line, key, label, record in self.records(path, ctx):
+        for line, label, data in self._converted(path, ctx):
             try:
-                data = self.convert(record)
-                data["id"] = case_id(data["id"]) if "id" in data else f"{stem}-{key}"
                 case = validate(data)
-            except RecordError as exc:
-                ctx.bad(path, line, f"{label}{exc}")
-                continue
             except ValidationError as exc:
                 ctx.bad(path, line, f"{label}{validation_text(exc)}")
                 continue
             if ctx.accept(case, path, line, label=label):
                 yield case
+
+    def case_lines(self, path: Path, ctx: ImportContext) -> Iterator[bytes]:
+        """The file's cases as lines of checkweigh JSONL, as :meth:`cases` reads them and
+        ``model_dump_json(exclude_defaults=True)`` writes them (the same keys and values), but
+        most without building the case (see :func:`~._wire.case_line`)."""
+        for line, label, data in self._converted(path, ctx):
+            text = case_line(data, steps_checked=self.steps_checked)
+            if text is None:
+                try:
+                    case = Case.model_validate(data)
+                except ValidationError as exc:
+                    ctx.bad(path, line, f"{label}{validation_text(exc)}")
+                    continue
+                text = case.model_dump_json(exclude_defaults=True).encode() + b"\n"
+            if ctx.accept_id(data["id"], path, line, label=label):
+                yield text
+
+    def _converted(
+        self, path: Path, ctx: ImportContext
+    ) -> Iterator[tuple[int | None, str, dict[str, Any]]]:
+        """Each record's line, message label and case fields (with its id); a record that
+        cannot be converted goes to ``ctx.bad``."""
+        stem = path.stem
+        convert = self.convert
+        for line, key, label, record in self.records(path, ctx):
+            try:
+                data = convert(record)
+                data["id"] = case_id(data["id"]) if "id" in data else f"{stem}-{key}"
+            except RecordError as exc:
+                ctx.bad(path, line, f"{label}{exc}")
+                continue
+            yield line, label, data
 
 
 def validation_text(exc: ValidationError) -> str:

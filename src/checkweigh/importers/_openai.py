@@ -148,6 +148,12 @@ class OpenAIFormat(RecordFormat):
     """``openai``: Chat Completions message lists (see the module's docstring)."""
 
     name: ClassVar[str] = "openai"
+    # every step field is built from checked parts: kinds and event names are ours; content is
+    # text (text_of); names and ids are checked text; arguments an object or text
+    # (tool_call); a result any JSON value and its error text (tool_outcome); attributes an
+    # object with text keys (usage_attributes). Only a timestamp is taken as given (Step
+    # parses it, so a case with one is built). test_lines fuzzes records to hold this.
+    steps_checked: ClassVar[bool] = True
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
