@@ -223,3 +223,21 @@ def test_a_bad_reference_or_arguments_in_a_case_is_its_verdict(tmp_path: Path) -
         verdicts = results[case["id"]]
         assert (verdicts["writes"]["state"], verdicts["writes"]["reason"]) == writes
         assert (verdicts["updated"]["state"], verdicts["updated"]["reason"]) == updated
+
+
+def test_arguments_nested_hundreds_deep_are_read_and_scored(tmp_path: Path) -> None:
+    # deeper than pydantic's JSON parser goes (about 200), within orjson's (1,024): the case is
+    # read; a comparison too deep for Python's recursion is that verdict's error, not the run's
+    deep: Any = "economy"
+    for _ in range(600):
+        deep = [deep]
+    nested = _case("nested-600", {**UPDATE, "cabin": deep}, GOOD["ground_truth"]["actions"], UPDATE)
+    code, err, db, out = _run(tmp_path, SUITE, [GOOD, nested])
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    results = {r["case_id"]: r["verdicts"] for r in json.loads(out.read_text())["results"]}
+    assert list(results) == ["good", "nested-600"]
+    writes = results["nested-600"]["writes"]
+    assert writes["state"] == "failed"
+    assert "differs at cabin: [[[[" in writes["reason"]
+    assert db.exists()
