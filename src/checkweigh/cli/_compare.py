@@ -1,4 +1,5 @@
-"""``checkweigh compare BASE CANDIDATE``: regressions between two stored runs.
+"""``checkweigh compare BASE CANDIDATE``: regressions between two runs, stored or exported
+(``--baseline`` / ``--candidate`` read the files ``run --json`` writes).
 
 Exit codes: 0 no regression (or one the paired test cannot tell from noise, unless --strict),
 1 regression, 2 input error.
@@ -12,10 +13,10 @@ from typing import Annotated
 import orjson
 import typer
 
-from ..core import CompareThresholds, CompareVerdict, PassPolicy, compare_runs
-from ..errors import InputError
-from ..reports import comparison_markdown, json_inert, plain, render_comparison
-from ..store import RunInfo, Store, database_file
+from ..core import CompareThresholds, CompareVerdict, compare_runs
+from ..errors import InputError, StoreError
+from ..reports import comparison_markdown, json_inert, plain, render_comparison, server_url
+from ..store import database_file
 from ._common import (
     EXIT_GATES_FAILED,
     DbOption,
@@ -25,8 +26,16 @@ from ._common import (
     fail_input,
     warn_abandoned,
 )
+from ._compare_runs import resolve
 
-_RunRef = Annotated[str, typer.Argument(help="Run id, id prefix, latest or previous.")]
+_RunRef = Annotated[
+    str | None,
+    typer.Argument(
+        help="Run id, id prefix, latest or previous (with --baseline, the one run given is "
+        "the CANDIDATE).",
+        show_default=False,
+    ),
+]
 
 
 def _thresholds(
@@ -60,9 +69,27 @@ def _thresholds(
 
 @app.command()
 def compare(
-    base: _RunRef,
-    candidate: _RunRef,
+    base: _RunRef = None,
+    candidate: _RunRef = None,
     db: DbOption = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Read the base run from this export (the file `run --json` writes), e.g. "
+            "results.json kept from the main branch.",
+            show_default=False,
+        ),
+    ] = None,
+    candidate_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--candidate",
+            help="Read the candidate run from this export instead of the database "
+            "(default: CANDIDATE, else the latest run of the baseline's suite in --db).",
+            show_default=False,
+        ),
+    ] = None,
     max_pass_rate_drop: Annotated[
         float,
         typer.Option("--max-pass-rate-drop", help="Points of case pass rate that may be lost."),
@@ -102,10 +129,25 @@ def compare(
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
     ] = None,
     markdown: Annotated[
-        Path | None, typer.Option("--markdown", help="Write the comparison as Markdown here.")
+        Path | None,
+        typer.Option(
+            "--markdown", help="Write the comparison as Markdown (a pull-request comment) here."
+        ),
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server-url",
+            help="Link each case in the Markdown to its page on this checkweigh server.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
-    """Compare CANDIDATE with BASE: suite-level thresholds, case flips, per-check changes."""
+    """Compare CANDIDATE with BASE: suite-level thresholds, case flips, per-check changes.
+
+    Runs come from the database, or from exports: `compare --baseline results.json` compares
+    the latest run of the same suite in --db with a run exported on the main branch.
+    """
     out, err = consoles()
     try:
         thresholds = _thresholds(
@@ -116,21 +158,34 @@ def compare(
             case_score_threshold,
             alpha,
         )
+        if server is not None:
+            if markdown is None:
+                raise InputError(
+                    "links go in the Markdown comment; give --markdown FILE too",
+                    field="--server-url",
+                )
+            server = server_url(server)
+        # two exports need no database: its URL is not even resolved (that makes its folder)
+        uses_store = baseline is None or candidate_file is None
+        inputs = {
+            "the database": database_file(db) if uses_store else None,
+            "the baseline": baseline,
+            "the candidate": candidate_file,
+        }
         for path, flag in ((json_out, "--json"), (markdown, "--markdown")):
             if path is not None:
-                check_writable(path, flag, {"the database": database_file(db)})
-        store = Store(db)
-        base_run = _get_run(store, base, "BASE")
-        cand_run = _get_run(store, candidate, "CANDIDATE")
+                check_writable(path, flag, inputs)
+        refs = [r for r in (base, candidate) if r is not None]
+        base_run, cand_run = resolve(refs, baseline, candidate_file, db)
     except InputError as exc:
         fail_input(err, exc)
-    if base_run.id == cand_run.id:
-        fail_input(err, InputError(f"both refer to run {base_run.id}", field="CANDIDATE"))
+    except StoreError as exc:
+        fail_input(err, InputError(str(exc)))
     result = compare_runs(
-        store.iter_results(base_run.id),
-        store.iter_results(cand_run.id),
-        base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
-        candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
+        base_run.results,
+        cand_run.results,
+        base_policy=base_run.policy,
+        candidate_policy=cand_run.policy,
         thresholds=thresholds,
         strict=strict,
     )
@@ -151,8 +206,9 @@ def compare(
                 style="yellow",
             )
         )
-    for info in (base_run, cand_run):
-        warn_abandoned(err, info)
+    for side in (base_run, cand_run):
+        if side.info is not None:
+            warn_abandoned(err, side.info)
     render_comparison(out, result, base_run.id, cand_run.id)
     try:
         if json_out is not None:
@@ -163,20 +219,16 @@ def compare(
             out.print(plain(f"wrote {json_out}"))
         if markdown is not None:
             markdown.parent.mkdir(parents=True, exist_ok=True)
-            markdown.write_text(
-                comparison_markdown(result, base_run.id, cand_run.id), encoding="utf-8"
+            text = comparison_markdown(
+                result,
+                base_run.id,
+                cand_run.id,
+                server=server,
+                # an export has no page on the server; the candidate is the run CI publishes
+                link_base=base_run.file is None,
             )
+            markdown.write_text(text, encoding="utf-8")
             out.print(plain(f"wrote {markdown}"))
     except OSError as exc:
         fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
     raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)
-
-
-def _get_run(store: Store, ref: str, argument: str) -> RunInfo:
-    """The run ``ref`` names; an error names the argument (BASE or CANDIDATE), not RUN."""
-    try:
-        return store.get_run(ref)
-    except InputError as exc:
-        if exc.field == "RUN":
-            exc.field = argument
-        raise

@@ -1,11 +1,14 @@
-"""Reports of a run: the console report, the JSON export, JUnit XML and Markdown for CI, and
+"""Reports of a run: the console report, the JSON export (and reading it back),
+JUnit XML and Markdown for CI (a run's summary, a comparison as a pull-request comment), and
 the one sanitiser (:func:`clean`, :func:`plain`) that keeps untrusted text inert in them."""
 
-from ._compare import comparison_markdown, render_comparison
+from ._compare import render_comparison
+from ._compare_markdown import case_url, comparison_markdown, server_url
 from ._console import render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
+from ._run_file import RunFile, read_run_file
 from ._safe import clean, json_inert, plain
 from ._stability import (
     PLOTS_HINT,
@@ -28,7 +31,11 @@ __all__ = [
     "clean",
     "json_inert",
     "plain",
+    "case_url",
     "comparison_markdown",
+    "RunFile",
+    "read_run_file",
+    "server_url",
     "render_comparison",
     "escape_md",
     "render_markdown",

@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import CaseChange, CompareVerdict, Comparison
-from ._markdown import escape_md
 from ._safe import clean, plain
 
 _SHOWN = 20
@@ -128,34 +127,3 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
                 _p(cd.p_value),
             )
         console.print(checks)
-
-
-def comparison_markdown(cmp: Comparison, base: str, candidate: str) -> str:
-    """The comparison as Markdown (for a pull-request comment)."""
-    label, _ = _HEADLINE[cmp.verdict]
-    icon = {"REGRESSION": "❌", "NOT SIGNIFICANT": "⚠️", "NO REGRESSION": "✅"}[label]
-    lines = [
-        f"## checkweigh compare: {icon} {label.lower()}",
-        "",
-        f"`{base}` → `{candidate}`: {cmp.paired} paired execution(s). {escape_md(explain(cmp))}.",
-        "",
-        "| metric | base | candidate | change | allowed | exceeded | p |",
-        "| --- | ---: | ---: | ---: | ---: | --- | ---: |",
-    ]
-    for d in cmp.suite:
-        change = "—" if d.change is None else f"{d.change:+.1f}"
-        lines.append(
-            f"| {escape_md(d.metric)} | {_num(d.base)} | {_num(d.candidate)} | {change} "
-            f"| {d.allowed:g} | {'yes' if d.exceeded else 'no'} | {_p(d.p_value)} |"
-        )
-    for title, items in (("Regressions", cmp.regressions), ("Improvements", cmp.improvements)):
-        if not items:
-            continue
-        lines += ["", f"**{title}** ({len(items)})", "", "| case | base | candidate | why |"]
-        lines.append("| --- | --- | --- | --- |")
-        for c in items[:_SHOWN]:
-            lines.append(
-                f"| {escape_md(c.case_id)} #{c.repeat} | {c.base_state} {_score(c.base_score)} "
-                f"| {c.candidate_state} {_score(c.candidate_score)} | {escape_md(c.reason)} |"
-            )
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,120 @@
+"""Where ``checkweigh compare`` finds its two runs: in the store (an id, an id prefix, latest,
+previous) or in run exports (``--baseline`` / ``--candidate``, the files ``run --json``
+writes), so that a CI job compares its run with the one kept from the main branch without the
+database that run was stored in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import CaseResult, PassPolicy
+from ..errors import InputError
+from ..reports import read_run_file
+from ..store import RunInfo, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One of the two runs, wherever it was read from."""
+
+    id: str
+    suite: str
+    policy: PassPolicy
+    """Its snapshotted thresholds, which decide its cases."""
+    results: Iterable[CaseResult]
+    info: RunInfo | None = None
+    """The stored run (None when it was read from a file)."""
+    file: Path | None = None
+    """The export it was read from (None when it is stored)."""
+
+
+def _stored(store: Store, ref: str, argument: str) -> Side:
+    """The run ``ref`` names; an error names the argument (BASE or CANDIDATE), not RUN."""
+    try:
+        info = store.get_run(ref)
+    except InputError as exc:
+        if exc.field == "RUN":
+            exc.field = argument
+        raise
+    return Side(
+        id=info.id,
+        suite=info.suite,
+        policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
+        results=store.iter_results(info.id),
+        info=info,
+    )
+
+
+def _exported(path: Path) -> Side:
+    run = read_run_file(path)
+    return Side(run.id, run.suite, run.policy, run.results, file=path)
+
+
+def _latest_of(store: Store, suite: str) -> Side:
+    runs = store.list_runs(limit=1, suite=suite)
+    if not runs:
+        raise InputError(
+            f"no run of suite {suite!r} in {store.safe_url}; give the CANDIDATE run id or "
+            "--candidate FILE",
+            field="CANDIDATE",
+        )
+    return _stored(store, runs[0].id, "CANDIDATE")
+
+
+def resolve(
+    refs: list[str], baseline: Path | None, candidate: Path | None, db: str | None
+) -> tuple[Side, Side]:
+    """The base and candidate runs from the positional ``refs`` and the two file options.
+
+    Without ``--baseline`` the first ref is BASE; the candidate is ``--candidate``, else the
+    next ref, else (with ``--baseline``) the latest run of the baseline's suite in ``db``.
+    The store is opened only when a run is read from it.
+
+    Raises:
+        InputError: a missing or extra run argument, an unknown run, a bad export, or an
+            export of another suite than the run it is compared with.
+    """
+    refs = list(refs)
+    wanted = (baseline is None) + (candidate is None)
+    if len(refs) > wanted:
+        given = " and ".join(
+            f"--{n}" for n, f in (("baseline", baseline), ("candidate", candidate)) if f
+        )
+        raise InputError(
+            f"expected {wanted} run id(s) with {given}, got {len(refs)}: {' '.join(refs)}"
+            if given
+            else f"expected BASE and CANDIDATE, got {len(refs)} run ids",
+            field="CANDIDATE",
+        )
+    if baseline is None and not refs:
+        raise InputError("missing: give a run id, or --baseline FILE", field="BASE")
+    if baseline is None and candidate is None and len(refs) < 2:
+        raise InputError("missing: give a run id, or --candidate FILE", field="CANDIDATE")
+    store: Store | None = None
+
+    def opened() -> Store:
+        nonlocal store
+        if store is None:
+            store = Store(db)
+        return store
+
+    base = _exported(baseline) if baseline is not None else _stored(opened(), refs.pop(0), "BASE")
+    if candidate is not None:
+        cand = _exported(candidate)
+    elif refs:
+        cand = _stored(opened(), refs.pop(0), "CANDIDATE")
+    else:
+        cand = _latest_of(opened(), base.suite)
+    for side, other in ((base, cand), (cand, base)):
+        if side.file is not None and side.suite != other.suite:
+            raise InputError(
+                f"a run of suite {side.suite!r}; expected a run of {other.suite!r}, the suite "
+                f"of run {other.id} it is compared with",
+                file=side.file,
+                field="run.suite",
+            )
+    if base.id == cand.id:
+        raise InputError(f"both refer to run {base.id}", field="CANDIDATE")
+    return base, cand
