@@ -56,8 +56,8 @@ def _latest_of(store: Store, suite: str) -> Side:
     runs = store.list_runs(limit=1, suite=suite)
     if not runs:
         raise InputError(
-            f"no run of suite {suite!r} in {store.safe_url}; give the CANDIDATE run id or "
-            "--candidate FILE",
+            f"no run of suite {suite!r} (the baseline's) in {store.safe_url}; give the CANDIDATE "
+            "run id or --candidate FILE",
             field="CANDIDATE",
         )
     return _stored(store, runs[0].id, "CANDIDATE")
@@ -107,7 +107,8 @@ def resolve(
         cand = _stored(opened(), refs.pop(0), "CANDIDATE")
     else:
         cand = _latest_of(opened(), base.suite)
-    for side, other in ((base, cand), (cand, base)):
+    # the baseline is the reference: when both are files, the candidate is the odd one
+    for side, other in ((cand, base), (base, cand)):
         if side.file is not None and side.suite != other.suite:
             raise InputError(
                 f"a run of suite {side.suite!r}; expected a run of {other.suite!r}, the suite "

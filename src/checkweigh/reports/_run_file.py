@@ -131,8 +131,10 @@ def _document(path: Path) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        # a gzipped or binary artifact: orjson's "str is not valid UTF-8" would puzzle
+        why = "binary, not UTF-8 text" if "UTF-8" in exc.msg else exc.msg
         raise InputError(
-            f"not JSON ({exc.msg}); {_EXPECTED}", file=path, line=exc.lineno or None
+            f"not JSON ({why}); {_EXPECTED}", file=path, line=exc.lineno or None
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"a JSON {type(data).__name__}, not a run export; {_EXPECTED}", file=path)
