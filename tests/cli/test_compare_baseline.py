@@ -240,3 +240,27 @@ def test_a_stored_baseline_links_both_runs_case_pages(tmp_path: Path) -> None:
     assert len(hrefs) == 8
     assert sum(h.startswith(f"{SERVER}/runs/{base_id}/cases/") for h in hrefs) == 4
     assert f"{SERVER}/runs/{cand_id}/cases/spaces%20and%2Fslash%3F%23" in hrefs
+
+
+def test_an_export_from_an_older_version_compares_the_same(tmp_path: Path) -> None:
+    """Exports written before a run recorded ``abandoned`` and each result its case verdict
+    (``case``), and without the optional fields, are read as they are."""
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    base_cases, cand_cases = _regressed(9)
+    base_id, base_json = _store_and_export(tmp_path, db, "base", base_cases)
+    cand_id, _ = _store_and_export(tmp_path, db, "cand", cand_cases)
+    data = json.loads(base_json.read_text())
+    for key in ("abandoned", "executions", "finished_at"):
+        del data["run"][key]
+    for record in data["results"]:
+        for key in ("case", "position", "usage", "agent_error"):
+            record.pop(key, None)
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(data))
+    outputs = []
+    for base in (["--baseline", str(older)], [base_id]):
+        out_json = tmp_path / "c.json"
+        code, out, err = _run("compare", *base, cand_id, "--db", db, "--json", str(out_json))
+        assert code == 0, out + err  # 3 of 9 flipped: not significant
+        outputs.append(out_json.read_text())
+    assert outputs[0] == outputs[1]

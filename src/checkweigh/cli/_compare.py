@@ -28,11 +28,19 @@ from ._common import (
 )
 from ._compare_runs import resolve
 
-_RunRef = Annotated[
+_BaseRef = Annotated[
     str | None,
     typer.Argument(
-        help="Run id, id prefix, latest or previous (with --baseline, the one run given is "
-        "the CANDIDATE).",
+        metavar="BASE",
+        help="Run id, id prefix, latest or previous (with --baseline: the CANDIDATE).",
+        show_default=False,
+    ),
+]
+_CandidateRef = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="CANDIDATE",
+        help="Run id, id prefix, latest or previous.",
         show_default=False,
     ),
 ]
@@ -69,8 +77,8 @@ def _thresholds(
 
 @app.command()
 def compare(
-    base: _RunRef = None,
-    candidate: _RunRef = None,
+    base: _BaseRef = None,
+    candidate: _CandidateRef = None,
     db: DbOption = None,
     baseline: Annotated[
         Path | None,

@@ -78,14 +78,12 @@ def resolve(
     """
     refs = list(refs)
     wanted = (baseline is None) + (candidate is None)
-    if len(refs) > wanted:
+    if len(refs) > wanted:  # the command line takes two at most: a file option was given
         given = " and ".join(
             f"--{n}" for n, f in (("baseline", baseline), ("candidate", candidate)) if f
         )
         raise InputError(
-            f"expected {wanted} run id(s) with {given}, got {len(refs)}: {' '.join(refs)}"
-            if given
-            else f"expected BASE and CANDIDATE, got {len(refs)} run ids",
+            f"expected {wanted} run id(s) with {given}, got {len(refs)}: {' '.join(refs)}",
             field="CANDIDATE",
         )
     if baseline is None and not refs:
