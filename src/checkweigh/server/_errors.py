@@ -54,13 +54,16 @@ def _where(loc: tuple[Any, ...]) -> str:
     return (
         f"{kind} parameter {path}"
         if kind in ("query", "path", "header")
-        else (f"{kind}.{path}" if path else str(kind))
+        else (f"{kind}.{path}" if path and not path.startswith("[") else f"{kind}{path}")
     )
 
 
 def _validation(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0]
+    if first.get("type") == "json_invalid":
+        reason = first.get("ctx", {}).get("error", "invalid JSON")
+        return JSONResponse({"error": f"body: expected JSON: {reason}"}, status_code=422)
     got = f" (got {first['input']!r})" if "input" in first and first["type"] != "missing" else ""
     message = f"{_where(tuple(first.get('loc', ())))}: {first.get('msg', 'invalid')}{got}"
     if len(exc.errors()) > 1:
