@@ -169,6 +169,7 @@ def test_a_hostile_case_id_comes_back_verbatim_as_json_data(
     assert one.status_code == 200
     assert one.headers["content-type"] == "application/json"
     assert one.json()["case_id"] == SCRIPT_ID
+    assert one.headers["x-content-type-options"] == "nosniff"
     assert json.loads(one.text)["case_id"] == SCRIPT_ID
 
 

@@ -106,6 +106,7 @@ def test_with_a_token_every_request_needs_it(
     assert answer.status_code == 401
     assert answer.json() == {"error": message}
     assert answer.headers["www-authenticate"] == "Bearer"
+    assert answer.headers["x-content-type-options"] == "nosniff"
     assert TOKEN not in answer.text
 
 

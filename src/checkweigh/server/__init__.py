@@ -6,17 +6,18 @@ when :func:`create_app` is first used, so the CLI starts (and checks its flags) 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from ._host import TOKEN_ENV, is_loopback
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._app import create_app
 
 __all__ = ["TOKEN_ENV", "create_app", "is_loopback"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """``create_app``, imported (with FastAPI) on first use."""
     if name == "create_app":
         from ._app import create_app
 

@@ -8,7 +8,7 @@ from fastapi.responses import RedirectResponse
 from ..store import Store
 from . import _errors
 from ._analysis import router as analysis_router
-from ._auth import BearerToken
+from ._auth import BearerToken, NoSniff
 from ._results import router as results_router
 from ._runs import router as runs_router
 
@@ -34,6 +34,8 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
     _errors.install(app)
     if token is not None:
         app.add_middleware(BearerToken, token=token)
+    # added last, so outermost: refusals carry the headers too
+    app.add_middleware(NoSniff)
     # the analysis routes first: /api/runs/compare must not be read as the run "compare"
     app.include_router(analysis_router, prefix="/api")
     app.include_router(runs_router, prefix="/api")

@@ -1,13 +1,14 @@
-"""Who may ask: a bearer token compared in constant time; loopback needs none."""
+"""Who may ask (a bearer token compared in constant time) and how answers are marked."""
 
 from __future__ import annotations
 
 import hmac
 
+from starlette.datastructures import MutableHeaders
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 def unauthorized(message: str) -> JSONResponse:
@@ -34,3 +35,23 @@ class BearerToken(BaseHTTPMiddleware):
         if not hmac.compare_digest(given.strip().encode(), self._token):
             return unauthorized("wrong token")
         return await call_next(request)
+
+
+class NoSniff:
+    """``X-Content-Type-Options: nosniff`` on every answer: a browser never reads the JSON that
+    carries an agent's text (case ids, reasons) as HTML."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).append("X-Content-Type-Options", "nosniff")
+            await send(message)
+
+        await self._app(scope, receive, send_with_header)
