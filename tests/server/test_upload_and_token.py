@@ -152,3 +152,20 @@ def test_api_keys_in_the_environment_never_reach_an_answer(
     with Store(db) as store, TestClient(create_app(store)) as c:
         for path in (f"/api/runs/{run_id}", f"/api/runs/{run_id}/results", "/api/runs"):
             assert key not in c.get(path).text
+
+
+def test_the_json_run_writes_uploads_as_is(tmp_path: Path, team_server: TestClient) -> None:
+    db = f"sqlite:///{tmp_path / 'ci.db'}"
+    out = tmp_path / "run.json"
+    run_id = run_suite(tmp_path / "suite", base_cases(), db, "--json", str(out))
+    answer = team_server.post(
+        "/api/runs",
+        content=out.read_bytes(),
+        headers={**AUTH, "Content-Type": "application/json"},
+    )
+    assert answer.status_code == 201, answer.text
+    results = team_server.get(f"/api/runs/{run_id}/results", headers=AUTH).json()
+    exported = json.loads(out.read_text())
+    assert [(r["case_id"], r["state"], r["score"]) for r in results["items"]] == [
+        (r["case_id"], r["case"]["state"], r["case"]["score_pct"]) for r in exported["results"]
+    ]
