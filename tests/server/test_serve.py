@@ -59,8 +59,11 @@ def test_bad_serve_input_is_one_line_and_exit_2(
 
 
 @contextmanager
-def _serving(db: str, cwd: Path, env: dict[str, str], *args: str) -> Iterator[tuple[str, float]]:
-    """``checkweigh serve --port 0``: its base URL, and the seconds until it answered."""
+def _serving(
+    db: str, cwd: Path, env: dict[str, str], *args: str, logs: list[str] | None = None
+) -> Iterator[tuple[str, float]]:
+    """``checkweigh serve --port 0``: its base URL, and the seconds until it answered; what it
+    printed is appended to ``logs`` once it has stopped."""
     began = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-c", ENTRY, "serve", "--db", db, "--port", "0", *args],
@@ -87,7 +90,9 @@ def _serving(db: str, cwd: Path, env: dict[str, str], *args: str) -> Iterator[tu
         yield url, time.monotonic() - began
     finally:
         proc.terminate()
-        proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=10)
+        if logs is not None:
+            logs.extend([line, out, err])
 
 
 def test_serve_starts_in_under_a_second_and_answers(
@@ -107,7 +112,8 @@ def test_serve_starts_in_under_a_second_and_answers(
 
 
 def test_serve_with_a_token_refuses_requests_without_it(stored: Stored, tmp_path: Path) -> None:
-    with _serving(stored.url, tmp_path, {"CHECKWEIGH_TOKEN": TOKEN}) as (url, _):
+    logs: list[str] = []
+    with _serving(stored.url, tmp_path, {"CHECKWEIGH_TOKEN": TOKEN}, logs=logs) as (url, _):
         refused = httpx.get(f"{url}/api/runs")
         assert refused.status_code == 401
         assert refused.json() == {
@@ -116,6 +122,10 @@ def test_serve_with_a_token_refuses_requests_without_it(stored: Stored, tmp_path
         wrong = httpx.get(f"{url}/api/runs", headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401
         assert TOKEN not in wrong.text
+        allowed = httpx.get(f"{url}/api/runs", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert allowed.json()["total"] == 2
+    assert "token required" in logs[0]
+    assert TOKEN not in "".join(logs)
 
 
 def test_the_cli_starts_without_importing_the_server() -> None:
