@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -135,3 +136,23 @@ def test_the_cli_starts_without_importing_the_server() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_server_with_130_and_no_traceback(
+    stored: Stored, tmp_path: Path, signum: signal.Signals
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "--db", stored.url, "--port", "0"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    found = re.search(r"on (http://127\.0\.0\.1:\d+) ", proc.stderr.readline())
+    assert found
+    assert httpx.get(f"{found.group(1)}/api/runs").status_code == 200
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
