@@ -31,8 +31,10 @@ def serve(
         8000
     ),
 ) -> None:
-    """Serve the store's runs, results, comparisons and stability over HTTP (JSON API, with
-    its OpenAPI document at /openapi.json and docs at /docs)."""
+    """Serve the store's runs, results and comparisons over HTTP (a JSON API).
+
+    The OpenAPI document is at /openapi.json and its docs page at /docs.
+    """
     _, err = consoles()
     token = os.environ.get(TOKEN_ENV) or None
     try:
