@@ -18,6 +18,8 @@ PACKAGES = [
     "checkweigh.judges",
     "checkweigh.testing",
     "checkweigh.alignment",
+    "checkweigh.service",
+    "checkweigh.server",
 ]
 
 

@@ -4,6 +4,7 @@ from . import (
     _app,  # noqa: F401  (registers run, runs, show)
     _compare,  # noqa: F401  (registers compare)
     _import,  # noqa: F401  (registers import)
+    _serve,  # noqa: F401  (registers serve)
     _stability,  # noqa: F401  (registers stability)
 )
 from ._align import align_command as _align_command  # noqa: F401  (registers align)

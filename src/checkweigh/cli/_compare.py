@@ -13,9 +13,10 @@ from typing import Annotated
 import orjson
 import typer
 
-from ..core import CompareThresholds, CompareVerdict, compare_runs
+from ..core import CompareVerdict, compare_runs
 from ..errors import InputError, StoreError
 from ..reports import comparison_markdown, json_inert, plain, render_comparison, server_url
+from ..service import COMPARE_DEFAULTS, compare_thresholds, comparison_json, require_pairs
 from ..store import database_file
 from ._common import (
     EXIT_GATES_FAILED,
@@ -45,34 +46,16 @@ _CandidateRef = Annotated[
     ),
 ]
 
-
-def _thresholds(
-    pass_rate: float,
-    avg_score: float,
-    latency: float,
-    latency_ms: float,
-    case_delta: float,
-    alpha: float,
-) -> CompareThresholds:
-    for value, flag in (
-        (pass_rate, "--max-pass-rate-drop"),
-        (avg_score, "--max-avg-score-drop"),
-        (latency, "--max-latency-increase-pct"),
-        (latency_ms, "--min-latency-increase-ms"),
-        (case_delta, "--case-score-threshold"),
-    ):
-        if not value >= 0:
-            raise InputError(f"expected a number >= 0, got {value:g}", field=flag)
-    if not 0 < alpha < 1:
-        raise InputError(f"expected a level between 0 and 1, got {alpha:g}", field="--alpha")
-    return CompareThresholds(
-        max_pass_rate_drop=pass_rate,
-        max_avg_score_drop=avg_score,
-        max_latency_increase_pct=latency,
-        min_latency_increase_ms=latency_ms,
-        case_score_delta=case_delta,
-        alpha=alpha,
-    )
+_FLAGS = {
+    "max_pass_rate_drop": "--max-pass-rate-drop",
+    "max_avg_score_drop": "--max-avg-score-drop",
+    "max_latency_increase_pct": "--max-latency-increase-pct",
+    "min_latency_increase_ms": "--min-latency-increase-ms",
+    "case_score_delta": "--case-score-threshold",
+    "alpha": "--alpha",
+}
+_D = COMPARE_DEFAULTS
+"""The defaults live with the thresholds, where the API reads them too."""
 
 
 @app.command()
@@ -101,34 +84,34 @@ def compare(
     max_pass_rate_drop: Annotated[
         float,
         typer.Option("--max-pass-rate-drop", help="Points of case pass rate that may be lost."),
-    ] = 0.0,
+    ] = _D.max_pass_rate_drop,
     max_avg_score_drop: Annotated[
         float,
         typer.Option(
             "--max-avg-score-drop", help="Points (0-100) of average score that may be lost."
         ),
-    ] = 5.0,
+    ] = _D.max_avg_score_drop,
     max_latency_increase_pct: Annotated[
         float,
         typer.Option("--max-latency-increase-pct", help="Percent the mean latency may grow."),
-    ] = 20.0,
+    ] = _D.max_latency_increase_pct,
     min_latency_increase_ms: Annotated[
         float,
         typer.Option(
             "--min-latency-increase-ms",
             help="Latency increases smaller than this are jitter, whatever the percentage.",
         ),
-    ] = 50.0,
+    ] = _D.min_latency_increase_ms,
     case_score_threshold: Annotated[
         float,
         typer.Option(
             "--case-score-threshold",
             help="Points a case's score must move, without a pass/fail flip, to count.",
         ),
-    ] = 5.0,
+    ] = _D.case_score_delta,
     alpha: Annotated[
         float, typer.Option("--alpha", help="Significance level of the paired tests.")
-    ] = 0.05,
+    ] = _D.alpha,
     strict: Annotated[
         bool,
         typer.Option("--strict", help="Fail on any exceeded threshold, significant or not."),
@@ -158,13 +141,16 @@ def compare(
     """
     out, err = consoles()
     try:
-        thresholds = _thresholds(
-            max_pass_rate_drop,
-            max_avg_score_drop,
-            max_latency_increase_pct,
-            min_latency_increase_ms,
-            case_score_threshold,
-            alpha,
+        thresholds = compare_thresholds(
+            {
+                "max_pass_rate_drop": max_pass_rate_drop,
+                "max_avg_score_drop": max_avg_score_drop,
+                "max_latency_increase_pct": max_latency_increase_pct,
+                "min_latency_increase_ms": min_latency_increase_ms,
+                "case_score_delta": case_score_threshold,
+                "alpha": alpha,
+            },
+            _FLAGS,
         )
         if server is not None:
             if markdown is None:
@@ -185,28 +171,22 @@ def compare(
                 check_writable(path, flag, inputs)
         refs = [r for r in (base, candidate) if r is not None]
         base_run, cand_run = resolve(refs, baseline, candidate_file, db)
+        result = require_pairs(
+            compare_runs(
+                base_run.results,
+                cand_run.results,
+                base_policy=base_run.policy,
+                candidate_policy=cand_run.policy,
+                thresholds=thresholds,
+                strict=strict,
+            ),
+            base_run.id,
+            cand_run.id,
+        )
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:
         fail_input(err, InputError(str(exc)))
-    result = compare_runs(
-        base_run.results,
-        cand_run.results,
-        base_policy=base_run.policy,
-        candidate_policy=cand_run.policy,
-        thresholds=thresholds,
-        strict=strict,
-    )
-    if result.paired == 0:
-        # no pair means no test: "no regression" would be a pass nobody measured
-        fail_input(
-            err,
-            InputError(
-                f"the runs share no case (0 paired of {result.only_base} base, "
-                f"{result.only_candidate} candidate executions): {base_run.id} and {cand_run.id} "
-                "cannot be compared"
-            ),
-        )
     if base_run.suite != cand_run.suite:
         out.print(
             plain(
@@ -220,7 +200,7 @@ def compare(
     render_comparison(out, result, base_run.id, cand_run.id)
     try:
         if json_out is not None:
-            data = {"base": base_run.id, "candidate": cand_run.id, **result.model_dump(mode="json")}
+            data = comparison_json(base_run.id, cand_run.id, result)
             json_out.parent.mkdir(parents=True, exist_ok=True)
             text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
             json_out.write_text(json_inert(text), encoding="utf-8")

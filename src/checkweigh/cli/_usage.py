@@ -19,8 +19,8 @@ try:  # typer carries its own copy of click since 0.2x
         UsageError,
     )
 except ImportError:  # pragma: no cover - an older typer, on click itself
-    from click import Context  # type: ignore[no-redef,import-not-found,unused-ignore]
-    from click.exceptions import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+    from click import Context  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
+    from click.exceptions import (  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
         BadOptionUsage,
         BadParameter,
         MissingParameter,

@@ -1,0 +1,114 @@
+"""``/api/runs/compare`` and ``/api/runs/{id}/stability``: what ``checkweigh compare --json``
+and ``checkweigh stability --json`` write, from the same builders."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+
+from ..core import DEFAULT_SIMULATIONS
+from ..errors import InputError
+from ..service import (
+    COMPARE_DEFAULTS,
+    compare_stored,
+    compare_thresholds,
+    comparison_json,
+    parse_noise,
+    stability_json,
+    stability_of,
+)
+from ..store import Store
+from ._deps import run_of, store_of
+from ._errors import from_input_error
+
+router = APIRouter(tags=["analysis"])
+StoreDep = Annotated[Store, Depends(store_of)]
+_D = COMPARE_DEFAULTS
+_PARAMS = {
+    "max_pass_rate_drop": "max_pass_rate_drop",
+    "max_avg_score_drop": "max_avg_score_drop",
+    "max_latency_increase_pct": "max_latency_increase_pct",
+    "min_latency_increase_ms": "min_latency_increase_ms",
+    "case_score_delta": "case_score_threshold",
+    "alpha": "alpha",
+}
+
+
+@router.get("/runs/compare")
+def compare(
+    store: StoreDep,
+    base: Annotated[str, Query(description="The base run (id, prefix, latest, previous).")],
+    candidate: Annotated[str, Query(description="The candidate run.")],
+    max_pass_rate_drop: Annotated[
+        float, Query(description="Points of case pass rate that may be lost.")
+    ] = _D.max_pass_rate_drop,
+    max_avg_score_drop: Annotated[
+        float, Query(description="Points (0-100) of average score that may be lost.")
+    ] = _D.max_avg_score_drop,
+    max_latency_increase_pct: Annotated[
+        float, Query(description="Percent the mean latency may grow.")
+    ] = _D.max_latency_increase_pct,
+    min_latency_increase_ms: Annotated[
+        float, Query(description="Latency increases smaller than this are jitter.")
+    ] = _D.min_latency_increase_ms,
+    case_score_threshold: Annotated[
+        float, Query(description="Points a case's score must move, without a flip, to count.")
+    ] = _D.case_score_delta,
+    alpha: Annotated[float, Query(description="Significance level of the paired tests.")] = (
+        _D.alpha
+    ),
+    strict: Annotated[
+        bool, Query(description="Any exceeded threshold is a regression, significant or not.")
+    ] = False,
+) -> dict[str, Any]:
+    """Compare ``candidate`` with ``base``: ``regression_detected``, the verdict, the flips
+    (regressions, improvements), per-check changes and the paired tests' p-values."""
+    values = {
+        "max_pass_rate_drop": max_pass_rate_drop,
+        "max_avg_score_drop": max_avg_score_drop,
+        "max_latency_increase_pct": max_latency_increase_pct,
+        "min_latency_increase_ms": min_latency_increase_ms,
+        "case_score_delta": case_score_threshold,
+        "alpha": alpha,
+    }
+    try:
+        thresholds = compare_thresholds(values, _PARAMS)
+        compared = compare_stored(
+            store, base, candidate, thresholds, strict=strict, fields=("base", "candidate")
+        )
+    except InputError as exc:
+        raise from_input_error(exc) from None
+    return comparison_json(compared.base.id, compared.candidate.id, compared.result)
+
+
+@router.get("/runs/{run_id}/stability")
+def stability(
+    store: StoreDep,
+    run_id: str,
+    noise: Annotated[
+        list[str] | None,
+        Query(description="RATE for every judge check, or CHECK=RATE (repeatable)."),
+    ] = None,
+    sims: Annotated[int, Query(ge=1, le=100_000, description="Simulated reruns.")] = (
+        DEFAULT_SIMULATIONS
+    ),
+    seed: Annotated[int, Query(description="Seed of the simulation.")] = 0,
+) -> dict[str, Any]:
+    """How often a rerun would flip each case's pass/fail and the run's gates, from the
+    judge checks' noise (measured from stored samples unless ``noise`` gives it)."""
+    info = run_of(store, run_id)
+    try:
+        default, per_check = parse_noise(noise or [], field="noise")
+        info, report = stability_of(
+            store,
+            info.id,
+            default=default,
+            per_check=per_check,
+            simulations=sims,
+            seed=seed,
+            noise_field="noise",
+        )
+    except InputError as exc:
+        raise from_input_error(exc) from None
+    return stability_json(info, report)

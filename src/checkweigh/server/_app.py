@@ -1,0 +1,50 @@
+"""The app factory: one FastAPI app over one store."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+
+from ..store import Store
+from . import _errors
+from ._analysis import router as analysis_router
+from ._auth import BearerToken, NoSniff
+from ._results import router as results_router
+from ._runs import router as runs_router
+
+
+def create_app(store: Store, *, token: str | None = None) -> FastAPI:
+    """The server's app over ``store``.
+
+    Args:
+        store: the results store it reads (and ``POST /api/runs`` writes).
+        token: with it, every request needs ``Authorization: Bearer <token>``; without it,
+            uploads are refused (403) and everything else is open (for loopback only: the
+            ``serve`` command refuses other hosts without a token).
+    """
+    app = FastAPI(
+        title="checkweigh",
+        summary="Runs, case results, comparisons and stability of a checkweigh store.",
+        docs_url="/docs",
+        openapi_url="/openapi.json",
+        redoc_url=None,
+    )
+    app.state.store = store
+    app.state.token_set = token is not None
+    _errors.install(app)
+    if token is not None:
+        app.add_middleware(BearerToken, token=token)
+    # added last, so outermost: refusals carry the headers too
+    app.add_middleware(NoSniff)
+    # the analysis routes first: /api/runs/compare must not be read as the run "compare"
+    app.include_router(analysis_router, prefix="/api")
+    app.include_router(runs_router, prefix="/api")
+    app.include_router(results_router, prefix="/api")
+
+    # The HTML pages (Jinja2) will be a router of their own included here, with "/" opening
+    # the runs list page; until then "/" opens the runs list of the API.
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/api/runs")
+
+    return app

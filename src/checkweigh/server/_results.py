@@ -1,0 +1,205 @@
+"""``/api/runs/{id}/results``: a run's case results, a page at a time, and one in full."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel
+
+from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
+from ..store import Store, find_result
+from ._deps import run_of, store_of
+from ._errors import bad_parameter, not_found
+
+router = APIRouter(tags=["results"])
+StoreDep = Annotated[Store, Depends(store_of)]
+
+
+class RubricScore(BaseModel):
+    """One rubric's score of one execution."""
+
+    status: str
+    """scored, or why not."""
+    score: float | None
+    """0-1 (None when not scored)."""
+    outcome: OutcomeClass | None
+    """The outcome class."""
+
+
+class ResultRow(BaseModel):
+    """One execution in the results list."""
+
+    case_id: str
+    """The case's id (data, exactly as stored)."""
+    repeat: int
+    """Which execution of the case (from 0)."""
+    position: int
+    """The case's position in its cases file."""
+    state: CaseState
+    """Pass, fail or errored, as the run's case pass policy decides."""
+    score: float | None
+    """The case score (0-100)."""
+    errored: bool
+    """The agent or a check errored."""
+    latency_ms: float | None
+    """How long the agent took."""
+    rubrics: dict[str, RubricScore]
+    """Score and outcome per rubric."""
+    verdicts: dict[str, VerdictState]
+    """Each check's state."""
+
+
+class ResultPage(BaseModel):
+    """A page of a run's results, in input order."""
+
+    run: str
+    """The run's id."""
+    total: int
+    """How many results match the filters in all."""
+    limit: int
+    """Results per page."""
+    offset: int
+    """Results skipped before this page."""
+    items: list[ResultRow]
+    """The results of this page."""
+
+
+class VerdictOut(BaseModel):
+    """One check's verdict on one execution."""
+
+    state: VerdictState
+    """passed, failed, not_applicable or errored."""
+    reason: str
+    """Why (data: it may quote the agent)."""
+    error: str | None = None
+    """What went wrong, for an errored verdict."""
+    measures: dict[str, float] | None = None
+    """What the check measured, when it records measures."""
+
+
+class ResultDetail(BaseModel):
+    """One execution with every verdict."""
+
+    run: str
+    """The run's id."""
+    case_id: str
+    """The case's id."""
+    repeat: int
+    """Which execution (from 0)."""
+    position: int
+    """The case's position in its cases file."""
+    state: CaseState
+    """The case verdict."""
+    score: float | None
+    """The case score (0-100)."""
+    reason: str
+    """Why it passed or failed."""
+    latency_ms: float | None
+    """How long the agent took."""
+    agent_error: str | None
+    """The agent's error, when it failed."""
+    rubrics: dict[str, RubricScore]
+    """Score and outcome per rubric."""
+    verdicts: dict[str, VerdictOut]
+    """Every check's verdict."""
+
+
+def _rubrics(r: CaseResult) -> dict[str, RubricScore]:
+    return {
+        name: RubricScore(status=e.status.value, score=e.score, outcome=e.outcome)
+        for name, e in r.results.items()
+    }
+
+
+@router.get("/runs/{run_id}/results")
+def list_results(
+    store: StoreDep,
+    run_id: str,
+    state: Annotated[CaseState | None, Query(description="Only cases in this state.")] = None,
+    outcome: Annotated[
+        OutcomeClass | None, Query(description="Only cases with this outcome in any rubric.")
+    ] = None,
+    failed_check: Annotated[
+        str | None, Query(description="Only cases where this check failed.")
+    ] = None,
+    errored: Annotated[bool | None, Query(description="Only (or no) errored cases.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="Results per page.")] = 50,
+    offset: Annotated[int, Query(ge=0, description="Results to skip.")] = 0,
+) -> ResultPage:
+    """The run's case results in input order, filtered, one page of them."""
+    info = run_of(store, run_id)
+    checks = list(info.config.get("checks", {}))
+    if failed_check is not None and failed_check not in checks:
+        raise bad_parameter(
+            "failed_check", f"expected one of the run's checks ({', '.join(checks)})"
+        )
+    policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
+    total = 0
+    items: list[ResultRow] = []
+    # streamed: a page of a large run holds only its own rows in memory
+    for r in store.iter_results(info.id):
+        if errored is not None and r.errored is not errored:
+            continue
+        if failed_check is not None and (
+            (v := r.verdicts.get(failed_check)) is None or v.state is not VerdictState.FAILED
+        ):
+            continue
+        if outcome is not None and all(e.outcome is not outcome for e in r.results.values()):
+            continue
+        case_state, score = policy.state(r)
+        if state is not None and case_state is not state:
+            continue
+        total += 1
+        if offset < total <= offset + limit:
+            items.append(
+                ResultRow(
+                    case_id=r.case_id,
+                    repeat=r.repeat,
+                    position=r.position,
+                    state=case_state,
+                    score=score,
+                    errored=r.errored,
+                    latency_ms=r.latency_ms,
+                    rubrics=_rubrics(r),
+                    verdicts={n: v.state for n, v in r.verdicts.items()},
+                )
+            )
+    return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
+
+
+@router.get("/runs/{run_id}/results/{case_id:path}")
+def get_result(
+    store: StoreDep,
+    run_id: str,
+    case_id: str,
+    repeat: Annotated[int, Query(ge=0, description="Which execution (from 0).")] = 0,
+) -> ResultDetail:
+    """One execution of one case with every verdict, its reason, measures and error."""
+    info = run_of(store, run_id)
+    r = find_result(store, info, case_id, repeat)
+    if r is None:
+        raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+    verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
+    verdicts = {
+        name: VerdictOut(
+            state=v.state,
+            reason=v.reason,
+            error=v.error,
+            measures=dict(v.measures) or None,
+        )
+        for name, v in r.verdicts.items()
+    }
+    return ResultDetail(
+        run=info.id,
+        case_id=r.case_id,
+        repeat=r.repeat,
+        position=r.position,
+        state=verdict.state,
+        score=verdict.score_pct,
+        reason=verdict.reason,
+        latency_ms=r.latency_ms,
+        agent_error=r.agent_error,
+        rubrics=_rubrics(r),
+        verdicts=verdicts,
+    )

@@ -1,0 +1,123 @@
+"""Comparing two stored runs: thresholds checked, runs found, the comparison and its JSON."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from ..core import CompareThresholds, Comparison, PassPolicy, compare_runs
+from ..errors import InputError
+from ..store import RunInfo, Store
+
+COMPARE_DEFAULTS = CompareThresholds()
+"""The default thresholds of ``checkweigh compare`` and ``GET /api/runs/compare``."""
+
+_NAMES = (
+    "max_pass_rate_drop",
+    "max_avg_score_drop",
+    "max_latency_increase_pct",
+    "min_latency_increase_ms",
+    "case_score_delta",
+    "alpha",
+)
+
+
+class StoredComparison(NamedTuple):
+    """Two stored runs and how the candidate compares with the base."""
+
+    base: RunInfo
+    candidate: RunInfo
+    result: Comparison
+
+
+def compare_thresholds(
+    values: Mapping[str, float], fields: Mapping[str, str] | None = None
+) -> CompareThresholds:
+    """The thresholds from ``values`` (keyed by :class:`CompareThresholds` field; a missing one
+    keeps its default), checked.
+
+    Args:
+        values: threshold name -> value.
+        fields: threshold name -> how the user spelled it (a flag or a query parameter), for
+            the error message.
+
+    Raises:
+        InputError: a negative or non-number threshold, or ``alpha`` outside (0, 1).
+    """
+    names = fields or {}
+    chosen = {n: values.get(n, getattr(COMPARE_DEFAULTS, n)) for n in _NAMES}
+    for name in _NAMES[:-1]:
+        value = chosen[name]
+        # NaN fails >= too; an infinite drop allowed would be no threshold at all
+        if not value >= 0 or (math.isinf(value) and name != "case_score_delta"):
+            raise InputError(f"expected a number >= 0, got {value:g}", field=names.get(name, name))
+    alpha = chosen["alpha"]
+    if not 0 < alpha < 1:
+        raise InputError(
+            f"expected a level between 0 and 1, got {alpha:g}", field=names.get("alpha", "alpha")
+        )
+    return CompareThresholds(**chosen)
+
+
+def _get_run(store: Store, ref: str, field: str) -> RunInfo:
+    try:
+        return store.get_run(ref)
+    except InputError as exc:
+        if exc.field == "RUN":
+            exc.field = field
+        raise
+
+
+def compare_stored(
+    store: Store,
+    base: str,
+    candidate: str,
+    thresholds: CompareThresholds,
+    *,
+    strict: bool = False,
+    fields: tuple[str, str] = ("BASE", "CANDIDATE"),
+) -> StoredComparison:
+    """Compare the stored run ``candidate`` with ``base`` (ids, prefixes, latest, previous).
+
+    Args:
+        fields: how the two runs are named in an error (arguments or query parameters).
+
+    Raises:
+        InputError: a run is unknown (field ``fields[i]``), both are one run, or they share no
+            case (nothing can be tested).
+    """
+    base_run = _get_run(store, base, fields[0])
+    cand_run = _get_run(store, candidate, fields[1])
+    if base_run.id == cand_run.id:
+        raise InputError(f"both refer to run {base_run.id}", field=fields[1])
+    result = compare_runs(
+        store.iter_results(base_run.id),
+        store.iter_results(cand_run.id),
+        base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
+        candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
+        thresholds=thresholds,
+        strict=strict,
+    )
+    return StoredComparison(base_run, cand_run, require_pairs(result, base_run.id, cand_run.id))
+
+
+def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:
+    """``result``, when the runs ``base`` and ``candidate`` share a case.
+
+    Raises:
+        InputError: they share none: no pair means no test, and "no regression" would be a
+            pass nobody measured.
+    """
+    if result.paired == 0:
+        raise InputError(
+            f"the runs share no case (0 paired of {result.only_base} base, "
+            f"{result.only_candidate} candidate executions): {base} and {candidate} "
+            "cannot be compared"
+        )
+    return result
+
+
+def comparison_json(base: str, candidate: str, result: Comparison) -> dict[str, Any]:
+    """The comparison as ``checkweigh compare --json`` writes it and the API answers it."""
+    return {"base": base, "candidate": candidate, **result.model_dump(mode="json")}

@@ -1,0 +1,145 @@
+"""Simulating a stored run's reruns from its judge checks' noise, and the report's JSON."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..core import (
+    DEFAULT_SIMULATIONS,
+    CaseResult,
+    CheckNoise,
+    PassPolicy,
+    RubricError,
+    StabilityReport,
+    noise_model,
+    rubrics_from_snapshot,
+    simulate_reruns,
+)
+from ..errors import InputError
+from ..store import RunInfo, Store
+from ..suites import BUILTIN_CHECKS
+
+_RATE_HELP = "RATE from 0 to 0.5 (the chance one judge answer differs from its usual answer)"
+
+
+def _rate(text: str) -> float | None:
+    try:
+        rate = float(text)
+    except ValueError:
+        return None
+    return rate if 0.0 <= rate <= 0.5 and not math.isnan(rate) else None
+
+
+def parse_noise(items: list[str], field: str = "--noise") -> tuple[float | None, dict[str, float]]:
+    """``RATE`` (at most once) and ``CHECK=RATE`` items: the rate of every judge check and the
+    rates of named checks.
+
+    Raises:
+        InputError: an item that is neither, or RATE given twice (named ``field``).
+    """
+    default: float | None = None
+    per_check: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        rate = _rate(value if sep else item)
+        if rate is None or (sep and not name.strip()):
+            raise InputError(
+                f"expected RATE or CHECK=RATE with {_RATE_HELP}, got {item!r}", field=field
+            )
+        if not sep:
+            if default is not None:
+                raise InputError("RATE for every judge check given twice", field=field)
+            default = rate
+        else:
+            per_check[name.strip()] = rate
+    return default, per_check
+
+
+def _judge_samples(config: Mapping[str, Any]) -> dict[str, int]:
+    """The run's judge checks and the answers each verdict is the majority of."""
+    out: dict[str, int] = {}
+    for name, entry in config.get("checks", {}).items():
+        spec = entry.get("spec") or {}
+        if BUILTIN_CHECKS.needs_judge(spec.get("type")):
+            out[name] = int(spec.get("samples", 1))
+    return out
+
+
+def _noise(
+    info: RunInfo,
+    results: list[CaseResult],
+    default: float | None,
+    per_check: dict[str, float],
+    field: str,
+) -> list[CheckNoise]:
+    """The noise model, or one line on why there is nothing to simulate."""
+    if not results:
+        raise InputError(f"run {info.id} stored no results: nothing to simulate", field="RUN")
+    judges = _judge_samples(info.config)
+    known = list(info.config.get("checks", {}))
+    unknown = [name for name in per_check if name not in known]
+    if unknown:
+        raise InputError(
+            f"run {info.id} has no check {', '.join(map(repr, unknown))}; "
+            f"its checks: {', '.join(known)}",
+            field=field,
+        )
+    if default is not None and not judges:
+        raise InputError(
+            f"run {info.id} has no judge checks for RATE to apply to; name a check with CHECK=RATE",
+            field=field,
+        )
+    if not judges and not per_check:
+        raise InputError(
+            f"run {info.id} has no judge checks and no {field} was given: nothing to simulate "
+            f"({field} CHECK=RATE treats a check as noisy)",
+            field="RUN",
+        )
+    model = noise_model(results, judges, default=default, per_check=per_check)
+    if all(n.source == "unmeasured" for n in model):
+        raise InputError(
+            f"run {info.id} stored no repeated judge samples for {', '.join(judges)} "
+            f"(samples: k > 1): nothing to measure the noise from; give {field} with {_RATE_HELP}",
+            field="RUN",
+        )
+    return model
+
+
+def stability_of(
+    store: Store,
+    ref: str,
+    *,
+    default: float | None = None,
+    per_check: dict[str, float] | None = None,
+    simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    noise_field: str = "--noise",
+) -> tuple[RunInfo, StabilityReport]:
+    """Simulate reruns of the stored run ``ref`` from its judge checks' noise.
+
+    Args:
+        default: the noise rate of every judge check (None: measured from stored samples).
+        per_check: noise rates of named checks.
+        noise_field: how the noise option is named in an error (a flag or a query parameter).
+
+    Raises:
+        InputError: an unknown run, or nothing to simulate (and why).
+    """
+    info = store.get_run(ref)
+    results = list(store.iter_results(info.id))
+    model = _noise(info, results, default, dict(per_check or {}), noise_field)
+    try:
+        rubrics = rubrics_from_snapshot(info.config)
+    except RubricError as exc:
+        raise InputError(f"the run's snapshot: {exc}", field="rubrics") from None
+    policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
+    report = simulate_reruns(results, rubrics, policy, model, simulations=simulations, seed=seed)
+    return info, report
+
+
+def stability_json(info: RunInfo, report: StabilityReport) -> dict[str, Any]:
+    """The report as ``checkweigh stability --json`` writes it and the API answers it."""
+    run = info.model_dump(mode="json", include={"id", "suite", "status", "created_at"})
+    return {"run": run, "stability": report.model_dump(mode="json")}
