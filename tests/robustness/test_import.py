@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from checkweigh.importers import format_names
+from support.cli_process import run_cli
 from support.importing import FIXTURES
 
 AIRLINE = (FIXTURES / "openai_airline.jsonl").read_text(encoding="utf-8").splitlines()
@@ -28,16 +28,7 @@ OLD_OUT = '{"id": "kept", "trace": []}\n'
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from checkweigh.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="backslashreplace",
-        cwd=cwd,
-        timeout=60,
-        env={"COLUMNS": "1000", "PATH": "/usr/bin:/bin"},
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def _lines(*lines: str) -> bytes:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,21 +20,13 @@ from pydantic_core import from_json
 
 from checkweigh.core import Case
 from checkweigh.suites import iter_cases
+from support.cli_process import run_cli
 
 BIG = 2**80 + 7
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from checkweigh.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="backslashreplace",
-        cwd=cwd,
-        timeout=120,
-        env={"COLUMNS": "1000", "PATH": "/usr/bin:/bin"},
-    )
+    return run_cli(*args, cwd=cwd, timeout=120)  # the 20,000-case log takes a while
 
 
 def _call(name: str, arguments: str, call_id: str = "call_1") -> dict[str, Any]:

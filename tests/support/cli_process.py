@@ -83,3 +83,17 @@ def wait_for_stored(db: Path, n: int, proc: subprocess.Popen[str], timeout: floa
         if proc.poll() is not None or time.monotonic() > deadline:
             raise AssertionError(f"{n} results never stored; exit {proc.returncode}")
         time.sleep(0.05)
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``checkweigh ARGS`` run to its end in ``cwd``, wide output, a minimal environment."""
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="backslashreplace",
+        cwd=cwd,
+        timeout=timeout,
+        env={"COLUMNS": "1000", "PATH": "/usr/bin:/bin"},
+    )
