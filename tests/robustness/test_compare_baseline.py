@@ -293,7 +293,7 @@ FLAGS: list[tuple[str, list[str], str]] = [
     (
         "one stored run alone",
         ["latest", "--db", "DB"],
-        "error: CANDIDATE: missing: give a run id, or --candidate FILE",
+        "error: CANDIDATE: missing argument; give a run id, or --candidate FILE",
     ),
     (
         "a database without the suite",

@@ -89,7 +89,7 @@ def resolve(
     if baseline is None and not refs:
         raise InputError("missing: give a run id, or --baseline FILE", field="BASE")
     if baseline is None and candidate is None and len(refs) < 2:
-        raise InputError("missing: give a run id, or --candidate FILE", field="CANDIDATE")
+        raise InputError("missing argument; give a run id, or --candidate FILE", field="CANDIDATE")
     store: Store | None = None
 
     def opened() -> Store:
