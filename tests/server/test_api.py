@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -274,4 +275,16 @@ def test_the_openapi_document_and_docs_page(client: TestClient) -> None:
     default = params["max_avg_score_drop"]["schema"]["default"]
     assert default == CompareThresholds().max_avg_score_drop
     assert "post" in spec["paths"]["/api/runs"]
-    assert client.get("/docs").status_code == 200
+
+
+def test_the_docs_page_loads_only_what_the_server_serves(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert sources, page.text
+    for source in sources:
+        assert source.startswith("/static/"), source  # no CDN, no other host
+        assert client.get(source).status_code == 200, source
+    # no inline script: each <script> loads a file (a CSP of script-src 'self' holds)
+    assert re.findall(r"<script[^>]*>([^<]*)</script>", page.text) == ["", ""]
+    assert "SwaggerUIBundle" in client.get("/static/swagger/swagger-ui-bundle.js").text

@@ -6,7 +6,7 @@ from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
 from ..store import Store
-from . import _errors
+from . import _docs, _errors
 from ._analysis import router as analysis_router
 from ._auth import BearerToken, NoSniff
 from ._results import router as results_router
@@ -25,13 +25,14 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
     app = FastAPI(
         title="checkweigh",
         summary="Runs, case results, comparisons and stability of a checkweigh store.",
-        docs_url="/docs",
+        docs_url=None,  # our own page, its assets served here (see _docs)
         openapi_url="/openapi.json",
         redoc_url=None,
     )
     app.state.store = store
     app.state.token_set = token is not None
     _errors.install(app)
+    _docs.install(app)
     if token is not None:
         app.add_middleware(BearerToken, token=token)
     # added last, so outermost: refusals carry the headers too
