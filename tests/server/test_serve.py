@@ -46,7 +46,7 @@ def test_a_non_loopback_host_without_a_token_is_refused(
     ("args", "fragment"),
     [
         (["--db", "nope://x"], "error: --db: cannot use database URL 'nope://x'"),
-        (["--db", "sqlite:////nonexistent-dir/r.db"], "error: "),
+        (["--db", "sqlite:///{tmp}/a-file/r.db"], "error: --db: cannot create database "),
         (["--port", "99999"], "error: --port: expected an integer <= 65535, got 99999"),
         (["--port", "http"], "error: --port: "),
     ],
@@ -54,7 +54,8 @@ def test_a_non_loopback_host_without_a_token_is_refused(
 def test_bad_serve_input_is_one_line_and_exit_2(
     tmp_path: Path, args: list[str], fragment: str
 ) -> None:
-    done = run(["serve", *args], tmp_path)
+    (tmp_path / "a-file").write_text("not a folder\n")  # even root cannot make a folder under it
+    done = run(["serve", *(arg.format(tmp=tmp_path) for arg in args)], tmp_path)
     assert done.code == 2, done.err
     assert fragment in _one_line_error(done.err)
 

@@ -46,13 +46,17 @@ def run(args: list[str], cwd: Path, *, timeout: float = 60, prelude: str = "") -
     """``checkweigh ARGS`` to its end."""
     began = time.monotonic()
     proc = start(args, cwd, prelude=prelude)
-    out, err = proc.communicate(timeout=timeout)
-    return Finished(proc.returncode, out, err, time.monotonic() - began)
+    return finish(proc, began, timeout)
 
 
 def finish(proc: subprocess.Popen[str], began: float, timeout: float = 30) -> Finished:
-    """Wait for a started command."""
-    out, err = proc.communicate(timeout=timeout)
+    """Wait for a started command; one that outlives ``timeout`` is killed, never left running."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     return Finished(proc.returncode, out, err, time.monotonic() - began)
 
 
