@@ -40,6 +40,7 @@ from ._compare import (
     compare_runs,
 )
 from ._conditions import Condition, ConditionOp, strict_equal
+from ._exchange import ExchangeMessage, JudgeExchange
 from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
 from ._noise import (
     CheckNoise,
@@ -98,6 +99,8 @@ from ._verdict import (
 )
 
 __all__ = [
+    "ExchangeMessage",
+    "JudgeExchange",
     "DEFAULT_SIMULATIONS",
     "CaseStability",
     "CheckNoise",

@@ -2,6 +2,7 @@
 URL via --db; the schema is kept up to date by Alembic migrations that run on open."""
 
 from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
+from ._detail import ResultDetail, result_detail
 from ._owner import STALE_AFTER
 from ._pages import RunExists, RunPage, find_result, page_runs, store_run
 from ._recover import gate_specs, rebuild_summary
@@ -13,6 +14,7 @@ __all__ = [
     "DEFAULT_DB_PATH",
     "HEARTBEAT_S",
     "STALE_AFTER",
+    "ResultDetail",
     "ResultWriter",
     "RunExists",
     "RunPage",
@@ -27,4 +29,5 @@ __all__ = [
     "gate_specs",
     "rebuild_summary",
     "resolve_url",
+    "result_detail",
 ]
