@@ -6,11 +6,11 @@ cannot be opened or written), 3 internal error (a bug), 130 interrupted.
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, NoReturn
@@ -28,30 +28,26 @@ from rich.progress import (
 from rich.table import Table
 
 from .._process import real_exit
-from ..core import CaseResult, CaseState, PassMode, PassPolicy
+from ..core import CaseResult, CaseState
 from ..errors import CheckweighError, InputError, StoreError
-from ..judges import (
-    CachedJudge,
-    CacheMode,
-    GradedJudgeCheck,
-    JudgeCache,
-    JudgeOptions,
-    MeteredJudge,
-    Prices,
-    cache_dir,
-    make_judge,
-)
-from ..reports import clean, plain, render_summary, write_json_report, write_junit, write_markdown
+from ..reports import clean, plain, render_summary
 from ..runs import (
     Interrupted,
     RunOutcome,
     RunStopped,
     StopToken,
-    execute,
     stop_on_signals,
 )
-from ..store import RunStatus, Store, database_file, in_memory
-from ..suites import Suite, load_suite
+from ..service import (
+    Exports,
+    JudgeRequest,
+    RunRequest,
+    Thresholds,
+    prepare_run,
+    run_prepared,
+    write_exports,
+)
+from ..store import RunStatus, Store, database_file
 from ._common import (
     EXIT_GATES_FAILED,
     EXIT_INPUT,
@@ -204,59 +200,39 @@ def run(
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
     try:
-        prices = _prices(judge_prices)
-        loaded = load_suite(suite)
-        if cases is not None or on_bad_record is not None:
-            loaded = loaded.with_cases(cases, bad_record_choice(on_bad_record))
-        block = loaded.spec.judge.settings() if loaded.spec.judge else None
-        judge = _judge(
-            judge_spec,
-            no_cache=no_cache,
-            replay=replay,
-            options=JudgeOptions.build(
-                block,
+        request = RunRequest(
+            suite=suite,
+            cases=cases,
+            on_bad_record=bad_record_choice(on_bad_record),
+            db=db,
+            repeat=repeat,
+            concurrency=concurrency,
+            judge=JudgeRequest(
+                spec=judge_spec,
+                no_cache=no_cache,
+                replay=replay,
+                concurrency=judge_concurrency,
                 timeout_s=judge_timeout,
                 retries=judge_retries,
                 deadline_s=judge_deadline,
                 format=judge_format,
-                concurrency=judge_concurrency,
+                batch=judge_batch,
+                prices=judge_prices,
             ),
-            prices=prices,
+            graded_weights=tuple(graded_weight or ()),
+            thresholds=Thresholds(
+                pass_threshold=pass_threshold,
+                metrics_threshold=metrics_threshold,
+                cases_threshold=cases_threshold,
+            ),
+            exports=Exports(json_path=json_out, junit=junit, markdown=markdown),
         )
-        weights = _graded_weights(graded_weight or [], loaded)
-        if pass_threshold is not None and loaded.policy.pass_policy is PassMode.ALL_CHECKS:
-            raise InputError(
-                "the suite's pass_policy is all_checks, which uses no score threshold",
-                field="--pass-threshold",
-            )
-        policy = loaded.policy.with_thresholds(
-            _percent(pass_threshold, "--pass-threshold"),
-            _percent(metrics_threshold, "--metrics-threshold"),
-            _percent(cases_threshold, "--cases-threshold"),
-        )
-        total = loaded.cases.count() * repeat
-        if total == 0:
-            raise InputError("the cases file holds no cases", file=loaded.cases_path)
-        if in_memory(db):
-            # e.g. sqlite:///$DB with $DB unset: "stored", then gone when the command ends
-            raise InputError(
-                f"{db or os.environ.get('CHECKWEIGH_DB')!r} is an in-memory database: the run "
-                "would be lost when the command ends; give a file, e.g. sqlite:///results.db",
-                field="--db",
-            )
-        inputs = {
-            "the database": database_file(db),
-            "the suite": suite,
-            "the cases file": loaded.cases_path,
-        }
-        for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
-            if path is not None:
-                check_writable(path, flag, inputs)
-        store = Store(db)
+        prepared = prepare_run(request)
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:
         _fail_store(err, exc)
+    loaded, judge, policy, store = prepared.suite, prepared.judge, prepared.policy, prepared.store
     progress = Progress(
         TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
@@ -269,7 +245,7 @@ def run(
         disable=quiet,
         transient=True,
     )
-    task = progress.add_task(clean(loaded.name), total=total, errored=0, judge="")
+    task = progress.add_task(clean(loaded.name), total=prepared.total, errored=0, judge="")
     errored = 0
 
     def tick(result: CaseResult) -> None:
@@ -287,18 +263,7 @@ def run(
     folder = Path.cwd()  # an agent may change it; the output files are relative to this one
     with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
-            outcome = execute(
-                loaded,
-                store,
-                repeat=repeat,
-                concurrency=concurrency,
-                on_result=tick,
-                judge=judge,
-                judge_batch=judge_batch,
-                graded_weights=weights,
-                policy=policy,
-                stop=stop,
-            )
+            outcome = run_prepared(prepared, on_result=tick, stop=stop)
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
@@ -306,7 +271,7 @@ def run(
             os.chdir(folder)
     _report(out, outcome, loaded.name, store)
     try:
-        _exports(out, store, outcome, json_out, junit, markdown)
+        write_exports(store, outcome, request.exports, _say(out))
     except InputError as exc:
         fail_input(err, exc)
     if stopped is not None:
@@ -334,73 +299,6 @@ def _fail_store(err: Console, exc: StoreError) -> NoReturn:
     raise typer.Exit(EXIT_INPUT)
 
 
-def _graded_weights(items: list[str], suite: Suite) -> dict[str, float]:
-    """``METRIC=WEIGHT`` flags, checked against every graded check of the suite."""
-    weights: dict[str, float] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            weights[name.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
-            raise InputError(f"expected METRIC=WEIGHT, got {item!r}", field="--graded-weight")
-    graded = [c.check for c in suite.checks.values() if isinstance(c.check, GradedJudgeCheck)]
-    if weights and not graded:
-        raise InputError("the suite has no graded check (type: graded)", field="--graded-weight")
-    for check in graded:
-        try:
-            check.with_weights(weights)
-        except ValueError as exc:
-            raise InputError(str(exc), field="--graded-weight") from None
-    return weights
-
-
-def _percent(value: float | None, flag: str) -> float | None:
-    if value is not None and not 0.0 <= value <= 100.0:
-        raise InputError(f"expected a percentage from 0 to 100, got {value:g}", field=flag)
-    return value
-
-
-def _prices(text: str | None) -> Prices | None:
-    if text is None:
-        return None
-    try:
-        low, high = (float(x) for x in text.split(","))
-    except ValueError:
-        raise InputError(
-            f"expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got {text!r}",
-            field="--judge-prices",
-        ) from None
-    if not (low >= 0 and high >= 0 and math.isfinite(low + high)):  # NaN fails every >=
-        raise InputError(f"prices must be finite and >= 0, got {text!r}", field="--judge-prices")
-    return Prices(low, high)
-
-
-def _judge(
-    spec: str | None,
-    *,
-    no_cache: bool,
-    replay: bool,
-    options: JudgeOptions | None = None,
-    prices: Prices | None = None,
-) -> CachedJudge | None:
-    """The run's judge behind its cache, from the --judge, --no-cache and --replay flags
-    and the judge options (suite ``judge:`` block overridden by the --judge-* flags)."""
-    if spec is None:
-        if replay or no_cache:
-            raise InputError("--replay and --no-cache apply to a judge: give --judge too")
-        return None
-    if replay and no_cache:
-        raise InputError("--replay reads only the cache and --no-cache bypasses it: pick one")
-    mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
-    options = options or JudgeOptions()
-    model = make_judge(spec, options=options, offline=replay)
-    options = options.for_judge(model)
-    metered = MeteredJudge(model, concurrency=options.limit, prices=prices, options=options)
-    return CachedJudge(metered, JudgeCache(cache_dir()), mode)
-
-
 def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
@@ -408,57 +306,9 @@ def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None
     out.print(plain(f"stored in {store.safe_url}", style="dim"))
 
 
-def _exports(
-    out: Console,
-    store: Store,
-    outcome: RunOutcome,
-    json_out: Path | None,
-    junit: Path | None,
-    markdown: Path | None,
-) -> None:
-    """Write the requested files; a failure names the file and keeps the stored run."""
-    if json_out is None and junit is None and markdown is None:
-        return
-    info = store.get_run(outcome.run_id)
-    for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
-        if path is None:
-            continue
-        try:
-            if flag == "--json":
-                n = write_json_report(
-                    path,
-                    run=info.model_dump(mode="json", exclude={"summary"}),
-                    summary=outcome.summary,
-                    results=store.iter_results(outcome.run_id),
-                    policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
-                )
-                out.print(plain(f"wrote {n} result(s) to {path}"))
-            elif flag == "--junit":
-                n = write_junit(
-                    path,
-                    suite=info.suite,
-                    run_id=info.id,
-                    policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
-                    summary=outcome.summary,
-                    results=store.iter_results(outcome.run_id),
-                    repeats=info.repeat > 1,
-                )
-                out.print(plain(f"wrote {n} test case(s) to {path}"))
-            else:
-                write_markdown(
-                    path,
-                    suite=info.suite,
-                    run_id=info.id,
-                    status=outcome.status.value,
-                    summary=outcome.summary,
-                )
-                out.print(plain(f"wrote the Markdown summary to {path}"))
-        except OSError as exc:
-            raise InputError(
-                f"cannot write {path}: {exc.strerror or exc}; the run is stored as "
-                f"{outcome.run_id}",
-                field=flag,
-            ) from None
+def _say(out: Console) -> Callable[[str], None]:
+    """Print a line of what was written (as plain text: paths are the user's)."""
+    return lambda line: out.print(plain(line))
 
 
 @app.command("runs")
@@ -515,9 +365,9 @@ def show(
     """Print the report of a stored run."""
     out, err = consoles()
     try:
-        for path, flag in ((json_out, "--json"), (junit, "--junit"), (markdown, "--markdown")):
-            if path is not None:
-                check_writable(path, flag, {"the database": database_file(db)})
+        exports = Exports(json_path=json_out, junit=junit, markdown=markdown)
+        for path, flag in exports.files():
+            check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)
         info = store.get_run(run_ref)
     except InputError as exc:
@@ -537,7 +387,7 @@ def show(
     outcome = RunOutcome(info.id, info.status, info.summary, info.executions)
     _report(out, outcome, info.suite, store)
     try:
-        _exports(out, store, outcome, json_out, junit, markdown)
+        write_exports(store, outcome, exports, _say(out))
     except InputError as exc:
         fail_input(err, exc)
     if info.status is not RunStatus.COMPLETE:

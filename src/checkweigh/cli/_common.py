@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
@@ -20,6 +18,7 @@ from typer.core import TyperGroup
 from ..errors import InputError
 from ..importers import OnBadRecord
 from ..reports import clean
+from ..service import check_writable as check_writable  # the commands import it from here
 from ..store import RunInfo
 from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
 
@@ -217,45 +216,6 @@ def labelled(label: str, text: str) -> Text:
 def fail_input(err: Console, exc: InputError) -> NoReturn:
     err.print(labelled("error:", exc.one_line()), soft_wrap=True)
     raise typer.Exit(EXIT_INPUT)
-
-
-def check_writable(path: Path, flag: str, inputs: Mapping[str, Path | None] | None = None) -> None:
-    """Fail before the run, not after it, when an output file cannot be written or would
-    overwrite one of ``inputs`` (what it is -> its path: the database, the suite...)."""
-    for what, used in (inputs or {}).items():
-        if used is not None and path.resolve() == used.resolve():
-            raise InputError(
-                f"cannot write {path}: it is {what}; give another file name", field=flag
-            )
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if path.is_dir():
-        raise InputError(f"cannot write {path}: it is a folder", field=flag)
-    if not folder.is_dir():
-        raise InputError(f"cannot write {path}: {folder} is a file, not a folder", field=flag)
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write {path}: {folder} is not a writable folder", field=flag)
-    if path.is_fifo():
-        _check_reader(path, flag)
-
-
-_HELD_OPEN: list[int] = []
-"""Named pipes checked for a reader, held open until the process ends: closing the probe would
-hand the reader its end of file before the report is written."""
-
-
-def _check_reader(path: Path, flag: str) -> None:
-    """A named pipe nobody reads would block the report's write forever, after the run."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:
-            raise InputError(
-                f"cannot write {path}: it is a named pipe that nothing reads", field=flag
-            ) from None
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}", field=flag) from None
-    _HELD_OPEN.append(fd)
 
 
 def warn_abandoned(err: Console, info: RunInfo) -> None:

@@ -1,5 +1,6 @@
-"""What the CLI and the server share: comparing two stored runs and simulating a run's
-reruns, each built once and given as the same JSON to ``--json`` files and API answers."""
+"""What the CLI and the server share: setting up and running a suite and writing its files,
+comparing two stored runs and simulating a run's reruns, each built once (the comparison and
+the stability report given as the same JSON to ``--json`` files and API answers)."""
 
 from ._compare import (
     COMPARE_DEFAULTS,
@@ -9,16 +10,40 @@ from ._compare import (
     comparison_json,
     require_pairs,
 )
+from ._exports import Exports, check_writable, write_exports
+from ._run import (
+    JudgeRequest,
+    PreparedRun,
+    RunRequest,
+    Thresholds,
+    graded_weights,
+    make_cached_judge,
+    parse_prices,
+    prepare_run,
+    run_prepared,
+)
 from ._stability import parse_noise, stability_json, stability_of
 
 __all__ = [
     "COMPARE_DEFAULTS",
+    "Exports",
+    "JudgeRequest",
+    "PreparedRun",
+    "RunRequest",
     "StoredComparison",
+    "Thresholds",
+    "check_writable",
     "compare_stored",
     "compare_thresholds",
     "comparison_json",
-    "require_pairs",
+    "graded_weights",
+    "make_cached_judge",
     "parse_noise",
+    "parse_prices",
+    "prepare_run",
+    "require_pairs",
+    "run_prepared",
     "stability_json",
     "stability_of",
+    "write_exports",
 ]
