@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -147,12 +148,35 @@ class Bootstrap(NamedTuple):
     """Two-sided p-value of "no difference"."""
 
 
+EXACT_PICKS = 400_000
+"""Resampled values (resamples x deltas) the bootstrap draws one by one at most: about 0.1 s of
+Python. Past it, see :func:`paired_bootstrap`."""
+
+
 def paired_bootstrap(deltas: list[float], rng: random.Random, resamples: int = 4000) -> Bootstrap:
     """The mean of paired ``deltas`` with its 95% interval and a two-sided p-value.
 
     The p-value resamples the deltas re-centred on 0 (the null of no change) and counts how
     often a resampled mean lies at least as far from 0 as the observed one, with the usual +1
     correction so that it is never 0. No deltas, or identical ones, need no resampling.
+
+    The same bootstrap distribution is reached three ways, by cost (a 10,000-case comparison
+    must answer in well under a second, in pure Python):
+
+    - ``resamples x len(deltas)`` within :data:`EXACT_PICKS`: every resample drawn value by
+      value, as above.
+    - otherwise, when few deltas differ from the most common one (a run where most cases kept
+      their score): only those are drawn. A resample takes ``K ~ Binomial(n, m/n)`` of the
+      ``m`` differing deltas, uniformly, and the common value for the rest: the same resampled
+      means in distribution, from another stream of the seeded generator.
+    - otherwise (many distinct deltas and many cases): the bootstrap distribution of the mean
+      is computed rather than simulated, from its Edgeworth expansion (Hall, *The Bootstrap and
+      Edgeworth Expansion*, 1992). The two-sided p-value is ``2 (1 - Phi(|mean| / se))`` with
+      ``se`` the plug-in standard error (the skewness terms of the two tails cancel: the error
+      is O(1/n)), the interval is the Cornish-Fisher 2.5% and 97.5% quantiles (skewness
+      included). With at least :data:`EXACT_PICKS` / ``resamples`` deltas away from the mode,
+      that error is below the Monte Carlo error of ``resamples`` draws (about 0.0035 at
+      p = 0.05 for 4000), and it has no floor at ``1 / (resamples + 1)``.
     """
     n = len(deltas)
     if n == 0:
@@ -161,6 +185,17 @@ def paired_bootstrap(deltas: list[float], rng: random.Random, resamples: int = 4
     if all(d == deltas[0] for d in deltas):
         # every pair moved by the same amount: no sampling noise to weigh it against
         return Bootstrap(mean, mean, mean, 1.0 if mean == 0 else 0.0)
+    if n * resamples <= EXACT_PICKS:
+        return _drawn(deltas, mean, rng, resamples)
+    mode, _ = Counter(deltas).most_common(1)[0]
+    away = [d - mode for d in deltas if d != mode]
+    if len(away) * resamples <= EXACT_PICKS:
+        return _drawn_away(n, mode, away, mean, rng, resamples)
+    return _expanded(deltas, mean)
+
+
+def _drawn(deltas: list[float], mean: float, rng: random.Random, resamples: int) -> Bootstrap:
+    n = len(deltas)
     centred = [d - mean for d in deltas]
     threshold = abs(mean) - 1e-12
     extreme = 0
@@ -171,7 +206,71 @@ def paired_bootstrap(deltas: list[float], rng: random.Random, resamples: int = 4
         means.append(math.fsum([deltas[i] for i in picks]) / n)
         if abs(math.fsum([centred[i] for i in picks]) / n) >= threshold:
             extreme += 1
+    return _percentiles(mean, means, extreme, resamples)
+
+
+def _drawn_away(
+    n: int, mode: float, away: list[float], mean: float, rng: random.Random, resamples: int
+) -> Bootstrap:
+    """Resamples of ``n`` deltas of which ``away`` (minus ``mode``) are not ``mode``."""
+    q = len(away) / n
+    total = math.fsum(away)  # n * (mean - mode)
+    threshold = abs(mean) - 1e-12
+    extreme = 0
+    means: list[float] = []
+    for _ in range(resamples):
+        k = _binomial(n, q, rng)
+        drawn = math.fsum(rng.choices(away, k=k))
+        means.append(mode + drawn / n)
+        # the resample of the centred deltas: its mean is the resampled mean minus the mean
+        if abs((drawn - total) / n) >= threshold:
+            extreme += 1
+    return _percentiles(mean, means, extreme, resamples)
+
+
+def _binomial(n: int, p: float, rng: random.Random) -> int:
+    """A draw of Binomial(n, p), ``0 < p < 1``, in O(n p) steps (for a small n p)."""
+    log_none = n * math.log1p(-p)  # log P(0 successes)
+    if log_none > -700.0:
+        # inversion: one uniform, the probabilities by their recurrence
+        u = rng.random()
+        odds = p / (1.0 - p)
+        k = 0
+        prob = cdf = math.exp(log_none)
+        while u > cdf and k < n:
+            prob *= (n - k) / (k + 1) * odds
+            k += 1
+            cdf += prob
+        return k
+    # P(0) would underflow: count the successes by geometric jumps from one to the next
+    log_q = math.log1p(-p)
+    k = position = 0
+    while True:
+        position += int(math.log(1.0 - rng.random()) / log_q) + 1
+        if position > n:
+            return k
+        k += 1
+
+
+def _percentiles(mean: float, means: list[float], extreme: int, resamples: int) -> Bootstrap:
     means.sort()
     low = means[round(0.025 * (resamples - 1))]
     high = means[round(0.975 * (resamples - 1))]
     return Bootstrap(mean, low, high, (extreme + 1) / (resamples + 1))
+
+
+def _expanded(deltas: list[float], mean: float) -> Bootstrap:
+    """The bootstrap distribution of the mean from its one-term Edgeworth expansion."""
+    n = len(deltas)
+    centred = [d - mean for d in deltas]
+    var = math.fsum([c * c for c in centred]) / n  # the resampled population's: divisor n
+    sd = math.sqrt(var)
+    se = sd / math.sqrt(n)
+    skew = math.fsum([c * c * c for c in centred]) / n / (var * sd)
+    # Cornish-Fisher: the quantile z_a of the standardised mean moves by skew / (6 sqrt n) *
+    # (z_a^2 - 1), in the same direction at both ends (z^2 is the same)
+    shift = skew / (6.0 * math.sqrt(n)) * (_Z975 * _Z975 - 1.0)
+    low = mean + se * (-_Z975 + shift)
+    high = mean + se * (_Z975 + shift)
+    p_value = math.erfc(abs(mean) / se / math.sqrt(2.0))
+    return Bootstrap(mean, low, high, min(1.0, p_value))
