@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .._gc import gc_paused
 from ..core import CompareThresholds, Comparison, PassPolicy, compare_runs
 from ..errors import InputError
 from ..store import RunInfo, Store
@@ -91,14 +92,15 @@ def compare_stored(
     cand_run = _get_run(store, candidate, fields[1])
     if base_run.id == cand_run.id:
         raise InputError(f"both refer to run {base_run.id}", field=fields[1])
-    result = compare_runs(
-        store.iter_results(base_run.id),
-        store.iter_results(cand_run.id),
-        base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
-        candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
-        thresholds=thresholds,
-        strict=strict,
-    )
+    with gc_paused():  # both runs' results are read whole (see checkweigh._gc)
+        result = compare_runs(
+            store.iter_results(base_run.id),
+            store.iter_results(cand_run.id),
+            base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
+            candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
+            thresholds=thresholds,
+            strict=strict,
+        )
     return StoredComparison(base_run, cand_run, require_pairs(result, base_run.id, cand_run.id))
 
 

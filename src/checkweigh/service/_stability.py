@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .._gc import gc_paused
 from ..core import (
     DEFAULT_SIMULATIONS,
     CaseResult,
@@ -128,7 +129,8 @@ def stability_of(
         InputError: an unknown run, or nothing to simulate (and why).
     """
     info = store.get_run(ref)
-    results = list(store.iter_results(info.id))
+    with gc_paused():  # the run's results are read whole (see checkweigh._gc)
+        results = list(store.iter_results(info.id))
     model = _noise(info, results, default, dict(per_check or {}), noise_field)
     try:
         rubrics = rubrics_from_snapshot(info.config)
