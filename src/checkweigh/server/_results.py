@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
+from .._gc import gc_paused
 from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
-from ..store import Store, find_result
+from ..store import Store, find_result, page_results
 from ._deps import run_of, store_of
 from ._errors import bad_parameter, not_found
 
@@ -135,37 +136,46 @@ def list_results(
             "failed_check", f"expected one of the run's checks ({', '.join(checks)})"
         )
     policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
+    if state is None and outcome is None and failed_check is None:
+        # the database counts and cuts the page: only its rows are read and decoded
+        page = page_results(store, info, errored=errored, limit=limit, offset=offset)
+        items = [_row(r, *policy.state(r)) for r in page.results]
+        return ResultPage(run=info.id, total=page.total, limit=limit, offset=offset, items=items)
     total = 0
-    items: list[ResultRow] = []
-    # streamed: a page of a large run holds only its own rows in memory
-    for r in store.iter_results(info.id):
-        if errored is not None and r.errored is not errored:
-            continue
-        if failed_check is not None and (
-            (v := r.verdicts.get(failed_check)) is None or v.state is not VerdictState.FAILED
-        ):
-            continue
-        if outcome is not None and all(e.outcome is not outcome for e in r.results.values()):
-            continue
-        case_state, score = policy.state(r)
-        if state is not None and case_state is not state:
-            continue
-        total += 1
-        if offset < total <= offset + limit:
-            items.append(
-                ResultRow(
-                    case_id=r.case_id,
-                    repeat=r.repeat,
-                    position=r.position,
-                    state=case_state,
-                    score=score,
-                    errored=r.errored,
-                    latency_ms=r.latency_ms,
-                    rubrics=_rubrics(r),
-                    verdicts={n: v.state for n, v in r.verdicts.items()},
-                )
-            )
+    items = []
+    # every result read to filter by what only the policy or the verdicts decide; streamed,
+    # so a page of a large run holds only its own rows
+    with gc_paused():
+        for r in store.iter_results(info.id):
+            if errored is not None and r.errored is not errored:
+                continue
+            if failed_check is not None and (
+                (v := r.verdicts.get(failed_check)) is None or v.state is not VerdictState.FAILED
+            ):
+                continue
+            if outcome is not None and all(e.outcome is not outcome for e in r.results.values()):
+                continue
+            case_state, score = policy.state(r)
+            if state is not None and case_state is not state:
+                continue
+            total += 1
+            if offset < total <= offset + limit:
+                items.append(_row(r, case_state, score))
     return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
+
+
+def _row(r: CaseResult, case_state: CaseState, score: float | None) -> ResultRow:
+    return ResultRow(
+        case_id=r.case_id,
+        repeat=r.repeat,
+        position=r.position,
+        state=case_state,
+        score=score,
+        errored=r.errored,
+        latency_ms=r.latency_ms,
+        rubrics=_rubrics(r),
+        verdicts={n: v.state for n, v in r.verdicts.items()},
+    )
 
 
 @router.get("/runs/{run_id}/results/{case_id:path}")
