@@ -104,3 +104,10 @@ def test_binomial_draws_have_the_binomials_mean_and_variance(n: int, p: float) -
     sd = math.sqrt(n * p * (1 - p))
     assert statistics.fmean(draws) == pytest.approx(n * p, abs=4 * sd / math.sqrt(1000))
     assert statistics.pstdev(draws) == pytest.approx(sd, rel=0.12)
+
+
+def test_changes_too_small_to_square_are_read_as_identical() -> None:
+    deltas = [0.0] * 5000 + [1e-200] * 5000
+    b = paired_bootstrap(deltas, random.Random(0))
+    assert (b.low, b.high) == (b.mean, b.mean)
+    assert b.p_value == 0.0

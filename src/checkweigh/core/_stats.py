@@ -264,6 +264,8 @@ def _expanded(deltas: list[float], mean: float) -> Bootstrap:
     n = len(deltas)
     centred = [d - mean for d in deltas]
     var = math.fsum([c * c for c in centred]) / n  # the resampled population's: divisor n
+    if not var > 0.0:  # differences too small to square (below 1e-150): as if identical
+        return Bootstrap(mean, mean, mean, 1.0 if mean == 0 else 0.0)
     sd = math.sqrt(var)
     se = sd / math.sqrt(n)
     skew = math.fsum([c * c * c for c in centred]) / n / (var * sd)
