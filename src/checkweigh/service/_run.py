@@ -108,6 +108,7 @@ class PreparedRun:
     """A checked :class:`RunRequest`: the loaded suite, its judge, policy and open store."""
 
     request: RunRequest
+    """The request it was built from."""
     suite: Suite
     """The suite, reading the request's cases file when one was given."""
     judge: CachedJudge | None
