@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
-from ..store import Store, find_result
+from ..core import CaseResult, CaseState, JudgeExchange, OutcomeClass, PassPolicy, VerdictState
+from ..store import Store, result_detail
 from ._deps import run_of, store_of
 from ._errors import bad_parameter, not_found
 
@@ -103,6 +103,13 @@ class ResultDetail(BaseModel):
     """Score and outcome per rubric."""
     verdicts: dict[str, VerdictOut]
     """Every check's verdict."""
+    case: dict[str, Any] | None = None
+    """The case as evaluated: input, trace (every step: messages, tool calls with arguments
+    and results, errors, timings), final state, ground truth, metadata. None when the run was
+    stored without it (uploaded, or stored before checkweigh kept cases)."""
+    judge_exchanges: list[JudgeExchange] = Field(default_factory=list)
+    """Every judge call behind the verdicts, in order: the check, the prompt, the reply, the
+    model, tokens, latency and whether the cache answered."""
 
 
 def _rubrics(r: CaseResult) -> dict[str, RubricScore]:
@@ -177,9 +184,10 @@ def get_result(
 ) -> ResultDetail:
     """One execution of one case with every verdict, its reason, measures and error."""
     info = run_of(store, run_id)
-    r = find_result(store, info, case_id, repeat)
-    if r is None:
+    detail = result_detail(store, info, case_id, repeat)
+    if detail is None:
         raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+    r = detail.result
     verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
     verdicts = {
         name: VerdictOut(
@@ -202,4 +210,6 @@ def get_result(
         agent_error=r.agent_error,
         rubrics=_rubrics(r),
         verdicts=verdicts,
+        case=None if detail.case is None else detail.case.model_dump(mode="json"),
+        judge_exchanges=list(detail.exchanges),
     )

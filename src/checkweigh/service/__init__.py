@@ -7,6 +7,7 @@ from ._compare import (
     compare_stored,
     compare_thresholds,
     comparison_json,
+    judged,
     require_pairs,
 )
 from ._stability import parse_noise, stability_json, stability_of
@@ -17,6 +18,7 @@ __all__ = [
     "compare_stored",
     "compare_thresholds",
     "comparison_json",
+    "judged",
     "require_pairs",
     "parse_noise",
     "stability_json",

@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from ..core import Case, CaseResult, JudgeExchange
 from ..errors import StoreError
-from ._pages import column_id, rubric_checks
+from ._pages import result_row, rubric_checks
 from ._store import ALL_REPEATS, RunInfo, Store, _db_errors
-from ._tables import CaseBodyRow, ResultRow
+from ._tables import CaseBodyRow
 
 
 class ResultDetail(NamedTuple):
@@ -33,16 +33,11 @@ def result_detail(store: Store, run: RunInfo, case_id: str, repeat: int) -> Resu
     Raises:
         StoreError: the database cannot be read, or holds a case that is not one.
     """
-    stmt = select(ResultRow.record, ResultRow.idx, ResultRow.exchanges).where(
-        ResultRow.run_id == run.id,
-        ResultRow.case_id == column_id(store, case_id),
-        ResultRow.repeat == repeat,
-    )
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
-        found = [row for row in conn.execute(stmt) if row.record["case_id"] == case_id]
-        if not found:
+        row = result_row(conn, store, run, case_id, repeat)
+        if row is None:
             return None
-        record, idx, exchanges = found[0]
+        record, idx, exchanges = row.record, row.idx, row.exchanges
         # its own execution's case (an agent ran it), else the one all repeats evaluated
         bodies = (
             select(CaseBodyRow.body)

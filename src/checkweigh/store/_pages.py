@@ -4,9 +4,9 @@ found by its case id, and a run produced elsewhere stored whole."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Connection, Row, func, insert, select
 
 from ..core import CaseResult
 from ..errors import InputError
@@ -61,16 +61,24 @@ def column_id(store: Store, case_id: str) -> str:
 def find_result(store: Store, run: RunInfo, case_id: str, repeat: int) -> CaseResult | None:
     """The result of ``case_id``'s execution number ``repeat`` (from 0) in ``run``; None when
     the run stored none."""
+    with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
+        row = result_row(conn, store, run, case_id, repeat)
+    return None if row is None else CaseResult.from_record(row.record, rubric_checks(run))
+
+
+def result_row(
+    conn: Connection, store: Store, run: RunInfo, case_id: str, repeat: int
+) -> Row[Any] | None:
+    """The stored row (record, idx, exchanges) of ``case_id``'s execution ``repeat``."""
     # the case_id column holds U+FFFD for NUL on PostgreSQL; the record keeps the exact id
-    stmt = select(ResultRow.record).where(
+    stmt = select(ResultRow.record, ResultRow.idx, ResultRow.exchanges).where(
         ResultRow.run_id == run.id,
         ResultRow.case_id == column_id(store, case_id),
         ResultRow.repeat == repeat,
     )
-    with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
-        for (record,) in conn.execute(stmt):
-            if record["case_id"] == case_id:
-                return CaseResult.from_record(record, rubric_checks(run))
+    for row in conn.execute(stmt):
+        if row.record["case_id"] == case_id:
+            return row
     return None
 
 
