@@ -204,6 +204,23 @@ def test_a_case_page_shows_its_checklist(client: TestClient, stored: Stored) -> 
     assert api.json()["reason"] in tree.by_id("verdict-summary").text
 
 
+def test_a_case_page_shows_the_stored_conversation(client: TestClient, stored: Stored) -> None:
+    tree = page(client, f"/runs/{stored.candidate}/cases/wrong-time?repeat=0")
+    assert tree.all(id="no-case") == []
+    turns = tree.by_id("conversation").all(cls="turn")
+    assert [t.get("data-role") for t in turns] == ["user", "tool", "tool", "assistant"]
+    assert [t.one("code", "tool-name").text for t in turns[1:3]] == [
+        "check_availability",
+        "book_meeting",
+    ]
+    assert "40 ms" in turns[1].text
+    assert turns[3].one(cls="content").text == (
+        "Booked Alice and Bob on Tuesday at 10:00 for 30 minutes."
+    )
+    assert "Book Alice and Bob at 10" in tree.by_id("case-input").text
+    assert '"11:00"' in tree.by_id("final-state").text
+
+
 def test_a_case_page_says_when_the_run_did_not_store_its_case(
     client: TestClient, stored: Stored
 ) -> None:
