@@ -106,7 +106,8 @@ def test_serve_starts_and_answers(
         body = httpx.get(f"{url}/api/runs").json()
         assert [r["id"] for r in body["items"]] == [stored.candidate, stored.base]
         home = httpx.get(url, follow_redirects=False)
-        assert home.headers["location"] == "/api/runs"
+        assert home.headers["location"] == "/runs"
+        assert f'data-run-id="{stored.base}"' in httpx.get(f"{url}/runs").text
 
 
 def test_serve_with_a_token_refuses_requests_without_it(stored: Stored, tmp_path: Path) -> None:

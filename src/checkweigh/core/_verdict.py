@@ -44,7 +44,14 @@ class Verdict(NamedTuple):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         """Rebuild a verdict stored with :meth:`to_dict`."""
-        verdict = cls(VerdictState(data["state"]), data.get("reason", ""), data.get("error"))
+        state = data["state"]
+        # a dict lookup: calling the enum costs more than the rest of reading a stored result
+        known = _STATE_OF.get(state) if isinstance(state, str) else None
+        verdict = cls(
+            VerdictState(state) if known is None else known,
+            data.get("reason", ""),
+            data.get("error"),
+        )
         if data.get("measures"):
             return measured(verdict, data["measures"])
         return verdict
@@ -68,6 +75,8 @@ def measured(verdict: Verdict, measures: dict[str, float]) -> Verdict:
     out._measures = {k: float(v) for k, v in measures.items()}
     return out
 
+
+_STATE_OF = {s.value: s for s in VerdictState}
 
 # Verdicts are made once per check per case: build the tuple directly (C level) instead of
 # through the generated Python __new__ of the NamedTuple.
