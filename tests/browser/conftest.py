@@ -18,15 +18,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 
 from checkweigh.store import Store
+from checkweigh.testing import Reply, fake_llm_server
 from support import browser as chromium
 from support.cli_process import ENTRY
-from support.cli_process import run as run_cli
 from support.recorded_suite import make_case, write_suite
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scheduling"
 TOKEN = "browser-test-token-0f3c9a"
+JUDGE = "openai:gpt-test"
+JUDGE_ANSWER = '{"verdict": "yes", "reason": "the reply is short, plain and polite"}'
+API_KEY = "sk-proj-browser-test-key-never-shown-7e1d"
+"""The judge's API key: no page may ever show it."""
 
 SCRIPT = "<script>window.__pwned=1</script>"
 IMG = '<img src=x onerror="window.__pwned=2">'
@@ -71,10 +75,18 @@ class Runs(NamedTuple):
     folder: Path
 
 
-def _run_suite(suite: Path, db: str, cwd: Path) -> str:
+def _run_suite(suite: Path, db: str, cwd: Path, *args: str, env: dict[str, str]) -> str:
     """``checkweigh run SUITE`` in a process of its own; the id of the run it stored."""
-    done = run_cli(["run", str(suite), "--db", db, "-q"], cwd, timeout=120)
-    assert done.code in (0, 1), done.out + done.err  # 1: a gate failed, the run is stored
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY, "run", str(suite), "--db", db, "-q", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    # 1: a gate failed, and the run is stored all the same
+    assert done.returncode in (0, 1), done.stdout + done.stderr
     with Store(db) as store:
         return store.get_run("latest").id
 
@@ -107,9 +119,9 @@ def _hostile_cases() -> list[dict[str, Any]]:
 
 
 def store_runs(folder: Path) -> Runs:
-    """The three runs, made by the real CLI into a SQLite store under ``folder``."""
+    """The three runs, made by the real CLI into a SQLite store under ``folder``; the two
+    scheduling runs judge their tone check with a scripted OpenAI-compatible server."""
     db = f"sqlite:///{folder / 'runs.db'}"
-    base = _run_suite(EXAMPLE / "suite.yaml", db, folder)
     regressed = folder / "regressed"
     shutil.copytree(EXAMPLE, regressed, ignore=shutil.ignore_patterns("__pycache__"))
     (regressed / "scheduling_agent" / "regressed.py").write_text(REGRESSED_AGENT)
@@ -117,8 +129,16 @@ def store_runs(folder: Path) -> Runs:
     text = suite.read_text()
     assert "agent: scheduling_agent.agent:run" in text
     suite.write_text(text.replace("scheduling_agent.agent:run", "scheduling_agent.regressed:run"))
-    candidate = _run_suite(suite, db, folder)
-    hostile = _run_suite(write_suite(folder / "hostile", _hostile_cases()), db, folder)
+    with fake_llm_server([], default=Reply(JUDGE_ANSWER)) as judge:
+        env = {
+            "OPENAI_API_KEY": API_KEY,
+            "OPENAI_BASE_URL": judge.base_url,
+            "CHECKWEIGH_CACHE_DIR": str(folder / "judge-cache"),
+        }
+        judged = ("--judge", JUDGE, "--judge-prices", "0.15,0.6")
+        base = _run_suite(EXAMPLE / "suite.yaml", db, folder, *judged, env=env)
+        candidate = _run_suite(suite, db, folder, *judged, env=env)
+    hostile = _run_suite(write_suite(folder / "hostile", _hostile_cases()), db, folder, env={})
     return Runs(db, base, candidate, hostile, folder)
 
 
@@ -228,6 +248,21 @@ class Page:
             lambda d: urlsplit(d.current_url).path == path,
             message=f"never reached {path}",
         )
+
+    def wait_for_query(self, name: str, value: str) -> None:
+        """Wait until the page's query has ``name=value`` (after a form was submitted)."""
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(self.driver, chromium.WAIT).until(
+            lambda d: value in parse_qs(urlsplit(d.current_url).query).get(name, []),
+            message=f"the query never had {name}={value}",
+        )
+
+    def choose(self, css: str, value: str) -> None:
+        """Pick the option with ``value`` in the ``<select>`` matching ``css``."""
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.one(css)).select_by_value(value)
 
     def all(self, css: str) -> list[WebElement]:
         """Every element matching ``css`` now."""
