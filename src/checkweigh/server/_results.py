@@ -6,11 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
+from starlette.requests import Request
 
 from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
 from ..store import Store, find_result
-from ._deps import run_of, store_of
-from ._errors import bad_parameter, not_found
+from ._case_index import CaseFilter, CaseIndex, CaseRow, select_rows
+from ._deps import case_index, check_slot, run_of, store_of
+from ._errors import not_found
 
 router = APIRouter(tags=["results"])
 StoreDep = Annotated[Store, Depends(store_of)]
@@ -112,8 +114,31 @@ def _rubrics(r: CaseResult) -> dict[str, RubricScore]:
     }
 
 
+def _row(index: CaseIndex, row: CaseRow) -> ResultRow:
+    return ResultRow(
+        case_id=row.case_id,
+        repeat=row.repeat,
+        position=row.position,
+        state=row.state,
+        score=row.score,
+        errored=row.errored,
+        latency_ms=row.latency_ms,
+        rubrics={
+            name: RubricScore(status=cell.status, score=cell.score, outcome=cell.outcome)
+            for name, cell in zip(index.rubrics, row.rubrics, strict=True)
+            if cell is not None
+        },
+        verdicts={
+            name: state
+            for name, state in zip(index.checks, row.verdicts, strict=True)
+            if state is not None
+        },
+    )
+
+
 @router.get("/runs/{run_id}/results")
 def list_results(
+    request: Request,
     store: StoreDep,
     run_id: str,
     state: Annotated[CaseState | None, Query(description="Only cases in this state.")] = None,
@@ -129,42 +154,15 @@ def list_results(
 ) -> ResultPage:
     """The run's case results in input order, filtered, one page of them."""
     info = run_of(store, run_id)
-    checks = list(info.config.get("checks", {}))
-    if failed_check is not None and failed_check not in checks:
-        raise bad_parameter(
-            "failed_check", f"expected one of the run's checks ({', '.join(checks)})"
-        )
-    policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
-    total = 0
-    items: list[ResultRow] = []
-    # streamed: a page of a large run holds only its own rows in memory
-    for r in store.iter_results(info.id):
-        if errored is not None and r.errored is not errored:
-            continue
-        if failed_check is not None and (
-            (v := r.verdicts.get(failed_check)) is None or v.state is not VerdictState.FAILED
-        ):
-            continue
-        if outcome is not None and all(e.outcome is not outcome for e in r.results.values()):
-            continue
-        case_state, score = policy.state(r)
-        if state is not None and case_state is not state:
-            continue
-        total += 1
-        if offset < total <= offset + limit:
-            items.append(
-                ResultRow(
-                    case_id=r.case_id,
-                    repeat=r.repeat,
-                    position=r.position,
-                    state=case_state,
-                    score=score,
-                    errored=r.errored,
-                    latency_ms=r.latency_ms,
-                    rubrics=_rubrics(r),
-                    verdicts={n: v.state for n, v in r.verdicts.items()},
-                )
-            )
+    index = case_index(request, store, info)
+    keep = CaseFilter(
+        state=state,
+        outcome=outcome,
+        failed_check=check_slot(index, failed_check),
+        errored=errored,
+    )
+    total, rows = select_rows(index, keep, "position", offset, limit)
+    items = [_row(index, row) for row in rows]
     return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
 
 
