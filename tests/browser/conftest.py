@@ -223,11 +223,15 @@ class Page:
     allowed_console: list[str] = field(default_factory=lambda: ["/favicon.ico "])
     """Fragments of console errors that are expected (a test adds the ones it causes)."""
 
-    def open(self, path: str, wait_for: str | None = None) -> None:
-        """Load ``path`` of the server; with ``wait_for``, wait for that CSS selector."""
+    def open(self, path: str, expect: str | None = None) -> None:
+        """Load ``path`` of the server; with ``expect``, that CSS selector must be on it.
+
+        ``get`` returns once the page has loaded, and the pages are drawn by the server, so
+        what is not there now never comes (a page drawn by script waits with ``wait_for``).
+        """
         self.driver.get(self.base_url + path)
-        if wait_for is not None:
-            self.wait_for(wait_for)
+        if expect is not None and not self.all(expect):
+            raise AssertionError(f"no {expect} on {self.driver.current_url}")
 
     def wait_for(self, css: str) -> WebElement:
         """The first element matching ``css``, once it is there."""

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import httpx
+import pytest
 import yaml
 
 from browser.conftest import EXAMPLE, Page, Runs, Served
@@ -54,7 +55,7 @@ def assert_drawn(page: Page, css: str, at_least: int) -> None:
 
 
 def test_home_opens_the_runs_list_and_a_click_opens_a_run(page: Page, runs: Runs) -> None:
-    page.open("/", wait_for="#runs")
+    page.open("/", expect="#runs")
     assert page.path == "/runs"
     rows = page.all("#runs tr[data-run-id]")
     assert {row.get_attribute("data-run-id") for row in rows} == {
@@ -77,7 +78,7 @@ def test_home_opens_the_runs_list_and_a_click_opens_a_run(page: Page, runs: Runs
 def test_a_run_page_shows_its_gates_charts_and_cases(
     page: Page, runs: Runs, server: Served
 ) -> None:
-    page.open(f"/runs/{runs.candidate}", wait_for="#cases")
+    page.open(f"/runs/{runs.candidate}", expect="#cases")
     gates = page.all("#gates li.gate")
     summary = api(server, f"/runs/{runs.candidate}")["summary"]
     assert len(gates) >= len(summary["gates"])
@@ -98,7 +99,7 @@ def test_a_run_page_shows_its_gates_charts_and_cases(
 def test_the_filter_form_shows_only_the_failing_cases(
     page: Page, runs: Runs, server: Served
 ) -> None:
-    page.open(f"/runs/{runs.candidate}", wait_for="#case-filter")
+    page.open(f"/runs/{runs.candidate}", expect="#case-filter")
     page.choose("#case-filter select[name=state]", "failed")
     page.one("#filter-button").click()
     page.wait_for_query("state", "failed")
@@ -120,26 +121,34 @@ def test_the_filter_form_shows_only_the_failing_cases(
         assert row_states(page, case_id)["failed"] >= 1
 
 
-def test_a_case_page_shows_its_checklist_judge_and_conversation(
+CASE = "s01-simple-booking"
+"""A case the candidate's regression broke: Bob was dropped from the booking."""
+
+
+def test_a_case_page_shows_its_checklist_with_every_reason(
     page: Page, runs: Runs, server: Served
 ) -> None:
-    case_id = "s01-simple-booking"
-    page.open(f"/runs/{runs.candidate}?state=failed", wait_for="#cases")
-    page.one(f'#cases tr[data-case-id="{case_id}"] a.case-link').click()
-    page.wait_until_path(f"/runs/{runs.candidate}/cases/{quote(case_id, safe='')}")
+    page.open(f"/runs/{runs.candidate}?state=failed", expect="#cases")
+    page.one(f'#cases tr[data-case-id="{CASE}"] a.case-link').click()
+    page.wait_until_path(f"/runs/{runs.candidate}/cases/{quote(CASE, safe='')}")
     page.wait_for("#checklist")
-    verdicts = api(server, f"/runs/{runs.candidate}/results/{case_id}")["verdicts"]
+    verdicts = api(server, f"/runs/{runs.candidate}/results/{CASE}")["verdicts"]
     checks = {item.get_attribute("data-check"): item for item in page.all("#checklist li.check")}
     assert {name: item.get_attribute("data-state") for name, item in checks.items()} == {
         name: verdict["state"] for name, verdict in verdicts.items()
     }
-    wrong = checks["correct_participants"]
-    assert wrong.get_attribute("data-state") == "failed"
-    assert (
-        wrong.find_element("css selector", ".reason").text
-        == (verdicts["correct_participants"]["reason"])
-    )
-    assert "missing ['Bob']" in wrong.text
+    for name, item in checks.items():
+        assert item.find_element("css selector", ".reason").text == verdicts[name]["reason"]
+    assert "missing ['Bob']" in checks["correct_participants"].text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the store does not keep the evaluated case nor the judge exchanges yet (issue 11 "
+    "item 1): the case page says so in #no-case; remove this mark when it lands",
+)
+def test_a_case_page_shows_the_judge_exchange_and_the_conversation(page: Page, runs: Runs) -> None:
+    page.open(f"/runs/{runs.candidate}/cases/{CASE}?repeat=0", expect="#conversation")
     # the judged tone check: its question and the judge's answer
     judge = page.one("#judge").text
     assert "Is the final reply professional and friendly in tone?" in judge
@@ -152,7 +161,7 @@ def test_a_case_page_shows_its_checklist_judge_and_conversation(
     scenario = next(
         case
         for case in yaml.safe_load((EXAMPLE / "scenarios.yaml").read_text())
-        if case["id"] == case_id
+        if case["id"] == CASE
     )
     assert scenario["input"]["message"] in turns[0].text
     tools = " ".join(turn.text for turn in turns if turn.get_attribute("data-role") == "tool")
@@ -164,7 +173,7 @@ def test_a_case_page_shows_its_checklist_judge_and_conversation(
 def test_two_runs_picked_in_the_list_open_their_comparison(
     page: Page, runs: Runs, server: Served
 ) -> None:
-    page.open("/runs", wait_for="#compare-form")
+    page.open("/runs", expect="#compare-form")
     # picked newer first: the page still compares the older (base) with the newer
     for run_id in (runs.candidate, runs.base):
         page.one(f'#runs input[type=checkbox][name=pick][value="{run_id}"]').click()
@@ -198,7 +207,8 @@ def test_two_runs_picked_in_the_list_open_their_comparison(
     page.wait_for("#verdict")
     assert page.one("#verdict").get_attribute("data-regression") == "false"
     assert "no regression" in page.one("#verdict").text.lower()
-    assert page.one("#thresholds input[name=max_pass_rate_drop]").get_attribute("value") == "50"
+    kept = page.one("#thresholds input[name=max_pass_rate_drop]").get_attribute("value")
+    assert float(kept) == 50
     query = parse_qs(page.query)
     assert (query["base"], query["candidate"]) == ([runs.base], [runs.candidate])
     relaxed = api(
@@ -209,11 +219,11 @@ def test_two_runs_picked_in_the_list_open_their_comparison(
 
 def test_the_stability_page_draws_the_simulated_spread(page: Page, runs: Runs) -> None:
     # the tone check was judged once per case: its noise is given, as `stability --noise`
-    page.open(f"/runs/{runs.base}/stability?noise=0.2", wait_for="#stability svg")
+    page.open(f"/runs/{runs.base}/stability?noise=0.2", expect="#stability svg")
     assert_drawn(page, "#stability svg", 1)
 
 
 def test_an_unknown_run_is_an_error_page_that_names_it(page: Page) -> None:
-    page.open("/runs/no-such-run", wait_for="#error")
+    page.open("/runs/no-such-run", expect="#error")
     assert "no-such-run" in page.one("#error").text
     page.allowed_console.append("/runs/no-such-run - Failed to load resource")

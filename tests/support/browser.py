@@ -4,9 +4,10 @@ It uses Debian's `chromium` and `chromium-driver` (`/usr/bin/chromium`, `/usr/bi
 `.ci/run` installs them and sets CHECKWEIGH_REQUIRE_BROWSER=1, so in CI a missing browser fails
 the tests. Elsewhere they skip, with the command that installs it.
 
-The browser is kept off the network: background services are disabled, and every host name but
-localhost resolves to nothing, so a page that loaded an asset from a CDN would show it broken
-(the tests also check that every resource came from the server under test).
+The browser is kept off the network, as the conftest guard keeps the tests: background services
+are disabled, and every request beyond loopback goes to a proxy that is not there, so a page
+that loaded an asset from a CDN would show it broken (the tests also check that every resource
+came from the server under test).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ CHROMIUM = Path(os.environ.get("CHECKWEIGH_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("CHECKWEIGH_CHROMEDRIVER", "/usr/bin/chromedriver"))
 INSTALL = "apt-get install chromium chromium-driver"
 
+DEAD_PROXY = "http://127.0.0.1:1"
+"""Where the browser's requests beyond loopback go: port 1 of loopback, where nothing listens."""
+
 WAIT = 10.0
 """Seconds an explicit wait gives a page (a shared 2-core machine can be slow, never this slow)."""
 
@@ -44,7 +48,9 @@ _FLAGS = (
     "--disable-extensions",
     "--disable-features=Translate,OptimizationHints,MediaRouter",
     "--metrics-recording-only",
-    # nothing but this machine: any other host name fails to resolve
+    # nothing but this machine: every request but loopback's (which Chromium never proxies)
+    # goes to a proxy that is not there, and no other host name resolves
+    f"--proxy-server={DEAD_PROXY}",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     "--window-size=1280,1000",
     "--lang=en-US",
