@@ -152,7 +152,7 @@ def _execute(
         with refuse_process_exit():  # an agent's or check's os._exit() is its case's error
             run_cases(
                 evaluator,
-                source.iter_cases(tally),
+                source.iter_sourced(tally),
                 handle,
                 target=target,
                 repeat=repeat,

@@ -10,8 +10,8 @@ from sqlalchemy import func, insert, select
 
 from ..core import CaseResult
 from ..errors import InputError
-from ._store import _RESULTS, RunInfo, RunStatus, Store, _db_errors, _info
-from ._tables import ResultRow, RunRow
+from ._store import _RESULTS, RunInfo, RunStatus, Store, _db_errors, _info, verdict_rows
+from ._tables import ResultRow, RunRow, VerdictRow
 
 
 class RunPage(NamedTuple):
@@ -53,7 +53,7 @@ def page_runs(
         return RunPage(total, [_info(row) for row in conn.execute(rows).mappings()])
 
 
-def _column_id(store: Store, case_id: str) -> str:
+def column_id(store: Store, case_id: str) -> str:
     """The case id as its column holds it: PostgreSQL text cannot hold NUL (U+FFFD instead)."""
     return case_id if store.engine.dialect.name == "sqlite" else case_id.replace("\x00", "\ufffd")
 
@@ -62,16 +62,22 @@ def find_result(store: Store, run: RunInfo, case_id: str, repeat: int) -> CaseRe
     """The result of ``case_id``'s execution number ``repeat`` (from 0) in ``run``; None when
     the run stored none."""
     # the case_id column holds U+FFFD for NUL on PostgreSQL; the record keeps the exact id
-    column_id = _column_id(store, case_id)
     stmt = select(ResultRow.record).where(
-        ResultRow.run_id == run.id, ResultRow.case_id == column_id, ResultRow.repeat == repeat
+        ResultRow.run_id == run.id,
+        ResultRow.case_id == column_id(store, case_id),
+        ResultRow.repeat == repeat,
     )
-    rubric_checks = {r["name"]: list(r["weights"]) for r in run.config.get("rubrics", [])}
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
         for (record,) in conn.execute(stmt):
             if record["case_id"] == case_id:
-                return CaseResult.from_record(record, rubric_checks)
+                return CaseResult.from_record(record, rubric_checks(run))
     return None
+
+
+def rubric_checks(run: RunInfo) -> dict[str, list[str]]:
+    """Each rubric's checks, from the run's snapshot: a rebuilt result's rubric details then
+    hold only its own verdicts."""
+    return {r["name"]: list(r["weights"]) for r in run.config.get("rubrics", [])}
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -95,7 +101,7 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
         {
             "run_id": run.id,
             "idx": r.position,
-            "case_id": _column_id(store, r.case_id),
+            "case_id": column_id(store, r.case_id),
             "repeat": r.repeat,
             "errored": r.errored,
             "latency_ms": r.latency_ms,
@@ -126,3 +132,9 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
         )
         if rows:
             conn.execute(insert(_RESULTS), rows)
+            verdicts = [
+                {"run_id": run.id, "check": c, "state": s, "idx": i, "repeat": k}
+                for c, s, i, k in verdict_rows(results)
+            ]
+            if verdicts:
+                conn.execute(insert(VerdictRow), verdicts)
