@@ -108,7 +108,8 @@ def test_serve_starts_in_under_a_second_and_answers(
             body = httpx.get(f"{url}/api/runs").json()
             assert [r["id"] for r in body["items"]] == [stored.candidate, stored.base]
             home = httpx.get(url, follow_redirects=False)
-            assert home.headers["location"] == "/api/runs"
+            assert home.headers["location"] == "/runs"
+            assert f'data-run-id="{stored.base}"' in httpx.get(f"{url}/runs").text
         starts.append(seconds)
     assert min(starts) < 1.0, starts
 

@@ -31,17 +31,13 @@ def _svg(height: float, label: str, body: list[str]) -> Markup:
     return Markup(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
         f'width="{WIDTH}" height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" '
-        f'aria-label="{escape(label)}">'
-        + "".join(body)
-        + "</svg>"
+        f'aria-label="{escape(label)}">' + "".join(body) + "</svg>"
     )
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", cls: str = "") -> str:
     extra = f' class="{cls}"' if cls else ""
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
-    )
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
 
 
 def _short(text: str, limit: int = 28) -> str:

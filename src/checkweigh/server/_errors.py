@@ -3,6 +3,7 @@ an HTML page with the same one line from a page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI
@@ -61,7 +62,7 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 
 def _answer(
-    request: Request, status: int, message: str, headers: dict[str, str] | None = None
+    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
 ) -> Response:
     """The error as a page for a page, as JSON for the API."""
     if is_page(request.url.path):

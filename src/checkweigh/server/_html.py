@@ -43,8 +43,10 @@ def _pct(value: float | None, digits: int = 1) -> str:
 
 
 def _num(value: float | None, fmt: str = ".1f") -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else (
-        format(value, fmt)
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (format(value, fmt))
     )
 
 

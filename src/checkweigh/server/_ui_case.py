@@ -26,7 +26,7 @@ ROLES = {
     "event": "system",
 }
 """A trace step's kind -> the speaker its turn is shown as."""
-_MARKS = {"passed": "✓", "failed": "✗", "not_applicable": "–", "errored": "!"}
+_MARKS = {"passed": "✓", "failed": "✗", "not_applicable": "\u2013", "errored": "!"}  # en dash: n/a
 
 
 def _turn(step: Step) -> dict[str, Any]:
@@ -68,7 +68,9 @@ def _checklist(info: RunInfo, verdicts: dict[str, Any]) -> list[dict[str, Any]]:
     for rubric in info.config.get("rubrics", []):
         required = set(rubric.get("required", ()))
         for name, weight in rubric.get("weights", {}).items():
-            tag = f"{rubric['name']} {float(weight):.2f}" + (" required" if name in required else "")
+            tag = f"{rubric['name']} {float(weight):.2f}" + (
+                " required" if name in required else ""
+            )
             weights.setdefault(name, []).append(tag)
     out = []
     for name in order:

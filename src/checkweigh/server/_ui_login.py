@@ -29,7 +29,7 @@ async def login(request: Request) -> Response:
     """Check the token; right, set the cookie and go on; wrong, the form again with 401."""
     body = await request.body()
     fields = parse_qs(body[:_MAX_FORM].decode("utf-8", "replace"), keep_blank_values=True)
-    target = local_path((fields.get("next") or [None])[0])
+    target = local_path(fields["next"][0] if fields.get("next") else None)
     token: bytes | None = request.app.state.token
     if token is None:
         return RedirectResponse(target, status_code=303)

@@ -78,8 +78,10 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     g = summary.case_gates
     if g is not None:
-        score = "unmeasured" if g.weighted_metrics_score_pct is None else (
-            f"{g.weighted_metrics_score_pct:.1f}%"
+        score = (
+            "unmeasured"
+            if g.weighted_metrics_score_pct is None
+            else (f"{g.weighted_metrics_score_pct:.1f}%")
         )
         out.append(
             {
@@ -171,9 +173,9 @@ def run_page(request: Request, run_id: str) -> Response:
         "run.html",
         info=info,
         summary=summary,
-        headline=None if summary is None or summary.case_gates is None else headline(
-            summary.case_gates
-        ),
+        headline=None
+        if summary is None or summary.case_gates is None
+        else headline(summary.case_gates),
         stored=len(index.rows),
         gates=[] if summary is None else _gates(summary),
         charts=[] if summary is None else _charts_of(info, summary, index),
