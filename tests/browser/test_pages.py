@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import httpx
-import pytest
 import yaml
 
 from browser.conftest import EXAMPLE, Page, Runs, Served
@@ -142,11 +141,6 @@ def test_a_case_page_shows_its_checklist_with_every_reason(
     assert "missing ['Bob']" in checks["correct_participants"].text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store does not keep the evaluated case nor the judge exchanges yet (issue 11 "
-    "item 1): the case page says so in #no-case; remove this mark when it lands",
-)
 def test_a_case_page_shows_the_judge_exchange_and_the_conversation(page: Page, runs: Runs) -> None:
     page.open(f"/runs/{runs.candidate}/cases/{CASE}?repeat=0", expect="#conversation")
     # the judged tone check: its question and the judge's answer

@@ -4,6 +4,7 @@ page script cannot read."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from urllib.parse import quote
@@ -33,11 +34,6 @@ return {
 _CLEAN = {"pwned": "undefined", "inline_scripts": 0, "handlers": 0}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store does not keep the evaluated case yet (issue 11 item 1): no trace to show; "
-    "remove this mark when it lands",
-)
 def test_markup_in_a_trace_is_shown_as_text_and_never_runs(page: Page, runs: Runs) -> None:
     page.open(f"/runs/{runs.hostile}/cases/xss-trace?repeat=0", expect="#conversation")
     assert page.driver.execute_script(_NOTHING_RAN) == _CLEAN
@@ -46,9 +42,10 @@ def test_markup_in_a_trace_is_shown_as_text_and_never_runs(page: Page, runs: Run
     assert roles == ["user", "tool", "tool", "tool", "assistant"]
     # every piece of markup is on the page as the characters the agent wrote
     assert IMG in turns[0].text
-    assert IMG in turns[1].text  # the tool's arguments
-    assert SCRIPT in turns[1].text  # and its result
-    assert SCRIPT in turns[2].text
+    # a tool's arguments and result are shown as JSON: the markup as a JSON string
+    assert json.dumps(IMG) in turns[1].text
+    assert json.dumps(SCRIPT) in turns[1].text
+    assert json.dumps(SCRIPT) in turns[2].text
     assert HOSTILE_REPLY in turns[4].text
     errors = page.all("#conversation .error")
     assert any(f"calendar said: {IMG}" in error.text for error in errors)
