@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, quote
 import httpx
 import yaml
 
-from browser.conftest import EXAMPLE, Page, Runs, Served
+from browser.conftest import API_KEY, EXAMPLE, Page, Runs, Served
 
 # an SVG chart counts as drawn when it holds shapes and takes up room on the page
 _DRAWN = """
@@ -51,6 +51,10 @@ def assert_drawn(page: Page, css: str, at_least: int) -> None:
     for chart in charts:
         drawn = page.driver.execute_script(_DRAWN, chart)
         assert min(drawn.values()) > 0, drawn
+
+
+CASE = "s01-simple-booking"
+"""A case the candidate's regression broke: Bob was dropped from the booking."""
 
 
 def test_home_opens_the_runs_list_and_a_click_opens_a_run(page: Page, runs: Runs) -> None:
@@ -103,7 +107,9 @@ def test_the_filter_form_shows_only_the_failing_cases(
     page.one("#filter-button").click()
     page.wait_for_query("state", "failed")
     failed = results(server, runs.candidate, state="failed")
-    assert len(failed) == 25  # of 43: the 14 the regression broke and 11 the example fails
+    # of 43 executions: the example's own failures and the bookings the regression broke
+    assert 0 < len(failed) < 43
+    assert CASE in failed
     shown = {row.get_attribute("data-case-id") for row in page.all("#cases tr[data-case-id]")}
     assert shown == set(failed)
     page.screenshot("state")
@@ -115,13 +121,9 @@ def test_the_filter_form_shows_only_the_failing_cases(
     wrong = results(server, runs.candidate, failed_check="correct_participants", state="failed")
     shown = {row.get_attribute("data-case-id") for row in page.all("#cases tr[data-case-id]")}
     assert shown == set(wrong)
-    assert "s01-simple-booking" in shown
+    assert CASE in shown
     for case_id in shown:
         assert row_states(page, case_id)["failed"] >= 1
-
-
-CASE = "s01-simple-booking"
-"""A case the candidate's regression broke: Bob was dropped from the booking."""
 
 
 def test_a_case_page_shows_its_checklist_with_every_reason(
@@ -147,6 +149,7 @@ def test_a_case_page_shows_the_judge_exchange_and_the_conversation(page: Page, r
     judge = page.one("#judge").text
     assert "Is the final reply professional and friendly in tone?" in judge
     assert "the reply is short, plain and polite" in judge
+    assert API_KEY not in page.driver.page_source  # the judge's key, in the runs' environment
 
     turns = page.all("#conversation .turn")
     roles = [turn.get_attribute("data-role") for turn in turns]
@@ -180,7 +183,7 @@ def test_two_runs_picked_in_the_list_open_their_comparison(
     assert verdict.get_attribute("data-regression") == "true"
     assert "regression detected" in verdict.text.lower()
     regressions = page.one("#regressions")
-    assert "s01-simple-booking" in regressions.text
+    assert CASE in regressions.text
     # regressions come first
     assert page.driver.execute_script(
         "return !!(arguments[0].compareDocumentPosition(arguments[1]) & "
