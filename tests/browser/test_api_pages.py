@@ -17,11 +17,6 @@ def test_the_browser_reads_the_runs_list_of_the_api(page: Page, runs: Runs) -> N
     assert body["total"] == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="swagger-ui-bundle 1.1.0 ships Swagger UI 4.15.5, which cannot read the OpenAPI 3.1.0 "
-    "document FastAPI writes ('Unable to render this definition'): /docs needs Swagger UI 5",
-)
 def test_the_docs_page_lists_the_endpoints_from_the_servers_own_assets(page: Page) -> None:
     page.open("/docs")
     # Swagger UI draws the page from script: either the operations or why it could not
