@@ -66,13 +66,18 @@ def test_runs_judged_by_other_models_are_compared_with_a_warning(tmp_path: Path)
     assert strict.exit_code == 1
     assert "failed: --strict compares only runs judged alike" in strict.stderr
     with Store(db) as store:
-        answer = TestClient(create_app(store)).get(
-            "/api/runs/compare", params={"base": base, "candidate": cand}
-        )
+        client = TestClient(create_app(store))
+        answer = client.get("/api/runs/compare", params={"base": base, "candidate": cand})
+        page = client.get("/compare", params={"base": base, "candidate": cand})
     assert answer.status_code == 200
     assert answer.json()["judged_differently"] == [
         "judge scripted:judge-a in the base, scripted:judge-b in the candidate"
     ]
+    assert page.status_code == 200
+    assert 'id="judged-differently"' in page.text
+    assert "<li>judge scripted:judge-a in the base, scripted:judge-b in the candidate</li>" in (
+        page.text
+    )
 
 
 def test_runs_judged_alike_compare_without_a_warning_even_strictly(tmp_path: Path) -> None:
