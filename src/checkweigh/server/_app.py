@@ -18,7 +18,7 @@ from ._ui_login import router as ui_login_router
 from ._ui_runs import router as ui_runs_router
 
 
-def create_app(store: Store, *, token: str | None = None) -> FastAPI:
+def create_app(store: Store, *, token: str | None = None, warm: bool = False) -> FastAPI:
     """The server's app over ``store``.
 
     Args:
@@ -27,6 +27,9 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
             the cookie the login page sets); without it,
             uploads are refused (403) and everything else is open (for loopback only: the
             ``serve`` command refuses other hosts without a token).
+        warm: prepare the cases tables of the newest finished runs in the background now, and
+            of the runs a runs-list page shows when it is shown (``serve`` does; a test that
+            closes the store right after its requests does not want threads reading it).
     """
     app = FastAPI(
         title="checkweigh",
@@ -40,6 +43,10 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
     # for the login page's check (never shown anywhere)
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
     app.state.case_indexes = IndexCache()
+    app.state.warm_indexes = warm
+    app.state.warming = (
+        app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
+    )
     _errors.install(app)
     _docs.install(app)
     if token is not None:

@@ -8,6 +8,7 @@ next page, filter or sort of a 10,000-case run reads no database at all.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -15,7 +16,10 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, get_args
 
 from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
+from ..errors import StoreError
 from ..store import RunInfo, RunStatus, Store
+
+_log = logging.getLogger("checkweigh.server")
 
 Sort = Literal["position", "score", "-score", "latency", "-latency"]
 """How the rows are ordered: input order, score or latency (``-``: highest first)."""
@@ -169,3 +173,28 @@ class IndexCache:
             while len(self._indexes) > self._size:
                 self._indexes.popitem(last=False)
         return index
+
+    def warm(self, store: Store, runs: Iterable[RunInfo]) -> threading.Thread | None:
+        """Build, on a background thread, the indexes of the finished runs among ``runs`` that
+        are not cached yet (as many as the cache holds), so that the first view of a large run
+        finds its index ready; None when there is nothing to build."""
+        with self._lock:
+            todo = [
+                info
+                for info in runs
+                if info.status is not RunStatus.RUNNING and info.id not in self._indexes
+            ][: self._size]
+        if not todo:
+            return None
+        thread = threading.Thread(
+            target=self._warm, args=(store, todo), name="checkweigh-index", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _warm(self, store: Store, todo: list[RunInfo]) -> None:
+        for info in todo:
+            try:
+                self.get(store, info)
+            except StoreError as exc:  # the page that needs it reports it; the server goes on
+                _log.warning("could not prepare the cases of run %s: %s", info.id, exc)

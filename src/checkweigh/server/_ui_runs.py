@@ -61,6 +61,8 @@ def runs_page(request: Request) -> Response:
         limit=RUNS_PER_PAGE,
         offset=(page - 1) * RUNS_PER_PAGE,
     )
+    if request.app.state.warm_indexes:  # the runs listed are the ones likely opened next
+        request.app.state.case_indexes.warm(store, found.runs)
     return render(
         request,
         "runs.html",
