@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app as cli
+from checkweigh.core import PassPolicy
+from checkweigh.reports import write_json_report
 from checkweigh.server import create_app
 from checkweigh.store import Store
 from server.conftest import TOKEN, Stored, base_cases, run_suite
@@ -181,3 +183,32 @@ def test_the_json_run_writes_uploads_as_is(tmp_path: Path, team_server: TestClie
     assert [(r["case_id"], r["state"], r["score"]) for r in results["items"]] == [
         (r["case_id"], r["case"]["state"], r["case"]["score_pct"]) for r in exported["results"]
     ]
+
+
+def test_an_export_with_its_cases_uploads_them_and_a_bad_one_is_refused(
+    stored: Stored, team_server: TestClient, tmp_path: Path
+) -> None:
+    out = tmp_path / "with-cases.json"
+    with Store(stored.url) as origin:
+        info = origin.get_run(stored.base)
+        assert info.summary is not None
+        write_json_report(
+            out,
+            run=info.model_dump(mode="json", exclude={"summary"}),
+            summary=info.summary,
+            results=origin.iter_results(info.id, with_cases=True),
+            policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
+            cases=True,
+        )
+        original = TestClient(create_app(origin)).get(f"/api/runs/{stored.base}/results/wrong-time")
+    exported = json.loads(out.read_text())
+    assert all("evaluated_case" in r for r in exported["results"])
+    broken = json.loads(json.dumps(exported))
+    broken["results"][1]["evaluated_case"]["trace"] = [{"kind": "shout"}]
+    refused = team_server.post("/api/runs", json=broken, headers=AUTH)
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith("body.results[1].evaluated_case.trace.0.kind: ")
+    assert team_server.post("/api/runs", json=exported, headers=AUTH).status_code == 201
+    shown = team_server.get(f"/api/runs/{stored.base}/results/wrong-time", headers=AUTH).json()
+    assert shown["case"] == original.json()["case"]
+    assert shown["case"]["id"] == "wrong-time"

@@ -10,8 +10,17 @@ from sqlalchemy import Connection, Row, func, insert, select
 
 from ..core import CaseResult
 from ..errors import InputError
-from ._store import _RESULTS, RunInfo, RunStatus, Store, _db_errors, _info, verdict_rows
-from ._tables import ResultRow, RunRow, VerdictRow
+from ._store import (
+    _RESULTS,
+    RunInfo,
+    RunStatus,
+    Store,
+    _db_errors,
+    _info,
+    case_rows,
+    verdict_rows,
+)
+from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
 
 class RunPage(NamedTuple):
@@ -146,3 +155,9 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
             ]
             if verdicts:
                 conn.execute(insert(VerdictRow), verdicts)
+            bodies = [
+                {"run_id": run.id, "idx": i, "repeat": k, "body": body}
+                for i, k, body in case_rows(results)
+            ]
+            if bodies:  # the cases the export carried (run --json --json-cases)
+                conn.execute(insert(CaseBodyRow), bodies)

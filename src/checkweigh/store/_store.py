@@ -469,19 +469,45 @@ class Store:
             raise InputError(f"run id prefix {ref!r} is ambiguous; give more of it", field="RUN")
         return _info(rows[0])
 
-    def iter_results(self, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
-        """The run's results in input order (case, then repeat), streamed."""
+    def iter_results(
+        self, run_id: str, batch: int = 1000, *, with_cases: bool = False
+    ) -> Iterator[CaseResult]:
+        """The run's results in input order (case, then repeat), streamed.
+
+        With ``with_cases`` each result carries the case it evaluated as stored, in ``body``
+        (JSON bytes; None when the run stored none), for exports.
+        """
         info = self.get_run(run_id)
         rubric_checks = {r["name"]: list(r["weights"]) for r in info.config.get("rubrics", [])}
+        stmt = select(ResultRow.record)
+        if with_cases:
+            own, shared = CaseBodyRow.__table__.alias("own"), CaseBodyRow.__table__.alias("shared")
+            stmt = (
+                select(ResultRow.record, func.coalesce(own.c.body, shared.c.body))
+                .outerjoin(
+                    own,
+                    (own.c.run_id == ResultRow.run_id)
+                    & (own.c.idx == ResultRow.idx)
+                    & (own.c.repeat == ResultRow.repeat),
+                )
+                .outerjoin(
+                    shared,
+                    (shared.c.run_id == ResultRow.run_id)
+                    & (shared.c.idx == ResultRow.idx)
+                    & (shared.c.repeat == ALL_REPEATS),
+                )
+            )
         stmt = (
-            select(ResultRow.record)
-            .where(ResultRow.run_id == info.id)
+            stmt.where(ResultRow.run_id == info.id)
             .order_by(ResultRow.idx, ResultRow.repeat)
             .execution_options(yield_per=batch)
         )
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
-            for (record,) in conn.execute(stmt):
-                yield CaseResult.from_record(record, rubric_checks)
+            for row in conn.execute(stmt):
+                result = CaseResult.from_record(row[0], rubric_checks)
+                if with_cases and row[1] is not None:
+                    result = result._replace(body=bytes(row[1]))
+                yield result
 
 
 _MAX_PARAMETERS = 999
