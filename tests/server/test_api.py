@@ -17,7 +17,7 @@ from support.recorded_suite import standard_cases
 def test_home_opens_the_runs_list(client: TestClient) -> None:
     answer = client.get("/", follow_redirects=False)
     assert answer.status_code == 307
-    assert answer.headers["location"] == "/api/runs"
+    assert answer.headers["location"] == "/runs"
 
 
 def test_the_runs_list_is_newest_first_paginated_with_its_total(

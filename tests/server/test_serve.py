@@ -97,20 +97,17 @@ def _serving(
             logs.extend([line, out, err])
 
 
-def test_serve_starts_in_under_a_second_and_answers(
+def test_serve_starts_and_answers(
     stored: Stored, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # how fast it starts is a figure of benchmarks/bench_server.py, not a timed test
     monkeypatch.delenv("CHECKWEIGH_TOKEN", raising=False)
-    starts: list[float] = []
-    # the best of two starts: the machine is shared, and one start can lose its core
-    while len(starts) < 2 and not (starts and min(starts) < 1.0):
-        with _serving(stored.url, tmp_path, {}) as (url, seconds):
-            body = httpx.get(f"{url}/api/runs").json()
-            assert [r["id"] for r in body["items"]] == [stored.candidate, stored.base]
-            home = httpx.get(url, follow_redirects=False)
-            assert home.headers["location"] == "/api/runs"
-        starts.append(seconds)
-    assert min(starts) < 1.0, starts
+    with _serving(stored.url, tmp_path, {}) as (url, _):
+        body = httpx.get(f"{url}/api/runs").json()
+        assert [r["id"] for r in body["items"]] == [stored.candidate, stored.base]
+        home = httpx.get(url, follow_redirects=False)
+        assert home.headers["location"] == "/runs"
+        assert f'data-run-id="{stored.base}"' in httpx.get(f"{url}/runs").text
 
 
 def test_serve_with_a_token_refuses_requests_without_it(stored: Stored, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Column, MetaData, String, create_engine, inspect, text
 
 from checkweigh.errors import StoreError
-from checkweigh.store import RunStatus, Store
+from checkweigh.store import RunStatus, Store, result_detail
 from checkweigh.store._migrate import (
     INITIAL_REVISION,
     alembic_config,
@@ -42,7 +42,13 @@ def test_a_new_database_is_created_at_head(db_url: str) -> None:
     with Store(db_url) as store:
         assert _version(store) == [head_revision()]
         tables = set(inspect(store.engine).get_table_names())
-        assert tables == {"alembic_version", "runs", "case_results"}
+        assert tables == {
+            "alembic_version",
+            "runs",
+            "case_results",
+            "case_bodies",
+            "verdicts_not_passed",
+        }
     # opening it again changes nothing
     with Store(db_url) as store:
         assert _version(store) == [head_revision()]
@@ -121,4 +127,72 @@ def test_the_migrations_ship_inside_the_package() -> None:
     assert (folder / "script.py.mako").is_file()
     assert (folder / "versions" / f"{INITIAL_REVISION}_initial.py").is_file()
     assert (folder / "versions" / "0002_run_owner.py").is_file()
-    assert head_revision() == "0002"
+    assert (folder / "versions" / "0003_cases_verdicts.py").is_file()
+    assert head_revision() == "0003"
+
+
+def test_revision_0003_gives_the_results_already_stored_their_verdict_rows(db_url: str) -> None:
+    # a database at 0002 holding a run with two results, as the previous version wrote them
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0002")
+    old = MetaData()
+    old.reflect(engine)
+    run_id = "20260101-000000-abcdef"
+    verdicts = [
+        {"grounded": {"state": "passed", "reason": "ok"}, "no_pii": {"state": "failed"}},
+        {"grounded": {"state": "errored", "reason": "judge", "error": "timeout"}},
+    ]
+    with engine.begin() as conn:
+        conn.execute(
+            old.tables["runs"].insert(),
+            {
+                "id": run_id,
+                "suite": "support",
+                "suite_path": "suite.yaml",
+                "status": "complete",
+                "created_at": datetime(2026, 1, 1, tzinfo=UTC),
+                "repeat": 1,
+                "executions": 2,
+                "config": {"rubrics": []},
+                "abandoned": False,
+            },
+        )
+        conn.execute(
+            old.tables["case_results"].insert(),
+            [
+                {
+                    "run_id": run_id,
+                    "idx": i,
+                    "case_id": f"c{i}",
+                    "repeat": 0,
+                    "errored": i == 1,
+                    "latency_ms": None,
+                    "record": {
+                        "case_id": f"c{i}",
+                        "repeat": 0,
+                        "position": i,
+                        "verdicts": v,
+                        "scores": {},
+                    },
+                }
+                for i, v in enumerate(verdicts)
+            ],
+        )
+    engine.dispose()
+
+    with Store(db_url) as store:
+        assert _version(store) == ["0003"]
+        with store.engine.connect() as conn:
+            rows = conn.execute(
+                text('SELECT "check", state, idx FROM verdicts_not_passed ORDER BY idx, "check"')
+            ).all()
+        assert [tuple(r) for r in rows] == [  # a passed verdict has no row
+            ("no_pii", "failed", 0),
+            ("grounded", "errored", 1),
+        ]
+        detail = result_detail(store, store.get_run(run_id), "c0", 0)
+        assert detail is not None
+        assert detail.case is None
+        assert detail.exchanges == ()
+        assert detail.result.verdicts["no_pii"].state == "failed"

@@ -16,7 +16,13 @@ import typer
 from ..core import CompareVerdict, compare_runs
 from ..errors import InputError, StoreError
 from ..reports import comparison_markdown, json_inert, plain, render_comparison, server_url
-from ..service import COMPARE_DEFAULTS, compare_thresholds, comparison_json, require_pairs
+from ..service import (
+    COMPARE_DEFAULTS,
+    compare_thresholds,
+    comparison_json,
+    judged,
+    require_pairs,
+)
 from ..store import database_file
 from ._common import (
     EXIT_GATES_FAILED,
@@ -114,7 +120,11 @@ def compare(
     ] = _D.alpha,
     strict: Annotated[
         bool,
-        typer.Option("--strict", help="Fail on any exceeded threshold, significant or not."),
+        typer.Option(
+            "--strict",
+            help="Fail on any exceeded threshold, significant or not, and on runs judged "
+            "differently (another judge, judge mode or check version).",
+        ),
     ] = False,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the comparison as JSON here.")
@@ -183,6 +193,7 @@ def compare(
             base_run.id,
             cand_run.id,
         )
+        result = judged(result, base_run.config, cand_run.config)
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:
@@ -197,6 +208,14 @@ def compare(
     for side in (base_run, cand_run):
         if side.info is not None:
             warn_abandoned(err, side.info)
+    for difference in result.judged_differently:
+        err.print(
+            plain(
+                f"warning: the runs were judged differently ({difference}): a change may be "
+                "the judge's, not the agent's",
+                style="yellow",
+            )
+        )
     render_comparison(out, result, base_run.id, cand_run.id)
     try:
         if json_out is not None:
@@ -219,4 +238,13 @@ def compare(
             out.print(plain(f"wrote {markdown}"))
     except OSError as exc:
         fail_input(err, InputError(f"cannot write: {exc.strerror or exc}", field="output"))
+    if strict and result.judged_differently:
+        err.print(
+            plain(
+                "failed: --strict compares only runs judged alike; judge both runs the same "
+                "way, or compare without --strict",
+                style="red",
+            )
+        )
+        raise typer.Exit(EXIT_GATES_FAILED)
     raise typer.Exit(EXIT_GATES_FAILED if result.verdict is CompareVerdict.REGRESSION else 0)

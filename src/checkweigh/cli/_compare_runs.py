@@ -5,9 +5,10 @@ database that run was stored in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core import CaseResult, PassPolicy
 from ..errors import InputError
@@ -28,6 +29,8 @@ class Side:
     """The stored run (None when it was read from a file)."""
     file: Path | None = None
     """The export it was read from (None when it is stored)."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """Its configuration snapshot: how it was judged."""
 
 
 def _stored(store: Store, ref: str, argument: str) -> Side:
@@ -44,12 +47,13 @@ def _stored(store: Store, ref: str, argument: str) -> Side:
         policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
         results=store.iter_results(info.id),
         info=info,
+        config=info.config,
     )
 
 
 def _exported(path: Path) -> Side:
     run = read_run_file(path)
-    return Side(run.id, run.suite, run.policy, run.results, file=path)
+    return Side(run.id, run.suite, run.policy, run.results, file=path, config=run.config)
 
 
 def _latest_of(store: Store, suite: str) -> Side:

@@ -69,7 +69,10 @@ def serve(
         highlight=False,
     )
     config = uvicorn.Config(
-        create_app(store, token=token), log_level="warning", access_log=False, lifespan="off"
+        create_app(store, token=token, warm=True),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
     )
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -51,7 +51,14 @@ from ._noise import (
 )
 from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
 from ._paths import FieldPath, PathSyntaxError
-from ._result import CaseResult
+from ._records import (
+    CONFIG_VERSION,
+    CheckSnapshot,
+    RunConfig,
+    judging_differences,
+    read_config,
+)
+from ._result import RECORD_VERSION, CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
 from ._stability import (
@@ -99,6 +106,12 @@ from ._verdict import (
 )
 
 __all__ = [
+    "CONFIG_VERSION",
+    "RECORD_VERSION",
+    "CheckSnapshot",
+    "RunConfig",
+    "judging_differences",
+    "read_config",
     "ExchangeMessage",
     "JudgeExchange",
     "DEFAULT_SIMULATIONS",

@@ -145,6 +145,9 @@ class Comparison(BaseModel):
     improvements: list[CaseChange] = Field(default_factory=list)
     unchanged: int = 0
     checks: list[CheckDelta] = Field(default_factory=list)
+    judged_differently: list[str] = Field(default_factory=list)
+    """How the two runs' verdicts were decided differently (another judge, judge mode or check
+    version): a change may then be the judge's, not the agent's. Empty when alike."""
 
 
 def _mean(values: list[float]) -> float | None:

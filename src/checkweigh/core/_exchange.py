@@ -40,3 +40,5 @@ class JudgeExchange(BaseModel):
     """How long the call took (0 when it came from the cache)."""
     cached: bool = False
     """Answered from the judge cache, not by the model."""
+    error: str | None = None
+    """Why the call failed for good (then ``reply`` is empty and the verdict errored)."""

@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ._case import Case
+from ._exchange import JudgeExchange
 from ._outcome import OutcomeClass
 from ._scoring import EvaluationResult, ScoreStatus
 from ._usage import CaseUsage
 from ._verdict import Verdict
+
+RECORD_VERSION = 2
+"""The version of the result record's shape (:class:`checkweigh.store.ResultRecord`): 1 had no
+``schema_version``; 2 added it (the case and judge exchanges are stored beside the record)."""
 
 
 class CaseResult(NamedTuple):
@@ -25,6 +31,14 @@ class CaseResult(NamedTuple):
     """The case's position in its cases file, so results can be listed in input order."""
     usage: CaseUsage | None = None
     """Tokens and cost the agent's log recorded for the case (None when it recorded none)."""
+    case: Case | None = None
+    """The case as evaluated (after the agent ran), stored beside the result; None when
+    rebuilt from a record."""
+    body: bytes | None = None
+    """``case`` as the JSON line it was read from, when it was evaluated unchanged: the store
+    keeps these bytes instead of serializing the case again."""
+    exchanges: tuple[JudgeExchange, ...] = ()
+    """Every judge call made for this execution, in the order made."""
 
     @property
     def errored(self) -> bool:
@@ -45,6 +59,7 @@ class CaseResult(NamedTuple):
                 entry["measures"] = v.measures
             verdicts[name] = entry
         return {
+            "schema_version": RECORD_VERSION,
             "case_id": self.case_id,
             "repeat": self.repeat,
             "position": self.position,

@@ -44,10 +44,14 @@ class Verdict(NamedTuple):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         """Rebuild a verdict stored with :meth:`to_dict`."""
-        # read back 10,000s at a time (a run's page, a comparison): the state by a dict lookup
-        # and the tuple built directly, several times faster than the enum call and __new__
-        state = _STATES.get(data["state"]) or VerdictState(data["state"])
-        verdict: Verdict = _new(cls, (state, data.get("reason", ""), data.get("error")))
+        state = data["state"]
+        # a dict lookup: calling the enum costs more than the rest of reading a stored result
+        known = _STATE_OF.get(state) if isinstance(state, str) else None
+        verdict = cls(
+            VerdictState(state) if known is None else known,
+            data.get("reason", ""),
+            data.get("error"),
+        )
         if data.get("measures"):
             return measured(verdict, data["measures"])
         return verdict
@@ -72,13 +76,14 @@ def measured(verdict: Verdict, measures: dict[str, float]) -> Verdict:
     return out
 
 
+_STATE_OF = {s.value: s for s in VerdictState}
+
 # Verdicts are made once per check per case: build the tuple directly (C level) instead of
 # through the generated Python __new__ of the NamedTuple.
 _new = tuple.__new__
 _PASSED = VerdictState.PASSED
 _FAILED = VerdictState.FAILED
 _NA = VerdictState.NOT_APPLICABLE
-_STATES = {s.value: s for s in VerdictState}
 
 
 def passed(reason: str = "") -> Verdict:

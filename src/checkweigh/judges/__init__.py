@@ -21,6 +21,7 @@ from ._cache import (
     cache_key,
 )
 from ._describe import judge_notes, judge_settings
+from ._exchanges import note_exchange, recorded
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
 from ._graded import (
     DEFAULT_METRICS,
@@ -54,6 +55,8 @@ from ._sdk import retry_after, scrub
 from ._spec import PROVIDERS, make_judge, parse_judge
 
 __all__ = [
+    "note_exchange",
+    "recorded",
     "AddedMetric",
     "EVALUATOR",
     "JudgedCheck",

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._answers import Answer, AnswerError, parse_answer
-from ._model import JudgeModel, JudgeReply, JudgeRequest, Message
+from ._exchanges import note_exchange
+from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 
 
 def _accept(text: str, shape: type[Answer], validate: Callable[[Answer], object] | None) -> Answer:
@@ -18,6 +19,17 @@ def _accept(text: str, shape: type[Answer], validate: Callable[[Answer], object]
     if validate is not None:
         validate(answer)
     return answer
+
+
+async def _complete(judge: JudgeModel, request: JudgeRequest) -> JudgeReply:
+    """One call, noted for the check that made it (failed calls too)."""
+    try:
+        reply = await judge.complete(request)
+    except JudgeError as exc:
+        note_exchange(request, None, str(exc))
+        raise
+    note_exchange(request, reply)
+    return reply
 
 
 def _remember(judge: JudgeModel, request: JudgeRequest, reply: JudgeReply) -> None:
@@ -41,7 +53,7 @@ async def ask(
         JudgeError: a call failed for good.
         AnswerError: the answer did not fit, even after the repair.
     """
-    reply = await judge.complete(request)
+    reply = await _complete(judge, request)
     try:
         answer = _accept(reply.text, shape, validate)
     except AnswerError as first:
@@ -60,7 +72,7 @@ async def ask(
                 )
             }
         )
-        second = await judge.complete(repair)
+        second = await _complete(judge, repair)
         try:
             answer = _accept(second.text, shape, validate)
         except AnswerError as exc:

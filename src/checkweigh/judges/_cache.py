@@ -98,7 +98,7 @@ class JudgeCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            fh.write(reply.model_dump_json().encode())
+            fh.write(reply.model_dump_json(exclude={"cached"}).encode())
         os.replace(tmp, path)
 
 
@@ -165,7 +165,7 @@ class CachedJudge:
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
-            return cached
+            return cached.model_copy(update={"cached": True})
         self.misses += 1
         if self.mode is CacheMode.REPLAY:
             raise ReplayMiss(

@@ -58,6 +58,8 @@ class JudgeReply(BaseModel):
     """Tokens written."""
     latency_ms: float = 0.0
     """Time the call took."""
+    cached: bool = False
+    """Answered from the judge cache (never stored in the cache itself)."""
 
 
 class JudgeError(CheckweighError):

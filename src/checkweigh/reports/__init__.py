@@ -2,9 +2,10 @@
 JUnit XML and Markdown for CI (a run's summary, a comparison as a pull-request comment), and
 the one sanitiser (:func:`clean`, :func:`plain`) that keeps untrusted text inert in them."""
 
+from ._compare import explain as explain_comparison
 from ._compare import render_comparison
 from ._compare_markdown import case_url, comparison_markdown, server_url
-from ._console import render_summary
+from ._console import headline, render_summary
 from ._json import write_json_report
 from ._junit import write_junit
 from ._markdown import escape_md, render_markdown, write_markdown
@@ -15,6 +16,7 @@ from ._stability import (
     plots_missing,
     render_stability,
     render_stability_html,
+    spread_bars,
     stability_png,
     write_stability_html,
     write_stability_png,
@@ -25,6 +27,7 @@ __all__ = [
     "plots_missing",
     "render_stability",
     "render_stability_html",
+    "spread_bars",
     "stability_png",
     "write_stability_html",
     "write_stability_png",
@@ -36,9 +39,11 @@ __all__ = [
     "RunFile",
     "read_run_file",
     "server_url",
+    "explain_comparison",
     "render_comparison",
     "escape_md",
     "render_markdown",
+    "headline",
     "render_summary",
     "write_json_report",
     "write_junit",

@@ -211,6 +211,13 @@ def comparison_markdown(
         extra.append(f"{cmp.only_candidate} only in the candidate")
     if extra:
         lines += [f"Not compared: {', '.join(extra)}.", ""]
+    if cmp.judged_differently:
+        lines += [
+            "> **Warning: the runs were judged differently**; a change may be the judge's, "
+            "not the agent's:",
+            *(f"> - {escape_md(d)}" for d in cmp.judged_differently),
+            "",
+        ]
     lines += ["### Regressions", ""]
     exceeded = [d for d in cmp.suite if d.exceeded]
     if exceeded:

@@ -21,13 +21,16 @@ def write_json_report(
     summary: RunSummary,
     results: Iterable[CaseResult],
     policy: PassPolicy | None = None,
+    cases: bool = False,
 ) -> int:
     """Write ``{"run": ..., "summary": ..., "results": [...]}``; return how many results.
 
     The data is exact; control and bidi characters in it are written as ``\\u`` escapes.
 
     With ``policy`` (the run's snapshotted thresholds), each result also carries its case
-    verdict: ``"case": {"state", "score_pct", "reason"}``.
+    verdict: ``"case": {"state", "score_pct", "reason"}``. With ``cases``, each result whose
+    case was stored carries it too, as ``"evaluated_case"`` (from ``Store.iter_results(...,
+    with_cases=True)``): a server the file is uploaded to then shows its conversation.
     """
     count = 0
     with replaced_at(path) as part, part.open("w", encoding="utf-8") as fh:
@@ -43,6 +46,8 @@ def write_json_report(
             if policy is not None:
                 v = policy.decide(r)
                 record["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
+            if cases and r.body is not None:
+                record["evaluated_case"] = orjson.Fragment(r.body)  # stored JSON, as it is
             fh.write(json_inert(orjson.dumps(record).decode()))
             count += 1
         fh.write("]}\n")

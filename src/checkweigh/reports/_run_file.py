@@ -11,7 +11,7 @@ Exports written before a field existed stay readable: only what a comparison nee
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
     Any,
@@ -105,6 +105,8 @@ class RunFile:
     """The run's snapshotted thresholds, which decide its cases."""
     results: list[CaseResult]
     """Every execution, in the order of the file."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """The run's configuration snapshot (judge, check versions...)."""
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -204,5 +206,11 @@ def read_run_file(path: Path) -> RunFile:
         seen.add(key)
         results.append(CaseResult.from_record(record, rubric_checks))
     return RunFile(
-        path=path, id=run.id, suite=run.suite, status=run.status, policy=policy, results=results
+        path=path,
+        id=run.id,
+        suite=run.suite,
+        status=run.status,
+        policy=policy,
+        results=results,
+        config=run.config,
     )

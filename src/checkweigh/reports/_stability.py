@@ -126,7 +126,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
         out.print(plain(f"note: {note}", style="italic"), soft_wrap=True)
 
 
-def _bars(values: list[float]) -> tuple[list[float], list[int], float]:
+def spread_bars(values: list[float]) -> tuple[list[float], list[int], float]:
     """Bar centres, heights and width. Simulated metrics sit on a lattice (a pass rate on
     multiples of 100/n): a bin holds a whole number of lattice steps, so no bin is empty by
     aliasing; few distinct values get one bar each."""
@@ -147,7 +147,7 @@ def _panel(ax: Any, spread: RerunSpread, title: str, reruns: int) -> None:
     ax.set_xlabel("percent")
     ax.set_ylabel(f"reruns (of {reruns})")
     if spread.values:
-        xs, heights, width = _bars(spread.values)
+        xs, heights, width = spread_bars(spread.values)
         colours = [_PASS_COLOUR if x >= spread.threshold else _FAIL_COLOUR for x in xs]
         ax.bar(xs, heights, width=width, color=colours, edgecolor="white", linewidth=0.5)
         marks = [spread.threshold] + ([] if spread.observed is None else [spread.observed])

@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..checks import NamedCheck, verdict_names
-from ..core import Case, CaseResult, Rubric, Verdict, score_rubric, trace_usage
+from ..core import Case, CaseResult, JudgeExchange, Rubric, Verdict, score_rubric, trace_usage
 from ..judges import (
     JudgeCheck,
     JudgeModel,
     Question,
     QuestionBatch,
     close_judge,
+    recorded,
     reweighted,
 )
 from ..suites import Suite
@@ -96,17 +97,17 @@ class Evaluator:
         """Whether some check must be awaited (or answers several named verdicts)."""
         return any(c.is_async for c in self.checks) or any(len(r) > 1 for r in self._records)
 
-    def _result(
-        self, case: Case, verdicts: dict[str, Verdict], repeat: int, index: int, ms: float | None
-    ) -> CaseResult:
-        results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
-        usage = trace_usage(case.trace)
-        return CaseResult(case.id, repeat, verdicts, results, ms, None, index, usage)
-
     def evaluate(
-        self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
+        self,
+        case: Case,
+        *,
+        repeat: int = 0,
+        index: int = 0,
+        latency_ms: float | None = None,
+        body: bytes | None = None,
     ) -> CaseResult:
-        """Score one case with synchronous checks."""
+        """Score one case with synchronous checks. ``body`` is the case's JSON as read, kept
+        with the result for the store."""
         verdicts = {name: run(case) for name, run in self._runs}
         ms = latency_ms
         if ms is None:  # a recorded latency is read directly; else derive it from the trace
@@ -116,13 +117,23 @@ class Evaluator:
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
         # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
         usage = trace_usage(case.trace)
-        return _new(CaseResult, (case.id, repeat, verdicts, results, ms, None, index, usage))
+        return _new(
+            CaseResult,
+            (case.id, repeat, verdicts, results, ms, None, index, usage, case, body, ()),
+        )
 
     async def aevaluate(
-        self, case: Case, *, repeat: int = 0, index: int = 0, latency_ms: float | None = None
+        self,
+        case: Case,
+        *,
+        repeat: int = 0,
+        index: int = 0,
+        latency_ms: float | None = None,
+        body: bytes | None = None,
     ) -> CaseResult:
-        """Score one case, awaiting async checks concurrently."""
-        checks = asyncio.gather(*(c.answers(case) for c in self.checks))
+        """Score one case, awaiting async checks concurrently; the judge calls they made are
+        kept with the result."""
+        checks = asyncio.gather(*(recorded(c.name, c.answers(case)) for c in self.checks))
         try:
             answers = await checks
         except asyncio.CancelledError:
@@ -132,7 +143,9 @@ class Evaluator:
                 raise
             answers = checks.result()
         verdicts: dict[str, Verdict] = {}
-        for c, names, answer in zip(self.checks, self._records, answers, strict=True):
+        exchanges: list[JudgeExchange] = []
+        for c, names, (answer, asked) in zip(self.checks, self._records, answers, strict=True):
+            exchanges += asked
             if len(names) == 1 and type(answer) is Verdict:
                 verdicts[names[0]] = answer
             else:
@@ -140,7 +153,11 @@ class Evaluator:
         if self.order:  # the suite's order, as the single checks would have given it
             verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
-        return self._result(case, verdicts, repeat, index, ms)
+        results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
+        usage = trace_usage(case.trace)
+        return CaseResult(
+            case.id, repeat, verdicts, results, ms, None, index, usage, case, body, tuple(exchanges)
+        )
 
 
 def with_judge(
@@ -179,15 +196,22 @@ def judge_checks(checks: Mapping[str, NamedCheck]) -> list[str]:
     return [name for name, c in checks.items() if c.judged]
 
 
-def _jobs(cases: Iterable[Case], repeat: int) -> Iterator[tuple[int, int, Case]]:
-    for index, case in enumerate(cases):
+Sourced = tuple[Case, bytes | None]
+"""A case with the JSON it was read from (None when it was not read as one line)."""
+
+
+def _jobs(
+    cases: Iterable[Case] | Iterable[Sourced], repeat: int
+) -> Iterator[tuple[int, int, Case, bytes | None]]:
+    for index, item in enumerate(cases):
+        case, body = item if type(item) is tuple else (item, None)
         for r in range(repeat):
-            yield index, r, case
+            yield index, r, case, body
 
 
 def run_cases(
     evaluator: Evaluator,
-    cases: Iterable[Case],
+    cases: Iterable[Case] | Iterable[Sourced],
     on_result: OnResult,
     *,
     target: AgentTarget | None = None,
@@ -197,8 +221,10 @@ def run_cases(
     stop: StopToken | None = None,
 ) -> None:
     """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
-    finishes. Errors raised by the ``cases`` iterator propagate after the running cases end;
-    an error raised by ``on_result`` cancels the running cases and propagates.
+    finishes. A case may come with the JSON it was read from (:data:`Sourced`), which its
+    results then carry for the store. Errors raised by the ``cases`` iterator propagate after
+    the running cases end; an error raised by ``on_result`` cancels the running cases and
+    propagates.
 
     ``judge``, when given, is closed at the end, inside the event loop its connections use.
 
@@ -211,10 +237,10 @@ def run_cases(
     token = stop if stop is not None else StopToken()
     with older_objects_frozen():
         if target is None and not evaluator.needs_async:
-            for index, r, case in _jobs(cases, repeat):
+            for index, r, case, body in _jobs(cases, repeat):
                 if token.requested:  # one attribute read per case: the fast path stays fast
                     raise Interrupted(token.reason)
-                on_result(evaluator.evaluate(case, repeat=r, index=index))
+                on_result(evaluator.evaluate(case, repeat=r, index=index, body=body))
             return
         run = _run_async(evaluator, cases, on_result, target, repeat, concurrency, judge, token)
         asyncio.run(run)
@@ -226,7 +252,7 @@ _POLL_S = 0.25
 
 async def _run_async(
     evaluator: Evaluator,
-    cases: Iterable[Case],
+    cases: Iterable[Case] | Iterable[Sourced],
     on_result: OnResult,
     target: AgentTarget | None,
     repeat: int,
@@ -243,14 +269,14 @@ async def _run_async(
     async def worker() -> None:
         while not failure and not stop.requested:
             try:
-                index, r, case = next(jobs)
+                index, r, case, body = next(jobs)
             except StopIteration:
                 return
             except Exception as exc:  # noqa: BLE001 - re-raised after the running cases end
                 failure.append(exc)
                 return
             # a cancellation lands on an await, never between a finished case and on_result
-            result = await _one(evaluator, target, case, r, index)
+            result = await _one(evaluator, target, case, body, r, index)
             if failure:  # the handler failed meanwhile (the store is gone): hand on no more
                 return
             try:
@@ -286,12 +312,18 @@ async def _run_async(
 
 
 async def _one(
-    evaluator: Evaluator, target: AgentTarget | None, case: Case, repeat: int, index: int
+    evaluator: Evaluator,
+    target: AgentTarget | None,
+    case: Case,
+    body: bytes | None,
+    repeat: int,
+    index: int,
 ) -> CaseResult:
     if target is None:
-        return await evaluator.aevaluate(case, repeat=repeat, index=index)
+        return await evaluator.aevaluate(case, repeat=repeat, index=index, body=body)
     try:
         ran, ms = await target.run(case)
     except AgentFailure as exc:
-        return CaseResult(case.id, repeat, {}, {}, None, str(exc), index)
+        # the case the agent was given, so the failure can be read beside its input
+        return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, case, body)
     return await evaluator.aevaluate(ran, repeat=repeat, index=index, latency_ms=ms)

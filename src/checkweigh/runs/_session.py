@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .._process import refuse_process_exit
-from ..core import CaseResult, PassPolicy, RunAggregator, RunSummary, apply_gates
+from ..core import (
+    CONFIG_VERSION,
+    CaseResult,
+    PassPolicy,
+    RunAggregator,
+    RunConfig,
+    RunSummary,
+    apply_gates,
+)
 from ..errors import StoreError
 from ..judges import (
     NO_JUDGE_HINT,
@@ -111,16 +119,20 @@ def _execute(
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
     notes = _notes(suite, judge, judge_batch)
-    config = {
-        **suite.snapshot(),
-        "judge": judge.name if judge is not None else None,
-        "judge_mode": "batch" if judge_batch else "single",
-        "judge_options": judge_settings(judge),
-        "graded_weights": dict(graded_weights or {}),
-        "thresholds": policy.snapshot(),
-        "gate_specs": gate_specs(suite.gates),
-    }
-    run_id = store.create_run(suite.name, str(suite.path), config, repeat)
+    config = RunConfig.model_validate(
+        {
+            **suite.snapshot(),
+            "schema_version": CONFIG_VERSION,
+            "checkweigh_version": _checkweigh_version(),
+            "judge": judge.name if judge is not None else None,
+            "judge_mode": "batch" if judge_batch else "single",
+            "judge_options": judge_settings(judge),
+            "graded_weights": dict(graded_weights or {}),
+            "thresholds": policy.snapshot(),
+            "gate_specs": gate_specs(suite.gates),
+        }
+    )
+    run_id = store.create_run(suite.name, str(suite.path), config.model_dump(mode="json"), repeat)
     source = suite.cases
     tally = source.context()  # what the import skipped, for the report
 
@@ -152,7 +164,7 @@ def _execute(
         with refuse_process_exit():  # an agent's or check's os._exit() is its case's error
             run_cases(
                 evaluator,
-                source.iter_cases(tally),
+                source.iter_sourced(tally),
                 handle,
                 target=target,
                 repeat=repeat,
@@ -167,6 +179,12 @@ def _execute(
         outcome = _stop_early(store, run_id, writer, summarize)
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+def _checkweigh_version() -> str:
+    import checkweigh  # the package's own version; at call time, so no import cycle
+
+    return checkweigh.__version__
 
 
 def _stop_early(

@@ -8,19 +8,28 @@ from fastapi.responses import RedirectResponse
 from ..store import Store
 from . import _docs, _errors
 from ._analysis import router as analysis_router
-from ._auth import BearerToken, NoSniff
+from ._auth import BearerToken, SecurityHeaders
+from ._case_index import IndexCache
 from ._results import router as results_router
 from ._runs import router as runs_router
+from ._ui_analysis import router as ui_analysis_router
+from ._ui_case import router as ui_case_router
+from ._ui_login import router as ui_login_router
+from ._ui_runs import router as ui_runs_router
 
 
-def create_app(store: Store, *, token: str | None = None) -> FastAPI:
+def create_app(store: Store, *, token: str | None = None, warm: bool = False) -> FastAPI:
     """The server's app over ``store``.
 
     Args:
         store: the results store it reads (and ``POST /api/runs`` writes).
-        token: with it, every request needs ``Authorization: Bearer <token>``; without it,
+        token: with it, every request needs ``Authorization: Bearer <token>`` (or, to read,
+            the cookie the login page sets); without it,
             uploads are refused (403) and everything else is open (for loopback only: the
             ``serve`` command refuses other hosts without a token).
+        warm: prepare the cases tables of the newest finished runs in the background now, and
+            of the runs a runs-list page shows when it is shown (``serve`` does; a test that
+            closes the store right after its requests does not want threads reading it).
     """
     app = FastAPI(
         title="checkweigh",
@@ -31,21 +40,31 @@ def create_app(store: Store, *, token: str | None = None) -> FastAPI:
     )
     app.state.store = store
     app.state.token_set = token is not None
+    # for the login page's check (never shown anywhere)
+    app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
+    app.state.case_indexes = IndexCache()
+    app.state.warm_indexes = warm
+    app.state.warming = (
+        app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
+    )
     _errors.install(app)
     _docs.install(app)
     if token is not None:
         app.add_middleware(BearerToken, token=token)
     # added last, so outermost: refusals carry the headers too
-    app.add_middleware(NoSniff)
+    app.add_middleware(SecurityHeaders)
     # the analysis routes first: /api/runs/compare must not be read as the run "compare"
     app.include_router(analysis_router, prefix="/api")
     app.include_router(runs_router, prefix="/api")
     app.include_router(results_router, prefix="/api")
+    # the pages: server-rendered HTML over the same store and service calls
+    app.include_router(ui_login_router)
+    app.include_router(ui_analysis_router)
+    app.include_router(ui_case_router)
+    app.include_router(ui_runs_router)
 
-    # The HTML pages (Jinja2) will be a router of their own included here, with "/" opening
-    # the runs list page; until then "/" opens the runs list of the API.
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
-        return RedirectResponse("/api/runs")
+        return RedirectResponse("/runs", status_code=307)
 
     return app

@@ -1,14 +1,22 @@
-"""Who may ask (a bearer token compared in constant time) and how answers are marked."""
+"""Who may ask (a bearer token, or for reading the cookie the login page sets, compared in
+constant time) and how answers are marked (nosniff everywhere, a CSP on every page)."""
 
 from __future__ import annotations
 
 import hmac
+from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import MutableHeaders
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._html import CSP, is_page
+
+COOKIE = "checkweigh_token"
+"""The cookie the login page sets: the token itself, HttpOnly and SameSite=Strict."""
+_READ = ("GET", "HEAD")
 
 
 def unauthorized(message: str) -> JSONResponse:
@@ -16,30 +24,70 @@ def unauthorized(message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
 
+def token_matches(given: str, token: bytes) -> bool:
+    """Whether ``given`` is the token, in constant time: how long a refusal takes says nothing
+    about how much of it matched."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token)
+
+
+def local_path(target: str | None) -> str:
+    """``target`` when it is a path on this server (``/runs/x?y``), else ``/runs``: a login
+    never sends the browser to another site (``//host``, ``/\\host``, ``https://host``)."""
+    if (
+        not target
+        or not target.startswith("/")
+        or target.startswith("//")
+        or "\\" in target
+        or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)
+    ):
+        return "/runs"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or parts.path.startswith("/login"):
+        return "/runs"
+    return target
+
+
+def _to_login(request: Request) -> RedirectResponse:
+    asked = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse("/login?next=" + quote(local_path(asked), safe=""), status_code=303)
+
+
 class BearerToken(BaseHTTPMiddleware):
-    """Every request must carry ``Authorization: Bearer <token>``. The token is never echoed:
-    not in a response, not in an error."""
+    """Every request must carry ``Authorization: Bearer <token>``, or, to read (GET, HEAD),
+    the login cookie; a page asked for without either opens the login page. The token is
+    never echoed: not in a response, not in an error."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         super().__init__(app)
-        self._token = token.encode()
+        self._token = token.encode("utf-8", "surrogateescape")
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        path = request.url.path
+        if path == "/login" or path.startswith("/static/"):  # the login form and its files
+            return await call_next(request)
         header = request.headers.get("authorization")
         if header is None:
+            # the cookie reads, never writes: an upload needs the header (no cross-site POST
+            # can then ride on a browser's cookie, SameSite or not)
+            cookie = request.cookies.get(COOKIE)
+            if request.method in _READ and cookie and token_matches(cookie, self._token):
+                return await call_next(request)
+            if request.method in _READ and is_page(path):
+                return _to_login(request)
             return unauthorized("this server needs a token: send Authorization: Bearer <token>")
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
             return unauthorized("expected the header Authorization: Bearer <token>")
-        # constant time: how long a refusal takes says nothing about how much of it matched
-        if not hmac.compare_digest(given.strip().encode(), self._token):
+        if not token_matches(given.strip(), self._token):
             return unauthorized("wrong token")
         return await call_next(request)
 
 
-class NoSniff:
-    """``X-Content-Type-Options: nosniff`` on every answer: a browser never reads the JSON that
-    carries an agent's text (case ids, reasons) as HTML."""
+class SecurityHeaders:
+    """``X-Content-Type-Options: nosniff`` on every answer (a browser never reads the JSON
+    that carries an agent's text as HTML) and, on every HTML answer, the Content-Security-
+    Policy (no inline script or style, nothing from another site, no framing) and a
+    Referrer-Policy that keeps a page's address (case ids) on this server."""
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
@@ -51,7 +99,11 @@ class NoSniff:
 
         async def send_with_header(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append("X-Content-Type-Options", "nosniff")
+                headers = MutableHeaders(scope=message)
+                headers.append("X-Content-Type-Options", "nosniff")
+                if headers.get("content-type", "").startswith("text/html"):
+                    headers.append("Content-Security-Policy", CSP)
+                    headers.append("Referrer-Policy", "same-origin")
             await send(message)
 
         await self._app(scope, receive, send_with_header)

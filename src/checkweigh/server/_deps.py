@@ -6,7 +6,8 @@ from starlette.requests import Request
 
 from ..errors import InputError
 from ..store import RunInfo, Store
-from ._errors import ApiError, from_input_error
+from ._case_index import CaseIndex, IndexCache
+from ._errors import ApiError, bad_parameter, from_input_error
 
 
 def store_of(request: Request) -> Store:
@@ -28,3 +29,19 @@ def finished(info: RunInfo) -> RunInfo:
     if info.summary is None:
         raise ApiError(409, f"run {info.id} is still {info.status.value}")
     return info
+
+
+def case_index(request: Request, store: Store, info: RunInfo) -> CaseIndex:
+    """The rows of ``info``'s executions (cached by the app once the run has finished)."""
+    cache: IndexCache = request.app.state.case_indexes
+    return cache.get(store, info)
+
+
+def check_slot(index: CaseIndex, name: str | None, field: str = "failed_check") -> int | None:
+    """The position of the check ``name`` in ``index`` (None for None); 422 for a check the
+    run does not have."""
+    if name is None:
+        return None
+    if name not in index.checks:
+        raise bad_parameter(field, f"expected one of the run's checks ({', '.join(index.checks)})")
+    return index.checks.index(name)

@@ -1,17 +1,20 @@
-"""Errors as JSON ``{"error": "..."}`` with the status that says what was wrong."""
+"""Errors with the status that says what was wrong: JSON ``{"error": "..."}`` from the API,
+an HTML page with the same one line from a page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from ..errors import InputError, StoreError
 from ..store import RunExists
+from ._html import error_page, is_page
 
 
 class ApiError(Exception):
@@ -58,40 +61,50 @@ def _where(loc: tuple[Any, ...]) -> str:
     )
 
 
-def _validation(_request: Request, exc: Exception) -> JSONResponse:
+def _answer(
+    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    """The error as a page for a page, as JSON for the API."""
+    if is_page(request.url.path):
+        return error_page(request, status, message)
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _validation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     first = exc.errors()[0]
     if first.get("type") == "json_invalid":
         reason = first.get("ctx", {}).get("error", "invalid JSON")
-        return JSONResponse({"error": f"body: expected JSON: {reason}"}, status_code=422)
+        return _answer(request, 422, f"body: expected JSON: {reason}")
     got = f" (got {first['input']!r})" if "input" in first and first["type"] != "missing" else ""
     message = f"{_where(tuple(first.get('loc', ())))}: {first.get('msg', 'invalid')}{got}"
     if len(exc.errors()) > 1:
         message += f" (and {len(exc.errors()) - 1} more)"
-    return JSONResponse({"error": message}, status_code=422)
+    return _answer(request, 422, message)
 
 
-def _api_error(_request: Request, exc: Exception) -> JSONResponse:
+def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
+    return _answer(request, exc.status, exc.message)
 
 
-def _http(request: Request, exc: Exception) -> JSONResponse:
+def _http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = str(exc.detail)
     if exc.status_code == 404:
-        message = f"no such endpoint: {request.method} {request.url.path}"
+        what = "page" if is_page(request.url.path) else "endpoint"
+        message = f"no such {what}: {request.method} {request.url.path}"
     elif exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path} (read-only)"
-    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+    return _answer(request, exc.status_code, message, exc.headers)
 
 
-def _store(_request: Request, exc: Exception) -> JSONResponse:
-    return JSONResponse({"error": str(exc)}, status_code=503)
+def _store(request: Request, exc: Exception) -> Response:
+    return _answer(request, 503, str(exc))
 
 
 def install(app: FastAPI) -> None:
-    """Answer every error of ``app`` as JSON."""
+    """Answer every error of ``app``: as JSON from the API, as a page from a page."""
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(HTTPException, _http)

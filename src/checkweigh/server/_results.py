@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+from starlette.requests import Request
 
-from .._gc import gc_paused
-from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
-from ..store import Store, find_result, page_results
-from ._deps import run_of, store_of
-from ._errors import bad_parameter, not_found
+from ..core import CaseResult, CaseState, JudgeExchange, OutcomeClass, PassPolicy, VerdictState
+from ..store import Store, result_detail
+from ._case_index import CaseFilter, CaseIndex, CaseRow, select_rows
+from ._deps import case_index, check_slot, run_of, store_of
+from ._errors import not_found
 
 router = APIRouter(tags=["results"])
 StoreDep = Annotated[Store, Depends(store_of)]
@@ -104,6 +105,13 @@ class ResultDetail(BaseModel):
     """Score and outcome per rubric."""
     verdicts: dict[str, VerdictOut]
     """Every check's verdict."""
+    case: dict[str, Any] | None = None
+    """The case as evaluated: input, trace (every step: messages, tool calls with arguments
+    and results, errors, timings), final state, ground truth, metadata. None when the run was
+    stored without it (uploaded, or stored before checkweigh kept cases)."""
+    judge_exchanges: list[JudgeExchange] = Field(default_factory=list)
+    """Every judge call behind the verdicts, in order: the check, the prompt, the reply, the
+    model, tokens, latency and whether the cache answered."""
 
 
 def _rubrics(r: CaseResult) -> dict[str, RubricScore]:
@@ -113,8 +121,31 @@ def _rubrics(r: CaseResult) -> dict[str, RubricScore]:
     }
 
 
+def _row(index: CaseIndex, row: CaseRow) -> ResultRow:
+    return ResultRow(
+        case_id=row.case_id,
+        repeat=row.repeat,
+        position=row.position,
+        state=row.state,
+        score=row.score,
+        errored=row.errored,
+        latency_ms=row.latency_ms,
+        rubrics={
+            name: RubricScore(status=cell.status, score=cell.score, outcome=cell.outcome)
+            for name, cell in zip(index.rubrics, row.rubrics, strict=True)
+            if cell is not None
+        },
+        verdicts={
+            name: state
+            for name, state in zip(index.checks, row.verdicts, strict=True)
+            if state is not None
+        },
+    )
+
+
 @router.get("/runs/{run_id}/results")
 def list_results(
+    request: Request,
     store: StoreDep,
     run_id: str,
     state: Annotated[CaseState | None, Query(description="Only cases in this state.")] = None,
@@ -130,52 +161,16 @@ def list_results(
 ) -> ResultPage:
     """The run's case results in input order, filtered, one page of them."""
     info = run_of(store, run_id)
-    checks = list(info.config.get("checks", {}))
-    if failed_check is not None and failed_check not in checks:
-        raise bad_parameter(
-            "failed_check", f"expected one of the run's checks ({', '.join(checks)})"
-        )
-    policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
-    if state is None and outcome is None and failed_check is None:
-        # the database counts and cuts the page: only its rows are read and decoded
-        page = page_results(store, info, errored=errored, limit=limit, offset=offset)
-        items = [_row(r, *policy.state(r)) for r in page.results]
-        return ResultPage(run=info.id, total=page.total, limit=limit, offset=offset, items=items)
-    total = 0
-    items = []
-    # every result read to filter by what only the policy or the verdicts decide; streamed,
-    # so a page of a large run holds only its own rows
-    with gc_paused():
-        for r in store.iter_results(info.id):
-            if errored is not None and r.errored is not errored:
-                continue
-            if failed_check is not None and (
-                (v := r.verdicts.get(failed_check)) is None or v.state is not VerdictState.FAILED
-            ):
-                continue
-            if outcome is not None and all(e.outcome is not outcome for e in r.results.values()):
-                continue
-            case_state, score = policy.state(r)
-            if state is not None and case_state is not state:
-                continue
-            total += 1
-            if offset < total <= offset + limit:
-                items.append(_row(r, case_state, score))
-    return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
-
-
-def _row(r: CaseResult, case_state: CaseState, score: float | None) -> ResultRow:
-    return ResultRow(
-        case_id=r.case_id,
-        repeat=r.repeat,
-        position=r.position,
-        state=case_state,
-        score=score,
-        errored=r.errored,
-        latency_ms=r.latency_ms,
-        rubrics=_rubrics(r),
-        verdicts={n: v.state for n, v in r.verdicts.items()},
+    index = case_index(request, store, info)
+    keep = CaseFilter(
+        state=state,
+        outcome=outcome,
+        failed_check=check_slot(index, failed_check),
+        errored=errored,
     )
+    total, rows = select_rows(index, keep, "position", offset, limit)
+    items = [_row(index, row) for row in rows]
+    return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
 
 
 @router.get("/runs/{run_id}/results/{case_id:path}")
@@ -187,9 +182,10 @@ def get_result(
 ) -> ResultDetail:
     """One execution of one case with every verdict, its reason, measures and error."""
     info = run_of(store, run_id)
-    r = find_result(store, info, case_id, repeat)
-    if r is None:
+    detail = result_detail(store, info, case_id, repeat)
+    if detail is None:
         raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+    r = detail.result
     verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
     verdicts = {
         name: VerdictOut(
@@ -212,4 +208,6 @@ def get_result(
         agent_error=r.agent_error,
         rubrics=_rubrics(r),
         verdicts=verdicts,
+        case=None if detail.case is None else detail.case.model_dump(mode="json"),
+        judge_exchanges=list(detail.exchanges),
     )

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Depends, Query
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from ..core import CaseResult, RunSummary
+from ..core import Case, CaseResult, RunSummary
 from ..errors import InputError
 from ..store import RunInfo, RunStatus, Store, page_runs, store_run
 from ._deps import run_of, store_of
@@ -68,7 +68,14 @@ def _results(upload: Upload, info: RunInfo) -> list[CaseResult]:
     out: list[CaseResult] = []
     for i, record in enumerate(upload.results):
         try:
-            out.append(CaseResult.from_record(record, rubric_checks))
+            result = CaseResult.from_record(record, rubric_checks)
+            if (case := record.get("evaluated_case")) is not None:
+                result = result._replace(case=Case.model_validate(case))
+            out.append(result)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(["evaluated_case", *(str(p) for p in first["loc"])])
+            raise ApiError(422, f"body.results[{i}].{field}: {first['msg']}") from None
         except KeyError as exc:
             raise ApiError(422, f"body.results[{i}]: missing field {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:

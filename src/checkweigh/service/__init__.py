@@ -8,6 +8,7 @@ from ._compare import (
     compare_stored,
     compare_thresholds,
     comparison_json,
+    judged,
     require_pairs,
 )
 from ._exports import Exports, check_writable, write_exports
@@ -37,6 +38,7 @@ __all__ = [
     "compare_thresholds",
     "comparison_json",
     "graded_weights",
+    "judged",
     "make_cached_judge",
     "parse_noise",
     "parse_prices",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .._gc import gc_paused
-from ..core import CompareThresholds, Comparison, PassPolicy, compare_runs
+from ..core import CompareThresholds, Comparison, PassPolicy, compare_runs, judging_differences
 from ..errors import InputError
 from ..store import RunInfo, Store
 
@@ -101,7 +101,14 @@ def compare_stored(
             thresholds=thresholds,
             strict=strict,
         )
-    return StoredComparison(base_run, cand_run, require_pairs(result, base_run.id, cand_run.id))
+    result = require_pairs(result, base_run.id, cand_run.id)
+    return StoredComparison(base_run, cand_run, judged(result, base_run.config, cand_run.config))
+
+
+def judged(result: Comparison, base: Mapping[str, Any], candidate: Mapping[str, Any]) -> Comparison:
+    """``result`` with how the two runs were judged differently, from their configurations
+    (``compare`` warns about it; with ``--strict`` it fails)."""
+    return result.model_copy(update={"judged_differently": judging_differences(base, candidate)})
 
 
 def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:

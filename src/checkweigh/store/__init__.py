@@ -5,7 +5,6 @@ from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
 from ._detail import ResultDetail, result_detail
 from ._owner import STALE_AFTER
 from ._pages import RunExists, RunPage, find_result, page_runs, store_run
-from ._paging import ResultPage, page_results
 from ._recover import gate_specs, rebuild_summary
 from ._store import RunInfo, RunStatus, Store, database_file, in_memory
 from ._writer import HEARTBEAT_S, ResultWriter
@@ -16,7 +15,6 @@ __all__ = [
     "HEARTBEAT_S",
     "STALE_AFTER",
     "ResultDetail",
-    "ResultPage",
     "ResultWriter",
     "RunExists",
     "RunPage",
@@ -25,7 +23,6 @@ __all__ = [
     "Store",
     "database_file",
     "find_result",
-    "page_results",
     "page_runs",
     "store_run",
     "in_memory",

@@ -4,14 +4,23 @@ found by its case id, and a run produced elsewhere stored whole."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Connection, Row, func, insert, select
 
 from ..core import CaseResult
 from ..errors import InputError
-from ._store import _RESULTS, RunInfo, RunStatus, Store, _db_errors, _info
-from ._tables import ResultRow, RunRow
+from ._store import (
+    _RESULTS,
+    RunInfo,
+    RunStatus,
+    Store,
+    _db_errors,
+    _info,
+    case_rows,
+    verdict_rows,
+)
+from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
 
 class RunPage(NamedTuple):
@@ -53,7 +62,7 @@ def page_runs(
         return RunPage(total, [_info(row) for row in conn.execute(rows).mappings()])
 
 
-def _column_id(store: Store, case_id: str) -> str:
+def column_id(store: Store, case_id: str) -> str:
     """The case id as its column holds it: PostgreSQL text cannot hold NUL (U+FFFD instead)."""
     return case_id if store.engine.dialect.name == "sqlite" else case_id.replace("\x00", "\ufffd")
 
@@ -61,17 +70,31 @@ def _column_id(store: Store, case_id: str) -> str:
 def find_result(store: Store, run: RunInfo, case_id: str, repeat: int) -> CaseResult | None:
     """The result of ``case_id``'s execution number ``repeat`` (from 0) in ``run``; None when
     the run stored none."""
-    # the case_id column holds U+FFFD for NUL on PostgreSQL; the record keeps the exact id
-    column_id = _column_id(store, case_id)
-    stmt = select(ResultRow.record).where(
-        ResultRow.run_id == run.id, ResultRow.case_id == column_id, ResultRow.repeat == repeat
-    )
-    rubric_checks = {r["name"]: list(r["weights"]) for r in run.config.get("rubrics", [])}
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
-        for (record,) in conn.execute(stmt):
-            if record["case_id"] == case_id:
-                return CaseResult.from_record(record, rubric_checks)
+        row = result_row(conn, store, run, case_id, repeat)
+    return None if row is None else CaseResult.from_record(row.record, rubric_checks(run))
+
+
+def result_row(
+    conn: Connection, store: Store, run: RunInfo, case_id: str, repeat: int
+) -> Row[Any] | None:
+    """The stored row (record, idx, exchanges) of ``case_id``'s execution ``repeat``."""
+    # the case_id column holds U+FFFD for NUL on PostgreSQL; the record keeps the exact id
+    stmt = select(ResultRow.record, ResultRow.idx, ResultRow.exchanges).where(
+        ResultRow.run_id == run.id,
+        ResultRow.case_id == column_id(store, case_id),
+        ResultRow.repeat == repeat,
+    )
+    for row in conn.execute(stmt):
+        if row.record["case_id"] == case_id:
+            return row
     return None
+
+
+def rubric_checks(run: RunInfo) -> dict[str, list[str]]:
+    """Each rubric's checks, from the run's snapshot: a rebuilt result's rubric details then
+    hold only its own verdicts."""
+    return {r["name"]: list(r["weights"]) for r in run.config.get("rubrics", [])}
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -95,7 +118,7 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
         {
             "run_id": run.id,
             "idx": r.position,
-            "case_id": _column_id(store, r.case_id),
+            "case_id": column_id(store, r.case_id),
             "repeat": r.repeat,
             "errored": r.errored,
             "latency_ms": r.latency_ms,
@@ -126,3 +149,15 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
         )
         if rows:
             conn.execute(insert(_RESULTS), rows)
+            verdicts = [
+                {"run_id": run.id, "check": c, "state": s, "idx": i, "repeat": k}
+                for c, s, i, k in verdict_rows(results)
+            ]
+            if verdicts:
+                conn.execute(insert(VerdictRow), verdicts)
+            bodies = [
+                {"run_id": run.id, "idx": i, "repeat": k, "body": body}
+                for i, k, body in case_rows(results)
+            ]
+            if bodies:  # the cases the export carried (run --json --json-cases)
+                conn.execute(insert(CaseBodyRow), bodies)

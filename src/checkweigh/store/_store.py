@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import secrets
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -14,7 +14,17 @@ from typing import Any
 
 import orjson
 from pydantic import BaseModel
-from sqlalchemy import Engine, Table, create_engine, event, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -24,13 +34,13 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from ..core import CaseResult, RunSummary
+from ..core import Case, CaseResult, RunSummary, VerdictState
 from ..errors import InputError, StoreError
 from ._connect import _sqlite_pragmas, connect_args, resolve_url
 from ._migrate import upgrade
 from ._owner import Owner, is_dead
 from ._recover import rebuild_summary
-from ._tables import ResultRow, RunRow
+from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
 
 class RunStatus(StrEnum):
@@ -299,11 +309,24 @@ class Store:
                 "errored": r.errored,
                 "latency_ms": r.latency_ms,
                 "record": r.to_record(),
+                "exchanges": _exchanges(r),
             }
             for r in results
         ]
+        verdicts = [
+            {"run_id": run_id, "check": c, "state": s, "idx": i, "repeat": k}
+            for c, s, i, k in verdict_rows(results)
+        ]
+        bodies = [
+            {"run_id": run_id, "idx": i, "repeat": k, "body": body}
+            for i, k, body in case_rows(results)
+        ]
         with self.engine.begin() as conn:
             conn.execute(insert(_RESULTS), rows)
+            if verdicts:
+                conn.execute(insert(VerdictRow), verdicts)
+            if bodies:
+                conn.execute(insert(CaseBodyRow), bodies)
 
     def _add_results_sqlite(self, run_id: str, results: list[CaseResult]) -> None:
         # SQLite's driver leaves and re-takes the GIL once per executed row; multi-row INSERTs
@@ -311,6 +334,7 @@ class Store:
         # stalling behind the scoring thread, and skips per-row parameter processing.
         params: list[object] = []
         for r in results:
+            exchanges = _exchanges(r)
             params += (
                 run_id,
                 r.position,
@@ -319,13 +343,18 @@ class Store:
                 r.errored,
                 r.latency_ms,
                 _dumps(r.to_record()),
+                None if exchanges is None else _dumps(exchanges),
             )
-        width = len(_RESULT_COLUMNS)
-        step = _ROWS_PER_INSERT * width
+        verdicts: list[object] = []
+        for row in verdict_rows(results):
+            verdicts += (run_id, *row)
+        bodies: list[object] = []
+        for case_row in case_rows(results):
+            bodies += (run_id, *case_row)
         with self.engine.begin() as conn:
-            for start in range(0, len(params), step):
-                chunk = params[start : start + step]
-                conn.exec_driver_sql(_sqlite_insert(len(chunk) // width), tuple(chunk))
+            _insert_chunks(conn, _sqlite_insert, len(_RESULT_COLUMNS), params)
+            _insert_chunks(conn, _sqlite_verdicts, len(_VERDICT_COLUMNS), verdicts)
+            _insert_chunks(conn, _sqlite_bodies, len(_BODY_COLUMNS), bodies)
 
     def _add_results_copy(self, run_id: str, results: list[CaseResult]) -> None:
         # PostgreSQL's COPY streams the rows in one command: about three times the rows per
@@ -334,9 +363,11 @@ class Store:
         # (which results are read back from) keeps the id exactly, escaped as JSON.
         dialect = self.engine.dialect
         with self.engine.begin() as conn:
+            cursor = conn.connection.cursor()
             try:
-                with conn.connection.cursor().copy(_COPY_RESULTS) as copy:
+                with cursor.copy(_COPY_RESULTS) as copy:
                     for r in results:
+                        exchanges = _exchanges(r)
                         copy.write_row(
                             (
                                 run_id,
@@ -346,8 +377,15 @@ class Store:
                                 r.errored,
                                 r.latency_ms,
                                 _dumps(r.to_record()),
+                                None if exchanges is None else _dumps(exchanges),
                             )
                         )
+                with cursor.copy(_COPY_VERDICTS) as copy:
+                    for check, *rest in verdict_rows(results):
+                        copy.write_row((run_id, check.replace("\x00", "\ufffd"), *rest))
+                with cursor.copy(_COPY_BODIES) as copy:
+                    for row in case_rows(results):
+                        copy.write_row((run_id, *row))
             except dialect.loaded_dbapi.Error as exc:
                 # the driver's own error, raised as SQLAlchemy raises the other paths' errors
                 raise DBAPIError.instance(
@@ -431,33 +469,140 @@ class Store:
             raise InputError(f"run id prefix {ref!r} is ambiguous; give more of it", field="RUN")
         return _info(rows[0])
 
-    def iter_results(self, run_id: str, batch: int = 1000) -> Iterator[CaseResult]:
-        """The run's results in input order (case, then repeat), streamed."""
+    def iter_results(
+        self, run_id: str, batch: int = 1000, *, with_cases: bool = False
+    ) -> Iterator[CaseResult]:
+        """The run's results in input order (case, then repeat), streamed.
+
+        With ``with_cases`` each result carries the case it evaluated as stored, in ``body``
+        (JSON bytes; None when the run stored none), for exports.
+        """
         info = self.get_run(run_id)
         rubric_checks = {r["name"]: list(r["weights"]) for r in info.config.get("rubrics", [])}
+        stmt = select(ResultRow.record)
+        if with_cases:
+            own, shared = CaseBodyRow.__table__.alias("own"), CaseBodyRow.__table__.alias("shared")
+            stmt = (
+                select(ResultRow.record, func.coalesce(own.c.body, shared.c.body))
+                .outerjoin(
+                    own,
+                    (own.c.run_id == ResultRow.run_id)
+                    & (own.c.idx == ResultRow.idx)
+                    & (own.c.repeat == ResultRow.repeat),
+                )
+                .outerjoin(
+                    shared,
+                    (shared.c.run_id == ResultRow.run_id)
+                    & (shared.c.idx == ResultRow.idx)
+                    & (shared.c.repeat == ALL_REPEATS),
+                )
+            )
         stmt = (
-            select(ResultRow.record)
-            .where(ResultRow.run_id == info.id)
+            stmt.where(ResultRow.run_id == info.id)
             .order_by(ResultRow.idx, ResultRow.repeat)
             .execution_options(yield_per=batch)
         )
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
-            for (record,) in conn.execute(stmt):
-                yield CaseResult.from_record(record, rubric_checks)
+            for row in conn.execute(stmt):
+                result = CaseResult.from_record(row[0], rubric_checks)
+                if with_cases and row[1] is not None:
+                    result = result._replace(body=bytes(row[1]))
+                yield result
 
 
-_ROWS_PER_INSERT = 100
-"""Rows per INSERT statement: 7 parameters a row stays under SQLite's 999-parameter limit."""
-_RESULT_COLUMNS = ("run_id", "idx", "case_id", "repeat", "errored", "latency_ms", "record")
-_QUOTED_COLUMNS = ", ".join(f'"{c}"' for c in _RESULT_COLUMNS)
-_COPY_RESULTS = f"COPY case_results ({_QUOTED_COLUMNS}) FROM STDIN"
+_MAX_PARAMETERS = 999
+"""SQLite's oldest limit on the parameters of one statement (newer builds allow more)."""
+_RESULT_COLUMNS = (
+    "run_id",
+    "idx",
+    "case_id",
+    "repeat",
+    "errored",
+    "latency_ms",
+    "record",
+    "exchanges",
+)
+_VERDICT_COLUMNS = ("run_id", "check", "state", "idx", "repeat")
+_BODY_COLUMNS = ("run_id", "idx", "repeat", "body")
 
 
-@functools.lru_cache(maxsize=4)
+def _quoted(columns: tuple[str, ...]) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+_COPY_RESULTS = f"COPY case_results ({_quoted(_RESULT_COLUMNS)}) FROM STDIN"
+_COPY_VERDICTS = f"COPY verdicts_not_passed ({_quoted(_VERDICT_COLUMNS)}) FROM STDIN"
+_COPY_BODIES = f"COPY case_bodies ({_quoted(_BODY_COLUMNS)}) FROM STDIN"
+
+
+def _insert_into(table: str, columns: tuple[str, ...], rows: int) -> str:
+    one = "(" + ", ".join("?" * len(columns)) + ")"
+    return f"INSERT INTO {table} ({_quoted(columns)}) VALUES " + ", ".join([one] * rows)
+
+
+@functools.lru_cache(maxsize=8)
 def _sqlite_insert(rows: int) -> str:
     """INSERT INTO case_results (...) VALUES (?, ...), ... for ``rows`` rows."""
-    one = "(" + ", ".join("?" * len(_RESULT_COLUMNS)) + ")"
-    return f"INSERT INTO case_results ({_QUOTED_COLUMNS}) VALUES " + ", ".join([one] * rows)
+    return _insert_into("case_results", _RESULT_COLUMNS, rows)
+
+
+@functools.lru_cache(maxsize=8)
+def _sqlite_verdicts(rows: int) -> str:
+    """INSERT INTO verdicts_not_passed (...) VALUES ... for ``rows`` rows."""
+    return _insert_into("verdicts_not_passed", _VERDICT_COLUMNS, rows)
+
+
+@functools.lru_cache(maxsize=8)
+def _sqlite_bodies(rows: int) -> str:
+    """INSERT INTO case_bodies (...) VALUES ... for ``rows`` rows."""
+    return _insert_into("case_bodies", _BODY_COLUMNS, rows)
+
+
+def _insert_chunks(
+    conn: Connection, statement: Callable[[int], str], width: int, params: list[object]
+) -> None:
+    """``params`` (``width`` per row) inserted in as few statements as SQLite allows."""
+    step = (_MAX_PARAMETERS // width) * width
+    for start in range(0, len(params), step):
+        chunk = params[start : start + step]
+        conn.exec_driver_sql(statement(len(chunk) // width), tuple(chunk))
+
+
+_PASSED = VerdictState.PASSED
+
+
+def verdict_rows(results: list[CaseResult]) -> Iterator[tuple[str, str, int, int]]:
+    """(check, state, idx, repeat) for every verdict of ``results`` that did not pass."""
+    for r in results:
+        for name, verdict in r.verdicts.items():
+            state = verdict[0]
+            if state is not _PASSED:
+                yield name, state.value, r.position, r.repeat
+
+
+ALL_REPEATS = -1
+"""The ``repeat`` of a stored case that every repeat of it evaluated (read from its file)."""
+
+_to_json = Case.__pydantic_serializer__.to_json
+
+
+def case_rows(results: list[CaseResult]) -> Iterator[tuple[int, int, bytes]]:
+    """(idx, repeat, body) of the cases to store with ``results``: a case evaluated as read
+    (its line at hand) once, with its first repeat, for all of them; one an agent ran with
+    each execution."""
+    for r in results:
+        if r.body is not None:
+            if r.repeat == 0:
+                yield r.position, ALL_REPEATS, r.body
+        elif r.case is not None:
+            yield r.position, r.repeat, _to_json(r.case, exclude_defaults=True)
+
+
+def _exchanges(result: CaseResult) -> list[dict[str, Any]] | None:
+    """The result's judge calls as JSON-ready dicts; None without any."""
+    if not result.exchanges:
+        return None
+    return [e.model_dump(mode="json") for e in result.exchanges]
 
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]

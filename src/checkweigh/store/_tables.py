@@ -1,4 +1,5 @@
-"""The tables: one row per run, one row per case execution."""
+"""The tables: one row per run, one per case execution, one per verdict, one per distinct
+evaluated case."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
     Text,
+    UniqueConstraint,
     false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -60,3 +63,36 @@ class ResultRow(Base):
     errored: Mapped[bool] = mapped_column(Boolean)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # the judge calls behind the verdicts (revision 0003); None without any
+    exchanges: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+
+
+class CaseBodyRow(Base):
+    """The case an execution evaluated, as JSON: its input, trace, final state, ground truth
+    and metadata (revision 0003). A case read from a file and evaluated unchanged is stored
+    once for all its repeats (``repeat`` -1); a case an agent ran is stored per execution."""
+
+    __tablename__ = "case_bodies"
+    __table_args__ = (UniqueConstraint("run_id", "idx", "repeat"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    idx: Mapped[int] = mapped_column(Integer)
+    repeat: Mapped[int] = mapped_column(Integer)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class VerdictRow(Base):
+    """A verdict that did not pass (failed, not applicable or errored), so that "the cases
+    where check X failed" is an index range, not a scan of every record (revision 0003). A
+    passed verdict has no row: most verdicts pass, and a row each would cost more to write
+    than scoring the case. The primary key is the index (SQLite keeps the rows in it)."""
+
+    __tablename__ = "verdicts_not_passed"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    check: Mapped[str] = mapped_column(String, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    repeat: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)

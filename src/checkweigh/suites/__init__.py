@@ -1,6 +1,6 @@
 """Suite files and cases files: loading, strict validation and one-line errors."""
 
-from ._cases import count_cases, iter_cases
+from ._cases import count_cases, iter_cases, iter_sourced
 from ._check_types import BUILTIN_CHECKS
 from ._loader import load_suite
 from ._schema import (
@@ -34,6 +34,7 @@ __all__ = [
     "WeightSpec",
     "count_cases",
     "iter_cases",
+    "iter_sourced",
     "load_mapping",
     "load_suite",
 ]

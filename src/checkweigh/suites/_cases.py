@@ -76,7 +76,8 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
     """
     path = Path(path)
     if path.suffix in _STREAMED:
-        yield from _iter_jsonl(path)
+        for case, _ in iter_jsonl(path):
+            yield case
     elif path.suffix in (".yaml", ".yml", ".json"):
         yield from _iter_document(path)
     else:
@@ -86,7 +87,18 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
         )
 
 
-def _iter_jsonl(path: Path) -> Iterator[Case]:
+def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
+    """:func:`iter_cases` with each case's JSON line as read (None for YAML and JSON
+    documents, whose cases are not one line each): the store keeps those bytes as the case
+    rather than serializing it again."""
+    path = Path(path)
+    if path.suffix in _STREAMED:
+        return iter_jsonl(path)
+    return ((case, None) for case in iter_cases(path))
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
+    """The cases of a JSONL file with their lines (without the line break)."""
     seen: set[str] = set()
     for lineno, raw in _lines(path):
         case = _fast_case(raw)
@@ -100,7 +112,7 @@ def _iter_jsonl(path: Path) -> Iterator[Case]:
                 f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
             )
         seen.add(case.id)
-        yield case
+        yield case, raw.rstrip(b"\r\n")
 
 
 def _fast_case(raw: bytes) -> Case | None:

@@ -26,7 +26,7 @@ from ..importers import (
     get_format,
     import_cases,
 )
-from ._cases import iter_cases
+from ._cases import iter_cases, iter_sourced
 from ._errors import first_error, loc_text
 from ._text import TextFileError, read_text
 from ._yaml import YamlSyntaxError, load_yaml
@@ -74,6 +74,13 @@ class CasesSource:
             return iter_cases(self.path)  # checkweigh's own file: the fast path, as it was
         fmt = self.reader()
         return import_cases(fmt, [self.path], ctx if ctx is not None else self.context())
+
+    def iter_sourced(self, ctx: ImportContext | None = None) -> Iterator[tuple[Case, bytes | None]]:
+        """:meth:`iter_cases` with each case's JSON line as read, where the case is one line
+        of a checkweigh cases file (None for imported and YAML/JSON cases)."""
+        if self.format is None:
+            return iter_sourced(self.path)
+        return ((case, None) for case in self.iter_cases(ctx))
 
     def reader(self) -> Format:
         """The importer of :attr:`format`, built with the mapping and options.

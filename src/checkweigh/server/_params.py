@@ -1,0 +1,50 @@
+"""A page's query parameters, read by hand: a form submits an empty field for "any", and a bad
+value must be a 422 page naming the parameter, not a validation error in JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from starlette.datastructures import QueryParams
+
+from ._errors import bad_parameter
+
+
+def choice(params: QueryParams, name: str, allowed: Sequence[str]) -> str | None:
+    """``name``'s value, one of ``allowed``; None when absent or empty."""
+    value = params.get(name, "")
+    if value == "":
+        return None
+    if value not in allowed:
+        raise bad_parameter(name, f"expected one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def whole(params: QueryParams, name: str, default: int, low: int = 0, high: int = 10**9) -> int:
+    """``name`` as a whole number from ``low`` to ``high``; ``default`` when absent or empty."""
+    value = params.get(name, "").strip()
+    if value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise bad_parameter(name, f"expected a whole number, got {value!r}") from None
+    if not low <= number <= high:
+        raise bad_parameter(name, f"expected a number from {low} to {high}, got {number}")
+    return number
+
+
+def number(params: QueryParams, name: str) -> float | None:
+    """``name`` as a number (range checked by the caller); None when absent or empty."""
+    value = params.get(name, "").strip()
+    if value == "":
+        return None
+    try:
+        return float(value)  # nan and inf pass here: the caller's range check names them
+    except ValueError:
+        raise bad_parameter(name, f"expected a number, got {value!r}") from None
+
+
+def flag(params: QueryParams, name: str) -> bool:
+    """A checkbox: on when present with any value but an empty one, ``0``, ``false`` or ``off``."""
+    return params.get(name, "").strip().lower() not in ("", "0", "false", "off", "no")

@@ -1,0 +1,126 @@
+"""A case's page: the checklist of verdicts with their reasons, what the judge was asked and
+answered, and the trace as a conversation (tool calls with arguments, results, errors and
+timings). All of it is the agent's and the judge's text: data, escaped by the templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..core import Case, JudgeExchange, PassPolicy, Step
+from ..store import RunInfo, result_detail
+from ._deps import run_of, store_of
+from ._errors import not_found
+from ._html import render
+from ._params import whole
+
+router = APIRouter(include_in_schema=False)
+ROLES = {
+    "user": "user",
+    "assistant": "assistant",
+    "tool_call": "tool",
+    "system": "system",
+    "event": "system",
+}
+"""A trace step's kind -> the speaker its turn is shown as."""
+_MARKS = {"passed": "✓", "failed": "✗", "not_applicable": "\u2013", "errored": "!"}  # en dash: n/a
+
+
+def _turn(step: Step) -> dict[str, Any]:
+    """One trace step as a turn of the conversation."""
+    label = {"tool_call": "tool call", "event": "event"}.get(step.kind, step.kind)
+    attributes = {
+        k: v for k, v in step.attributes.items() if isinstance(v, str | int | float | bool)
+    }
+    return {
+        "role": ROLES[step.kind],
+        "kind": step.kind,
+        "label": label,
+        "name": step.name,
+        "content": step.content,
+        "arguments": step.arguments,
+        "arguments_parsed": step.arguments_parsed,
+        "has_result": step.result is not None,
+        "result": step.result,
+        "error": step.error,
+        "latency_ms": step.latency_ms,
+        "timestamp": step.timestamp,
+        "id": step.id,
+        "parent_id": step.parent_id,
+        "attributes": attributes,
+    }
+
+
+def conversation(case: Case) -> list[dict[str, Any]]:
+    """The case's trace as turns, in the order they happened."""
+    return [_turn(step) for step in case.trace]
+
+
+def _checklist(info: RunInfo, verdicts: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every verdict in the run's check order, with its description and rubric weights."""
+    checks = info.config.get("checks", {})
+    order = [name for name in checks if name in verdicts]
+    order += [name for name in verdicts if name not in checks]
+    weights: dict[str, list[str]] = {}
+    for rubric in info.config.get("rubrics", []):
+        required = set(rubric.get("required", ()))
+        for name, weight in rubric.get("weights", {}).items():
+            tag = f"{rubric['name']} {float(weight):.2f}" + (
+                " required" if name in required else ""
+            )
+            weights.setdefault(name, []).append(tag)
+    out = []
+    for name in order:
+        v = verdicts[name]
+        entry = checks.get(name) or {}
+        spec = entry.get("spec") or {}
+        out.append(
+            {
+                "name": name,
+                "state": v.state.value,
+                "mark": _MARKS[v.state.value],
+                "reason": v.reason,
+                "error": v.error,
+                "measures": dict(v.measures),
+                "description": entry.get("description") or spec.get("description"),
+                "type": spec.get("type"),
+                "weights": weights.get(name, []),
+            }
+        )
+    return out
+
+
+def _judge(exchanges: tuple[JudgeExchange, ...]) -> list[dict[str, Any]]:
+    """The exchanges per check, in the order asked: each check's samples together."""
+    by_check: dict[str, list[JudgeExchange]] = {}
+    for e in exchanges:  # checks run side by side: their calls may interleave
+        by_check.setdefault(e.check, []).append(e)
+    return [{"check": check, "samples": samples} for check, samples in by_check.items()]
+
+
+@router.get("/runs/{run_id}/cases/{case_id:path}")
+def case_page(request: Request, run_id: str, case_id: str) -> Response:
+    """One execution of one case: checklist, judge exchanges and conversation."""
+    store = store_of(request)
+    info = run_of(store, run_id)
+    repeat = whole(request.query_params, "repeat", 0)
+    detail = result_detail(store, info, case_id, repeat)
+    if detail is None:
+        raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+    r = detail.result
+    verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
+    return render(
+        request,
+        "case.html",
+        info=info,
+        result=r,
+        verdict=verdict,
+        checklist=_checklist(info, dict(r.verdicts)),
+        judge=_judge(detail.exchanges),
+        case=detail.case,
+        turns=[] if detail.case is None else conversation(detail.case),
+        rubrics=r.results,
+    )
