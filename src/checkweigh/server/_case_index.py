@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, get_args
 
+from .._gc import gc_paused
 from ..core import CaseResult, CaseState, OutcomeClass, PassPolicy, VerdictState
 from ..errors import StoreError
 from ..store import RunInfo, RunStatus, Store
@@ -90,6 +91,11 @@ class CaseFilter:
 
 def build_index(info: RunInfo, results: Iterable[CaseResult]) -> CaseIndex:
     """The rows of ``info``'s results (from :meth:`Store.iter_results`)."""
+    with gc_paused():  # every result is held until the rows are built (see checkweigh._gc)
+        return _build(info, results)
+
+
+def _build(info: RunInfo, results: Iterable[CaseResult]) -> CaseIndex:
     policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
     rubrics = tuple(r["name"] for r in info.config.get("rubrics", []))
     checks = list(info.config.get("checks", {}))
