@@ -32,11 +32,11 @@ from ._case_tally import CaseTally
 from ._compare import (
     CaseChange,
     CaseChangeKind,
-    CheckDelta,
     CompareThresholds,
     CompareVerdict,
     Comparison,
     SuiteDelta,
+    compare_decided,
     compare_runs,
 )
 from ._conditions import Condition, ConditionOp, strict_equal
@@ -50,6 +50,7 @@ from ._noise import (
     noise_model,
 )
 from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
+from ._paired import CheckDelta, Decided, decided
 from ._paths import FieldPath, PathSyntaxError
 from ._records import (
     CONFIG_VERSION,
@@ -134,8 +135,11 @@ __all__ = [
     "CompareThresholds",
     "CompareVerdict",
     "Comparison",
+    "Decided",
     "SuiteDelta",
+    "compare_decided",
     "compare_runs",
+    "decided",
     "mcnemar_exact",
     "paired_bootstrap",
     "AlignmentFigures",

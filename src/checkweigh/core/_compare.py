@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
+from ._paired import CheckDelta, Decided, check_deltas, decided
 from ._result import CaseResult
 from ._stats import mcnemar_exact, paired_bootstrap
-from ._verdict import VerdictState
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,21 +102,6 @@ class SuiteDelta(BaseModel):
     """Which test: exact McNemar, paired bootstrap."""
 
 
-class CheckDelta(BaseModel):
-    """A check's pass rate in both runs, over the paired executions where it decided."""
-
-    check: str
-    base_rate: float | None
-    candidate_rate: float | None
-    change: float | None
-    worse: int
-    """Executions where it went passed -> failed."""
-    better: int
-    """Executions where it went failed -> passed."""
-    p_value: float
-    """Exact McNemar on those flips."""
-
-
 class CompareVerdict(StrEnum):
     """The comparison's conclusion."""
 
@@ -170,7 +155,7 @@ def _kind(
 
 
 def _change(
-    kind: CaseChangeKind, b: tuple[CaseState, float | None], c: CaseResult, cv: CaseVerdict
+    kind: CaseChangeKind, b: tuple[CaseState, float | None], c: Decided, cv: CaseVerdict
 ) -> CaseChange:
     return CaseChange(
         case_id=c.case_id,
@@ -185,57 +170,8 @@ def _change(
     )
 
 
-_V_PASSED = VerdictState.PASSED
-_V_FAILED = VerdictState.FAILED
-
-
-def _check_deltas(pairs: list[tuple[CaseResult, CaseResult]]) -> list[CheckDelta]:
-    # per check: base passed, base decided, cand passed, cand decided, worse, better
-    counts: dict[str, list[int]] = {}
-    # one pass over every verdict of every pair (100,000 for 10,000 cases of 10 checks):
-    # identity tests on the states, no per-verdict call
-    for b, c in pairs:
-        cand = c.verdicts
-        for name, bv in b.verdicts.items():
-            cv = cand.get(name)
-            if cv is None:
-                continue
-            slot = counts.get(name)
-            if slot is None:
-                slot = counts[name] = [0, 0, 0, 0, 0, 0]
-            bs, cs = bv.state, cv.state
-            if bs is _V_PASSED:
-                slot[0] += 1
-                slot[1] += 1
-                if cs is _V_FAILED:
-                    slot[4] += 1
-            elif bs is _V_FAILED:
-                slot[1] += 1
-                if cs is _V_PASSED:
-                    slot[5] += 1
-            if cs is _V_PASSED:
-                slot[2] += 1
-                slot[3] += 1
-            elif cs is _V_FAILED:
-                slot[3] += 1
-    out = []
-    for name, (bp, bn, cp, cn, worse, better) in counts.items():
-        base = bp / bn if bn else None
-        cand_rate = cp / cn if cn else None
-        change = cand_rate - base if base is not None and cand_rate is not None else None
-        out.append(
-            CheckDelta(
-                check=name,
-                base_rate=base,
-                candidate_rate=cand_rate,
-                change=change,
-                worse=worse,
-                better=better,
-                p_value=mcnemar_exact(worse, better),
-            )
-        )
-    out.sort(key=lambda d: (d.change if d.change is not None else 0.0, d.check))
-    return out
+Verdicts = Callable[[list[Decided]], list[CaseVerdict]]
+"""The candidate's case verdicts (with their reasons) of the given executions, in order."""
 
 
 def compare_runs(
@@ -248,9 +184,39 @@ def compare_runs(
     strict: bool = False,
 ) -> Comparison:
     """Compare two runs' results (see the module docstring)."""
+    kept: dict[tuple[str, int], CaseResult] = {}
+
+    def candidates() -> Iterator[Decided]:
+        for r in candidate:
+            kept[r.case_id, r.repeat] = r
+            yield decided(r, candidate_policy)
+
+    def verdicts(rows: list[Decided]) -> list[CaseVerdict]:
+        # decide() agrees with state(): it adds the reason
+        return [candidate_policy.decide(kept[d.case_id, d.repeat]) for d in rows]
+
+    return compare_decided(
+        (decided(r, base_policy) for r in base),
+        candidates(),
+        verdicts,
+        thresholds=thresholds,
+        strict=strict,
+    )
+
+
+def compare_decided(
+    base: Iterable[Decided],
+    candidate: Iterable[Decided],
+    verdicts: Verdicts,
+    *,
+    thresholds: CompareThresholds | None = None,
+    strict: bool = False,
+) -> Comparison:
+    """Compare two runs' executions as their policies decided them; ``verdicts`` gives the
+    candidate's reasons for the executions that changed (the only ones reported by name)."""
     t = thresholds or CompareThresholds()
     base_by_key = {(r.case_id, r.repeat): r for r in base}
-    pairs: list[tuple[CaseResult, CaseResult]] = []
+    pairs: list[tuple[Decided, Decided]] = []
     only_candidate = 0
     for r in candidate:
         b = base_by_key.pop((r.case_id, r.repeat), None)
@@ -260,18 +226,18 @@ def compare_runs(
             pairs.append((b, r))
     only_base = len(base_by_key)
 
-    changes: list[CaseChange] = []  # the changed pairs only: most pairs of a large run keep
-    # their state and score, and need neither a model nor a reason
+    # the changed pairs only: most pairs of a large run keep their state and score, and need
+    # neither a model nor a reason
+    changed: list[tuple[CaseChangeKind, Decided, Decided]] = []
     base_pass = cand_pass = worse = better = 0
     score_pairs: list[tuple[float, float]] = []
     latency_pairs: list[tuple[float, float]] = []
     for b, c in pairs:
-        bs, cs = base_policy.state(b), candidate_policy.state(c)
+        bs, cs = (b.state, b.score), (c.state, c.score)
         kind = _kind(bs, cs, t)
         if kind is not CaseChangeKind.UNCHANGED:
-            # the reason is built for these only (decide() agrees with state())
-            changes.append(_change(kind, bs, c, candidate_policy.decide(c)))
-        base_passed, cand_passed = bs[0] is CaseState.PASSED, cs[0] is CaseState.PASSED
+            changed.append((kind, b, c))
+        base_passed, cand_passed = b.state is CaseState.PASSED, c.state is CaseState.PASSED
         base_pass += base_passed
         cand_pass += cand_passed
         if base_passed and not cand_passed:
@@ -280,14 +246,19 @@ def compare_runs(
             better += 1
         # "cases that produced a verdict": errored executions have no score to compare
         if (
-            bs[1] is not None
-            and cs[1] is not None
-            and bs[0] is not CaseState.ERRORED
-            and cs[0] is not CaseState.ERRORED
+            b.score is not None
+            and c.score is not None
+            and b.state is not CaseState.ERRORED
+            and c.state is not CaseState.ERRORED
         ):
-            score_pairs.append((bs[1], cs[1]))
+            score_pairs.append((b.score, c.score))
         if b.latency_ms is not None and c.latency_ms is not None:
             latency_pairs.append((b.latency_ms, c.latency_ms))
+    reasons = verdicts([c for _, _, c in changed])
+    changes = [
+        _change(kind, (b.state, b.score), c, cv)
+        for (kind, b, c), cv in zip(changed, reasons, strict=True)
+    ]
 
     rng = random.Random(t.seed)
     n = len(pairs)
@@ -372,5 +343,5 @@ def compare_runs(
         regressions=regressions,
         improvements=improvements,
         unchanged=n - len(regressions) - len(improvements),
-        checks=_check_deltas(pairs),
+        checks=check_deltas(pairs),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
+from starlette.requests import Request
 
 from ..core import DEFAULT_SIMULATIONS
 from ..errors import InputError
@@ -19,7 +20,7 @@ from ..service import (
     stability_of,
 )
 from ..store import Store
-from ._deps import run_of, store_of
+from ._deps import decided_rows, run_of, store_of
 from ._errors import from_input_error
 
 router = APIRouter(tags=["analysis"])
@@ -37,6 +38,7 @@ _PARAMS = {
 
 @router.get("/runs/compare")
 def compare(
+    request: Request,
     store: StoreDep,
     base: Annotated[str, Query(description="The base run (id, prefix, latest, previous).")],
     candidate: Annotated[str, Query(description="The candidate run.")],
@@ -75,7 +77,13 @@ def compare(
     try:
         thresholds = compare_thresholds(values, _PARAMS)
         compared = compare_stored(
-            store, base, candidate, thresholds, strict=strict, fields=("base", "candidate")
+            store,
+            base,
+            candidate,
+            thresholds,
+            strict=strict,
+            fields=("base", "candidate"),
+            rows_of=decided_rows(request, store),
         )
     except InputError as exc:
         raise from_input_error(exc) from None

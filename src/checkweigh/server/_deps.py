@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from starlette.requests import Request
 
+from ..core import Decided
 from ..errors import InputError
 from ..store import RunInfo, Store
 from ._case_index import CaseIndex, IndexCache
@@ -35,6 +38,30 @@ def case_index(request: Request, store: Store, info: RunInfo) -> CaseIndex:
     """The rows of ``info``'s executions (cached by the app once the run has finished)."""
     cache: IndexCache = request.app.state.case_indexes
     return cache.get(store, info)
+
+
+def decided_rows(request: Request, store: Store) -> Callable[[RunInfo], list[Decided]]:
+    """A run's executions as a comparison reads them, from its case index (cached once the
+    run has finished: comparing it again reads only the changed executions' reasons)."""
+
+    def rows(info: RunInfo) -> list[Decided]:
+        index = case_index(request, store, info)
+        checks = index.checks  # one tuple for every row: compared pairwise at C speed
+        return [
+            Decided(
+                row.case_id,
+                row.repeat,
+                row.position,
+                row.state,
+                row.score,
+                row.latency_ms,
+                checks,
+                row.verdicts,
+            )
+            for row in index.rows
+        ]
+
+    return rows
 
 
 def check_slot(index: CaseIndex, name: str | None, field: str = "failed_check") -> int | None:

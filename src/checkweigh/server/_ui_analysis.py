@@ -21,7 +21,7 @@ from ..service import (
     stability_of,
 )
 from . import _charts
-from ._deps import run_of, store_of
+from ._deps import decided_rows, run_of, store_of
 from ._errors import bad_parameter, from_input_error
 from ._html import render
 from ._params import flag, number, whole
@@ -89,13 +89,15 @@ def compare_page(request: Request) -> Response:
     fields = {field: name for name, field in THRESHOLDS.items()}
     try:
         thresholds = compare_thresholds(values, fields)
+        store = store_of(request)
         compared = compare_stored(
-            store_of(request),
+            store,
             base,
             candidate,
             thresholds,
             strict=strict,
             fields=("base", "candidate"),
+            rows_of=decided_rows(request, store),
         )
     except InputError as exc:
         raise from_input_error(exc) from None

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .._gc import gc_paused
-from ..core import CompareThresholds, Comparison, PassPolicy, compare_runs, judging_differences
+from ..core import (
+    CaseVerdict,
+    CompareThresholds,
+    Comparison,
+    Decided,
+    PassPolicy,
+    compare_decided,
+    compare_runs,
+    judging_differences,
+)
 from ..errors import InputError
-from ..store import RunInfo, Store
+from ..store import RunInfo, Store, results_at
 
 COMPARE_DEFAULTS = CompareThresholds()
 """The default thresholds of ``checkweigh compare`` and ``GET /api/runs/compare``."""
@@ -78,11 +87,15 @@ def compare_stored(
     *,
     strict: bool = False,
     fields: tuple[str, str] = ("BASE", "CANDIDATE"),
+    rows_of: Callable[[RunInfo], Iterable[Decided]] | None = None,
 ) -> StoredComparison:
     """Compare the stored run ``candidate`` with ``base`` (ids, prefixes, latest, previous).
 
     Args:
         fields: how the two runs are named in an error (arguments or query parameters).
+        rows_of: a run's executions as decided by its policy, when the caller keeps them (the
+            server's case index): then only the changed executions' results are read, for
+            their reasons. Without it both runs are read whole.
 
     Raises:
         InputError: a run is unknown (field ``fields[i]``), both are one run, or they share no
@@ -92,15 +105,31 @@ def compare_stored(
     cand_run = _get_run(store, candidate, fields[1])
     if base_run.id == cand_run.id:
         raise InputError(f"both refer to run {base_run.id}", field=fields[1])
-    with gc_paused():  # both runs' results are read whole (see checkweigh._gc)
-        result = compare_runs(
-            store.iter_results(base_run.id),
-            store.iter_results(cand_run.id),
-            base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
-            candidate_policy=PassPolicy.from_snapshot(cand_run.config.get("thresholds")),
-            thresholds=thresholds,
-            strict=strict,
-        )
+    cand_policy = PassPolicy.from_snapshot(cand_run.config.get("thresholds"))
+    if rows_of is not None:
+
+        def verdicts(rows: list[Decided]) -> list[CaseVerdict]:
+            found = results_at(store, cand_run, [(d.position, d.case_id, d.repeat) for d in rows])
+            return [cand_policy.decide(found[d.case_id, d.repeat]) for d in rows]
+
+        with gc_paused():  # thousands of rows made beside the server's cached indexes
+            result = compare_decided(
+                rows_of(base_run),
+                rows_of(cand_run),
+                verdicts,
+                thresholds=thresholds,
+                strict=strict,
+            )
+    else:
+        with gc_paused():  # both runs' results are read whole (see checkweigh._gc)
+            result = compare_runs(
+                store.iter_results(base_run.id),
+                store.iter_results(cand_run.id),
+                base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
+                candidate_policy=cand_policy,
+                thresholds=thresholds,
+                strict=strict,
+            )
     result = require_pairs(result, base_run.id, cand_run.id)
     return StoredComparison(base_run, cand_run, judged(result, base_run.config, cand_run.config))
 

@@ -3,6 +3,7 @@ found by its case id, and a run produced elsewhere stored whole."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -73,6 +74,27 @@ def find_result(store: Store, run: RunInfo, case_id: str, repeat: int) -> CaseRe
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
         row = result_row(conn, store, run, case_id, repeat)
     return None if row is None else CaseResult.from_record(row.record, rubric_checks(run))
+
+
+def results_at(
+    store: Store, run: RunInfo, keys: Sequence[tuple[int, str, int]]
+) -> dict[tuple[str, int], CaseResult]:
+    """The results of ``run`` at these ``(position, case id, repeat)``, by (case id, repeat),
+    in one query per 500 positions (a comparison's changed executions)."""
+    wanted = {(case_id, repeat) for _, case_id, repeat in keys}
+    positions = sorted({position for position, _, _ in keys})
+    checks = rubric_checks(run)
+    found: dict[tuple[str, int], CaseResult] = {}
+    with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
+        for start in range(0, len(positions), 500):
+            stmt = select(ResultRow.record).where(
+                ResultRow.run_id == run.id, ResultRow.idx.in_(positions[start : start + 500])
+            )
+            for (record,) in conn.execute(stmt):
+                if (record["case_id"], record["repeat"]) in wanted:
+                    result = CaseResult.from_record(record, checks)
+                    found[result.case_id, result.repeat] = result
+    return found
 
 
 def result_row(

@@ -1,0 +1,119 @@
+"""A paired execution as a comparison reads it, and the per-check pass-rate changes over the
+pairs: the part of a comparison that runs once per verdict of every pair."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from pydantic import BaseModel
+
+from ._case_pass import CaseState, PassPolicy
+from ._result import CaseResult
+from ._stats import mcnemar_exact
+from ._verdict import VerdictState
+
+
+class CheckDelta(BaseModel):
+    """A check's pass rate in both runs, over the paired executions where it decided."""
+
+    check: str
+    base_rate: float | None
+    candidate_rate: float | None
+    change: float | None
+    worse: int
+    """Executions where it went passed -> failed."""
+    better: int
+    """Executions where it went failed -> passed."""
+    p_value: float
+    """Exact McNemar on those flips."""
+
+
+class Decided(NamedTuple):
+    """One execution as a comparison reads it: its case state and score as its run's pass
+    policy decides them, its latency and each check's state (no reasons: those of the changed
+    executions are asked for when the comparison needs them)."""
+
+    case_id: str
+    repeat: int
+    position: int
+    """The case's position in its cases file (to find its stored result)."""
+    state: CaseState
+    score: float | None
+    latency_ms: float | None
+    checks: tuple[str, ...]
+    """The checks ``verdicts`` lists (one tuple shared by a run's executions, when it can)."""
+    verdicts: tuple[VerdictState | None, ...]
+    """Each check's state, in the order of ``checks`` (None: no verdict)."""
+
+
+def decided(result: CaseResult, policy: PassPolicy) -> Decided:
+    """``result`` as a comparison reads it under ``policy``."""
+    state, score = policy.state(result)
+    return Decided(
+        result.case_id,
+        result.repeat,
+        result.position,
+        state,
+        score,
+        result.latency_ms,
+        tuple(result.verdicts),
+        tuple(v.state for v in result.verdicts.values()),
+    )
+
+
+_V_PASSED = VerdictState.PASSED
+_V_FAILED = VerdictState.FAILED
+
+
+def check_deltas(pairs: list[tuple[Decided, Decided]]) -> list[CheckDelta]:
+    # per check: base passed, base decided, cand passed, cand decided, worse, better
+    counts: dict[str, list[int]] = {}
+    # one pass over every verdict of every pair (100,000 for 10,000 cases of 10 checks):
+    # identity tests on the states, no per-verdict call
+    for b, c in pairs:
+        if b.checks is c.checks or b.checks == c.checks:
+            states: Iterable[tuple[str, VerdictState | None, VerdictState | None]] = zip(
+                b.checks, b.verdicts, c.verdicts, strict=True
+            )
+        else:
+            cand = dict(zip(c.checks, c.verdicts, strict=True))
+            states = ((n, bv, cand.get(n)) for n, bv in zip(b.checks, b.verdicts, strict=True))
+        for name, bs, cs in states:
+            if bs is None or cs is None:
+                continue
+            slot = counts.get(name)
+            if slot is None:
+                slot = counts[name] = [0, 0, 0, 0, 0, 0]
+            if bs is _V_PASSED:
+                slot[0] += 1
+                slot[1] += 1
+                if cs is _V_FAILED:
+                    slot[4] += 1
+            elif bs is _V_FAILED:
+                slot[1] += 1
+                if cs is _V_PASSED:
+                    slot[5] += 1
+            if cs is _V_PASSED:
+                slot[2] += 1
+                slot[3] += 1
+            elif cs is _V_FAILED:
+                slot[3] += 1
+    out = []
+    for name, (bp, bn, cp, cn, worse, better) in counts.items():
+        base = bp / bn if bn else None
+        cand_rate = cp / cn if cn else None
+        change = cand_rate - base if base is not None and cand_rate is not None else None
+        out.append(
+            CheckDelta(
+                check=name,
+                base_rate=base,
+                candidate_rate=cand_rate,
+                change=change,
+                worse=worse,
+                better=better,
+                p_value=mcnemar_exact(worse, better),
+            )
+        )
+    out.sort(key=lambda d: (d.change if d.change is not None else 0.0, d.check))
+    return out

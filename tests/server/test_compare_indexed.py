@@ -1,0 +1,54 @@
+"""The comparison the server answers from its cached case indexes is the one read from the
+store whole (what ``checkweigh compare --json`` writes), threshold for threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from checkweigh.service import compare_stored, compare_thresholds, comparison_json
+from checkweigh.store import Store
+from server.conftest import Stored
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"case_score_threshold": 0.0, "max_avg_score_drop": 0.0},
+        {"max_pass_rate_drop": 50.0, "alpha": 0.2},
+        {"strict": "true", "max_latency_increase_pct": 1.0},
+    ],
+)
+def test_the_indexed_comparison_is_the_stored_one(
+    client: TestClient, stored: Stored, params: dict[str, Any]
+) -> None:
+    for base, candidate in ((stored.base, stored.candidate), (stored.candidate, stored.base)):
+        answer = client.get(
+            "/api/runs/compare", params={"base": base, "candidate": candidate, **params}
+        )
+        assert answer.status_code == 200, answer.text
+        values = {
+            "case_score_delta" if k == "case_score_threshold" else k: float(v)
+            for k, v in params.items()
+            if k != "strict"
+        }
+        with Store(stored.url) as store:
+            whole = compare_stored(
+                store, base, candidate, compare_thresholds(values), strict="strict" in params
+            )
+        expected = comparison_json(whole.base.id, whole.candidate.id, whole.result)
+        assert answer.json() == expected
+        # asked again: the indexes are cached now, the answer the same
+        again = client.get(
+            "/api/runs/compare", params={"base": base, "candidate": candidate, **params}
+        )
+        assert again.json() == expected
+    # the changed cases are reported with their reasons, the flips first
+    body = client.get(
+        "/api/runs/compare", params={"base": stored.base, "candidate": stored.candidate}
+    ).json()
+    assert body["regressions"], body
+    assert all(r["reason"] for r in body["regressions"])
