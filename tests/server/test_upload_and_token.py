@@ -13,8 +13,6 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app as cli
-from checkweigh.core import PassPolicy
-from checkweigh.reports import write_json_report
 from checkweigh.server import create_app
 from checkweigh.store import Store
 from server.conftest import TOKEN, Stored, base_cases, run_suite
@@ -189,17 +187,16 @@ def test_an_export_with_its_cases_uploads_them_and_a_bad_one_is_refused(
     stored: Stored, team_server: TestClient, tmp_path: Path
 ) -> None:
     out = tmp_path / "with-cases.json"
+    shown = CliRunner().invoke(
+        cli, ["show", stored.base, "--db", stored.url, "--json", str(out), "--json-cases"]
+    )
+    assert shown.exit_code in (0, 1), shown.output
+    alone = CliRunner().invoke(cli, ["show", stored.base, "--db", stored.url, "--json-cases"])
+    assert alone.exit_code == 2
+    assert "error: --json-cases: the cases go in the JSON results; give --json FILE too" in (
+        " ".join(alone.stderr.split())
+    )
     with Store(stored.url) as origin:
-        info = origin.get_run(stored.base)
-        assert info.summary is not None
-        write_json_report(
-            out,
-            run=info.model_dump(mode="json", exclude={"summary"}),
-            summary=info.summary,
-            results=origin.iter_results(info.id, with_cases=True),
-            policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
-            cases=True,
-        )
         original = TestClient(create_app(origin)).get(f"/api/runs/{stored.base}/results/wrong-time")
     exported = json.loads(out.read_text())
     assert all("evaluated_case" in r for r in exported["results"])
@@ -209,6 +206,6 @@ def test_an_export_with_its_cases_uploads_them_and_a_bad_one_is_refused(
     assert refused.status_code == 422
     assert refused.json()["error"].startswith("body.results[1].evaluated_case.trace.0.kind: ")
     assert team_server.post("/api/runs", json=exported, headers=AUTH).status_code == 201
-    shown = team_server.get(f"/api/runs/{stored.base}/results/wrong-time", headers=AUTH).json()
-    assert shown["case"] == original.json()["case"]
-    assert shown["case"]["id"] == "wrong-time"
+    page = team_server.get(f"/api/runs/{stored.base}/results/wrong-time", headers=AUTH).json()
+    assert page["case"] == original.json()["case"]
+    assert page["case"]["id"] == "wrong-time"

@@ -69,6 +69,14 @@ from ._common import (
 JsonOption = Annotated[
     Path | None, typer.Option("--json", help="Write the full results as JSON here.")
 ]
+JsonCasesOption = Annotated[
+    bool,
+    typer.Option(
+        "--json-cases",
+        help="Put each result's evaluated case (input, trace, final state) in the --json file, "
+        "so a server it is uploaded to shows the conversations.",
+    ),
+]
 JunitOption = Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")]
 MarkdownOption = Annotated[
     Path | None,
@@ -97,6 +105,7 @@ def run(
         int, typer.Option("--repeat", min=1, max=10_000, help="Run each case K times.")
     ] = 1,
     json_out: JsonOption = None,
+    json_cases: JsonCasesOption = False,
     db: DbOption = None,
     concurrency: Annotated[
         int | None,
@@ -225,7 +234,9 @@ def run(
                 metrics_threshold=metrics_threshold,
                 cases_threshold=cases_threshold,
             ),
-            exports=Exports(json_path=json_out, junit=junit, markdown=markdown),
+            exports=Exports(
+                json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown
+            ),
         )
         prepared = prepare_run(request)
     except InputError as exc:
@@ -359,13 +370,14 @@ def show(
     ],
     db: DbOption = None,
     json_out: JsonOption = None,
+    json_cases: JsonCasesOption = False,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
 ) -> None:
     """Print the report of a stored run."""
     out, err = consoles()
     try:
-        exports = Exports(json_path=json_out, junit=junit, markdown=markdown)
+        exports = Exports(json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown)
         for path, flag in exports.files():
             check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)

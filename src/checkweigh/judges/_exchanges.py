@@ -8,7 +8,7 @@ concurrent cases never mix their calls.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -16,18 +16,24 @@ from ..core import ExchangeMessage, JudgeExchange
 from ._model import JudgeReply, JudgeRequest
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 _ASKED: ContextVar[tuple[str, list[JudgeExchange]] | None] = ContextVar(
     "checkweigh_judge_exchanges", default=None
 )
 
 
-async def recorded(check: str, answer: Awaitable[T]) -> tuple[T, list[JudgeExchange]]:
-    """Await ``answer`` (a check of one case) and return it with the judge calls it made."""
+async def recorded(
+    check: str, answer: Callable[[A], Awaitable[T]], arg: A
+) -> tuple[T, list[JudgeExchange]]:
+    """Await ``answer(arg)`` (a check of one case) and return it with the judge calls it made.
+
+    The coroutine is made here, inside the task: one made before the task started would never
+    be awaited should the task be cancelled first."""
     asked: list[JudgeExchange] = []
     token = _ASKED.set((check, asked))
     try:
-        return await answer, asked
+        return await answer(arg), asked
     finally:
         _ASKED.reset(token)
 

@@ -133,7 +133,7 @@ class Evaluator:
     ) -> CaseResult:
         """Score one case, awaiting async checks concurrently; the judge calls they made are
         kept with the result."""
-        checks = asyncio.gather(*(recorded(c.name, c.answers(case)) for c in self.checks))
+        checks = asyncio.gather(*(recorded(c.name, c.answers, case) for c in self.checks))
         try:
             answers = await checks
         except asyncio.CancelledError:

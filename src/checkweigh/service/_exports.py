@@ -24,13 +24,24 @@ class Exports(BaseModel):
 
     json_path: Path | None = None
     """The full results as JSON (``--json``; what ``POST /api/runs`` uploads)."""
+    json_cases: bool = False
+    """Each result in the JSON carries the case it evaluated (``--json-cases``): bigger, and
+    a server it is uploaded to shows the conversations."""
     junit: Path | None = None
     """A JUnit XML report (``--junit``)."""
     markdown: Path | None = None
     """A Markdown summary for a pull-request comment or job summary (``--markdown``)."""
 
     def files(self) -> Iterator[tuple[Path, str]]:
-        """Each wanted file with its flag, in the order they are written."""
+        """Each wanted file with its flag, in the order they are written.
+
+        Raises:
+            InputError: ``json_cases`` without a JSON file to put them in.
+        """
+        if self.json_cases and self.json_path is None:
+            raise InputError(
+                "the cases go in the JSON results; give --json FILE too", field="--json-cases"
+            )
         for path, flag in (
             (self.json_path, "--json"),
             (self.junit, "--junit"),
@@ -61,8 +72,9 @@ def write_exports(
                     path,
                     run=info.model_dump(mode="json", exclude={"summary"}),
                     summary=outcome.summary,
-                    results=store.iter_results(outcome.run_id),
+                    results=store.iter_results(outcome.run_id, with_cases=exports.json_cases),
                     policy=policy,
+                    cases=exports.json_cases,
                 )
                 say(f"wrote {n} result(s) to {path}")
             elif flag == "--junit":
