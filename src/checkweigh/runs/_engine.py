@@ -119,7 +119,21 @@ class Evaluator:
         usage = trace_usage(case.trace)
         return _new(
             CaseResult,
-            (case.id, repeat, verdicts, results, ms, None, index, usage, case, body, ()),
+            # with its line at hand, the result does not hold the parsed case: buffered results
+            # would keep thousands of objects alive for the collector to walk, again and again
+            (
+                case.id,
+                repeat,
+                verdicts,
+                results,
+                ms,
+                None,
+                index,
+                usage,
+                _held(case, body),
+                body,
+                (),
+            ),
         )
 
     async def aevaluate(
@@ -156,8 +170,23 @@ class Evaluator:
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
         usage = trace_usage(case.trace)
         return CaseResult(
-            case.id, repeat, verdicts, results, ms, None, index, usage, case, body, tuple(exchanges)
+            case.id,
+            repeat,
+            verdicts,
+            results,
+            ms,
+            None,
+            index,
+            usage,
+            _held(case, body),
+            body,
+            tuple(exchanges),
         )
+
+
+def _held(case: Case, body: bytes | None) -> Case | None:
+    """The case a result keeps for the store: none when its JSON line (``body``) is kept."""
+    return case if body is None else None
 
 
 def with_judge(

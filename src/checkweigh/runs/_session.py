@@ -161,7 +161,7 @@ def _execute(
             on_result(result)
 
     try:
-        with refuse_process_exit():  # an agent's or check's os._exit() is its case's error
+        with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
             run_cases(
                 evaluator,
                 source.iter_sourced(tally),

@@ -36,6 +36,7 @@ from sqlalchemy.exc import (
 
 from ..core import Case, CaseResult, RunSummary, VerdictState
 from ..errors import InputError, StoreError
+from ._checkpoint import DEFAULT_AUTOCHECKPOINT, Checkpointer
 from ._connect import _sqlite_pragmas, connect_args, resolve_url
 from ._migrate import upgrade
 from ._owner import Owner, is_dead
@@ -205,6 +206,7 @@ class Store:
             raise
         self._file = _sqlite_file(self.url)
         self._identity = _identity(self._file)
+        self._checkpointer: Checkpointer | None = None
         try:
             self.reap_abandoned()
         except StoreError:
@@ -351,7 +353,10 @@ class Store:
         bodies: list[object] = []
         for case_row in case_rows(results):
             bodies += (run_id, *case_row)
+        pages = 0 if self._checkpointer is not None else DEFAULT_AUTOCHECKPOINT
         with self.engine.begin() as conn:
+            # per connection: the pool's connection writing now defers to the checkpointer
+            conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={pages}")
             _insert_chunks(conn, _sqlite_insert, len(_RESULT_COLUMNS), params)
             _insert_chunks(conn, _sqlite_verdicts, len(_VERDICT_COLUMNS), verdicts)
             _insert_chunks(conn, _sqlite_bodies, len(_BODY_COLUMNS), bodies)
@@ -396,6 +401,21 @@ class Store:
         """Mark a run complete or incomplete and store its summary; return how many results
         the store holds for it (also stored as its ``executions``)."""
         return self._finish(run_id, status, summary)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """While a run writes its results: a SQLite file's log is checkpointed on a second
+        thread rather than by the writer (see :mod:`._checkpoint`); nothing changes for other
+        databases."""
+        if self._file is None or self._checkpointer is not None:
+            yield
+            return
+        self._checkpointer = Checkpointer(self._file)
+        try:
+            yield
+        finally:
+            checkpointer, self._checkpointer = self._checkpointer, None
+            checkpointer.stop()
 
     def check_file(self) -> None:
         """Fail when the SQLite file was deleted or replaced since it was opened: SQLite would
