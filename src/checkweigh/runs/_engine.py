@@ -114,27 +114,7 @@ class Evaluator:
             ms = case.__dict__["latency_ms"]
             if ms is None:
                 ms = case.total_latency_ms()
-        results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
-        # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
-        usage = trace_usage(case.trace)
-        return _new(
-            CaseResult,
-            # with its line at hand, the result does not hold the parsed case: buffered results
-            # would keep thousands of objects alive for the collector to walk, again and again
-            (
-                case.id,
-                repeat,
-                verdicts,
-                results,
-                ms,
-                None,
-                index,
-                usage,
-                _held(case, body),
-                body,
-                (),
-            ),
-        )
+        return self._result(case, verdicts, repeat, index, ms, body, ())
 
     async def aevaluate(
         self,
@@ -167,26 +147,28 @@ class Evaluator:
         if self.order:  # the suite's order, as the single checks would have given it
             verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
+        return self._result(case, verdicts, repeat, index, ms, body, tuple(exchanges))
+
+    def _result(
+        self,
+        case: Case,
+        verdicts: dict[str, Verdict],
+        repeat: int,
+        index: int,
+        ms: float | None,
+        body: bytes | None,
+        exchanges: tuple[JudgeExchange, ...],
+    ) -> CaseResult:
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
         usage = trace_usage(case.trace)
-        return CaseResult(
-            case.id,
-            repeat,
-            verdicts,
-            results,
-            ms,
-            None,
-            index,
-            usage,
-            _held(case, body),
-            body,
-            tuple(exchanges),
+        # with its line at hand, the result does not hold the parsed case: buffered results
+        # would keep thousands of objects alive for the collector to walk, again and again;
+        # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
+        held = case if body is None else None
+        return _new(
+            CaseResult,
+            (case.id, repeat, verdicts, results, ms, None, index, usage, held, body, exchanges),
         )
-
-
-def _held(case: Case, body: bytes | None) -> Case | None:
-    """The case a result keeps for the store: none when its JSON line (``body``) is kept."""
-    return case if body is None else None
 
 
 def with_judge(

@@ -12,15 +12,13 @@ from ..core import DEFAULT_SIMULATIONS
 from ..errors import InputError
 from ..service import (
     COMPARE_DEFAULTS,
-    compare_stored,
-    compare_thresholds,
     comparison_json,
     parse_noise,
     stability_json,
     stability_of,
 )
 from ..store import Store
-from ._deps import decided_rows, run_of, store_of
+from ._deps import compared, run_of, store_of
 from ._errors import from_input_error
 
 router = APIRouter(tags=["analysis"])
@@ -74,20 +72,8 @@ def compare(
         "case_score_delta": case_score_threshold,
         "alpha": alpha,
     }
-    try:
-        thresholds = compare_thresholds(values, _PARAMS)
-        compared = compare_stored(
-            store,
-            base,
-            candidate,
-            thresholds,
-            strict=strict,
-            fields=("base", "candidate"),
-            rows_of=decided_rows(request, store),
-        )
-    except InputError as exc:
-        raise from_input_error(exc) from None
-    return comparison_json(compared.base.id, compared.candidate.id, compared.result)
+    _, found = compared(request, base, candidate, values, _PARAMS, strict)
+    return comparison_json(found.base.id, found.candidate.id, found.result)
 
 
 @router.get("/runs/{run_id}/stability")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from starlette.requests import Request
 
-from ..core import Decided
+from ..core import CompareThresholds, Decided
 from ..errors import InputError
+from ..service import StoredComparison, compare_stored, compare_thresholds
 from ..store import RunInfo, Store
 from ._case_index import CaseIndex, IndexCache
 from ._errors import ApiError, bad_parameter, from_input_error
@@ -72,3 +73,31 @@ def check_slot(index: CaseIndex, name: str | None, field: str = "failed_check") 
     if name not in index.checks:
         raise bad_parameter(field, f"expected one of the run's checks ({', '.join(index.checks)})")
     return index.checks.index(name)
+
+
+def compared(
+    request: Request,
+    base: str,
+    candidate: str,
+    values: Mapping[str, float],
+    fields: Mapping[str, str],
+    strict: bool,
+) -> tuple[CompareThresholds, StoredComparison]:
+    """The thresholds ``values`` (named as ``fields`` in errors) and the comparison of the
+    stored runs ``base`` and ``candidate`` under them, from their case indexes; a bad value or
+    run as the HTTP error it is (422, 404)."""
+    store = store_of(request)
+    try:
+        thresholds = compare_thresholds(values, fields)
+        found = compare_stored(
+            store,
+            base,
+            candidate,
+            thresholds,
+            strict=strict,
+            fields=("base", "candidate"),
+            rows_of=decided_rows(request, store),
+        )
+    except InputError as exc:
+        raise from_input_error(exc) from None
+    return thresholds, found

@@ -15,13 +15,11 @@ from ..errors import InputError
 from ..reports import explain_comparison
 from ..service import (
     COMPARE_DEFAULTS,
-    compare_stored,
-    compare_thresholds,
     parse_noise,
     stability_of,
 )
 from . import _charts
-from ._deps import decided_rows, run_of, store_of
+from ._deps import compared, run_of, store_of
 from ._errors import bad_parameter, from_input_error
 from ._html import render
 from ._params import flag, number, whole
@@ -87,27 +85,14 @@ def compare_page(request: Request) -> Response:
     values = {THRESHOLDS[n]: v for n, v in given.items() if v is not None}
     strict = flag(params, "strict")
     fields = {field: name for name, field in THRESHOLDS.items()}
-    try:
-        thresholds = compare_thresholds(values, fields)
-        store = store_of(request)
-        compared = compare_stored(
-            store,
-            base,
-            candidate,
-            thresholds,
-            strict=strict,
-            fields=("base", "candidate"),
-            rows_of=decided_rows(request, store),
-        )
-    except InputError as exc:
-        raise from_input_error(exc) from None
-    cmp = compared.result
+    thresholds, found = compared(request, base, candidate, values, fields, strict)
+    cmp = found.result
     shown = {n: getattr(thresholds, f) for n, f in THRESHOLDS.items()}
     return render(
         request,
         "compare.html",
-        base=compared.base,
-        candidate=compared.candidate,
+        base=found.base,
+        candidate=found.candidate,
         cmp=cmp,
         reading=explain_comparison(cmp),
         sections=_sections(cmp),
