@@ -1,4 +1,5 @@
-"""``checkweigh schema case|suite``, and the worked example of docs/cases.md against it."""
+"""``checkweigh schema case|suite|run-config|result``, and the worked example of docs/cases.md
+against them."""
 
 from __future__ import annotations
 
@@ -107,3 +108,38 @@ def test_the_schema_is_stable_text(kind: str) -> None:
     first = runner.invoke(app, ["schema", kind]).stdout
     assert first == runner.invoke(app, ["schema", kind]).stdout
     assert first.endswith("}\n")
+
+
+def test_what_a_run_stores_and_exports_fits_the_run_config_and_result_schemas(
+    tmp_path: Path,
+) -> None:
+    # a real run of the worked example, exported with --json: its configuration and every
+    # result record fit the published schemas (the record the store writes, without the case
+    # verdict and evaluated case that the export adds)
+    cases_yaml, _, suite_yaml = _blocks()
+    (tmp_path / "cases.yaml").write_text(cases_yaml)
+    (tmp_path / "suite.yaml").write_text(suite_yaml.replace("cases.jsonl", "cases.yaml"))
+    out = tmp_path / "run.json"
+    done = runner.invoke(
+        app,
+        [
+            "run",
+            str(tmp_path / "suite.yaml"),
+            "--db",
+            f"sqlite:///{tmp_path / 'r.db'}",
+            "--json",
+            str(out),
+        ],
+    )
+    assert done.exit_code in (0, 1), done.output
+    exported = json.loads(out.read_text())
+    jsonschema.validate(exported["run"]["config"], _schema("run-config"))
+    assert exported["run"]["config"]["schema_version"] == 2
+    record_schema = _schema("result")
+    assert exported["results"]
+    for item in exported["results"]:
+        record = {k: v for k, v in item.items() if k not in ("case", "evaluated_case")}
+        assert record["schema_version"] == 2
+        jsonschema.validate(record, record_schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**record, "verdicts": {"x": {"state": "maybe"}}}, record_schema)

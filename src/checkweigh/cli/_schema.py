@@ -1,4 +1,5 @@
-"""``checkweigh schema case|suite``: the JSON Schema of a case or of a suite file."""
+"""``checkweigh schema case|suite|run-config|result``: the JSON Schema of a case, a suite file,
+a stored run's configuration or a stored result record."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..core import Case
+from ..core import Case, ResultRecord, RunConfig
 from ..errors import InputError
 from ..suites._schema import SuiteSpec
 from ._common import app, consoles, fail_input
@@ -22,6 +23,8 @@ class SchemaKind(StrEnum):
 
     case = "case"
     suite = "suite"
+    run_config = "run-config"
+    result = "result"
 
 
 def case_schema() -> dict[str, Any]:
@@ -54,15 +57,26 @@ def _with_shorthands(node: Any) -> Any:
 def schema_command(
     kind: Annotated[
         SchemaKind,
-        typer.Argument(metavar="case|suite", help="A case (of a cases file) or a suite file."),
+        typer.Argument(
+            metavar="case|suite|run-config|result",
+            help="A case (of a cases file), a suite file, a run's stored configuration, or a "
+            "stored result record (an item of --json's results).",
+        ),
     ],
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Write the schema here instead of printing it."),
     ] = None,
 ) -> None:
-    """Print the JSON Schema of a case or of a suite file (for editors and validators)."""
-    schema = case_schema() if kind is SchemaKind.case else suite_schema()
+    """Print the JSON Schema of a case, a suite file, or what a run stores (for editors,
+    validators and readers of the database or of --json exports)."""
+    if kind is SchemaKind.case:
+        schema = case_schema()
+    elif kind is SchemaKind.suite:
+        schema = suite_schema()
+    else:
+        model = RunConfig if kind is SchemaKind.run_config else ResultRecord
+        schema = {"$schema": _DIALECT, **model.model_json_schema()}
     text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         typer.echo(text, nl=False)

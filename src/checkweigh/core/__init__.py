@@ -55,7 +55,11 @@ from ._paths import FieldPath, PathSyntaxError
 from ._records import (
     CONFIG_VERSION,
     CheckSnapshot,
+    ResultRecord,
     RunConfig,
+    ScoreRecord,
+    UsageRecord,
+    VerdictRecord,
     judging_differences,
     read_config,
 )
@@ -110,7 +114,11 @@ __all__ = [
     "CONFIG_VERSION",
     "RECORD_VERSION",
     "CheckSnapshot",
+    "ResultRecord",
     "RunConfig",
+    "ScoreRecord",
+    "UsageRecord",
+    "VerdictRecord",
     "judging_differences",
     "read_config",
     "ExchangeMessage",
