@@ -13,9 +13,8 @@ from ..errors import InputError
 from ..service import (
     COMPARE_DEFAULTS,
     comparison_json,
-    parse_noise,
     stability_json,
-    stability_of,
+    stability_with_noise,
 )
 from ..store import Store
 from ._deps import compared, run_of, store_of
@@ -93,15 +92,8 @@ def stability(
     judge checks' noise (measured from stored samples unless ``noise`` gives it)."""
     info = run_of(store, run_id)
     try:
-        default, per_check = parse_noise(noise or [], field="noise")
-        info, report = stability_of(
-            store,
-            info.id,
-            default=default,
-            per_check=per_check,
-            simulations=sims,
-            seed=seed,
-            noise_field="noise",
+        info, report = stability_with_noise(
+            store, info.id, noise or [], simulations=sims, seed=seed
         )
     except InputError as exc:
         raise from_input_error(exc) from None

@@ -15,8 +15,7 @@ from ..errors import InputError
 from ..reports import explain_comparison
 from ..service import (
     COMPARE_DEFAULTS,
-    parse_noise,
-    stability_of,
+    stability_with_noise,
 )
 from . import _charts
 from ._deps import compared, run_of, store_of
@@ -115,16 +114,7 @@ def stability_page(request: Request, run_id: str) -> Response:
     sims = whole(params, "sims", DEFAULT_SIMULATIONS, low=1, high=100_000)
     seed = whole(params, "seed", 0, low=0, high=2**63 - 1)
     try:
-        default, per_check = parse_noise(noise, field="noise")
-        info, report = stability_of(
-            store,
-            info.id,
-            default=default,
-            per_check=per_check,
-            simulations=sims,
-            seed=seed,
-            noise_field="noise",
-        )
+        info, report = stability_with_noise(store, info.id, noise, simulations=sims, seed=seed)
     except InputError as exc:
         if exc.field != "RUN":  # a parameter the user gave
             raise from_input_error(exc) from None

@@ -23,7 +23,7 @@ from ._run import (
     prepare_run,
     run_prepared,
 )
-from ._stability import parse_noise, stability_json, stability_of
+from ._stability import parse_noise, stability_json, stability_of, stability_with_noise
 
 __all__ = [
     "COMPARE_DEFAULTS",
@@ -47,5 +47,6 @@ __all__ = [
     "run_prepared",
     "stability_json",
     "stability_of",
+    "stability_with_noise",
     "write_exports",
 ]

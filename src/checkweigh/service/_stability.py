@@ -145,3 +145,30 @@ def stability_json(info: RunInfo, report: StabilityReport) -> dict[str, Any]:
     """The report as ``checkweigh stability --json`` writes it and the API answers it."""
     run = info.model_dump(mode="json", include={"id", "suite", "status", "created_at"})
     return {"run": run, "stability": report.model_dump(mode="json")}
+
+
+def stability_with_noise(
+    store: Store,
+    ref: str,
+    noise: list[str],
+    *,
+    simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = 0,
+    field: str = "noise",
+) -> tuple[RunInfo, StabilityReport]:
+    """:func:`stability_of` with the noise given as ``RATE`` / ``CHECK=RATE`` items (query
+    parameters named ``field``), as the server takes them.
+
+    Raises:
+        InputError: a bad item (field ``field``), or a run with nothing to simulate.
+    """
+    default, per_check = parse_noise(noise, field=field)
+    return stability_of(
+        store,
+        ref,
+        default=default,
+        per_check=per_check,
+        simulations=simulations,
+        seed=seed,
+        noise_field=field,
+    )
