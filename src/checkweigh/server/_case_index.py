@@ -180,6 +180,11 @@ class IndexCache:
                 self._indexes.popitem(last=False)
         return index
 
+    def __contains__(self, run_id: object) -> bool:
+        """Whether the index of the run ``run_id`` is built and kept."""
+        with self._lock:
+            return run_id in self._indexes
+
     def warm(self, store: Store, runs: Iterable[RunInfo]) -> threading.Thread | None:
         """Build, on a background thread, the indexes of the finished runs among ``runs`` that
         are not cached yet (as many as the cache holds), so that the first view of a large run

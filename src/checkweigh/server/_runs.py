@@ -35,6 +35,7 @@ class RunPageOut(BaseModel):
 
 @router.get("/runs")
 def list_runs(
+    request: Request,
     store: StoreDep,
     suite: Annotated[str | None, Query(description="Only this suite's runs.")] = None,
     status: Annotated[RunStatus | None, Query(description="Only runs in this state.")] = None,
@@ -43,6 +44,8 @@ def list_runs(
 ) -> RunPageOut:
     """The stored runs, newest first, with how many match in all."""
     page = page_runs(store, suite=suite, status=status, limit=limit, offset=offset)
+    if request.app.state.warm_indexes:  # as the runs-list page does
+        request.app.state.case_indexes.warm(store, page.runs)
     return RunPageOut(total=page.total, limit=limit, offset=offset, items=page.runs)
 
 
@@ -112,4 +115,7 @@ def upload_run(request: Request, store: StoreDep, upload: Annotated[Upload, Body
         store_run(store, info, results)
     except InputError as exc:
         raise from_input_error(exc) from None
-    return run_of(store, info.id)
+    stored = run_of(store, info.id)
+    if request.app.state.warm_indexes:  # a run just published is the one opened next
+        request.app.state.case_indexes.warm(store, [stored])
+    return stored
