@@ -41,7 +41,7 @@ from ._compare import (
 )
 from ._conditions import Condition, ConditionOp, strict_equal
 from ._exchange import ExchangeMessage, JudgeExchange
-from ._gates import DEFAULT_GATES, Gate, GateMetric, apply_gates
+from ._gates import DEFAULT_GATES, RUN_METRICS, Gate, GateMetric, apply_gates
 from ._noise import (
     CheckNoise,
     answer_noise_from_share,
@@ -63,6 +63,7 @@ from ._records import (
     judging_differences,
     read_config,
 )
+from ._reliability import Reliability, ReliabilityAtK, pass_at_k, pass_hat_k
 from ._result import RECORD_VERSION, CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
@@ -111,6 +112,10 @@ from ._verdict import (
 )
 
 __all__ = [
+    "Reliability",
+    "ReliabilityAtK",
+    "pass_at_k",
+    "pass_hat_k",
     "CONFIG_VERSION",
     "RECORD_VERSION",
     "CheckSnapshot",
@@ -186,6 +191,7 @@ __all__ = [
     "FieldPath",
     "Gate",
     "GateMetric",
+    "RUN_METRICS",
     "GateResult",
     "MeasuredVerdict",
     "JudgeStats",

@@ -229,7 +229,8 @@ class RunAggregator:
         policy: PassPolicy | None = None,
     ):
         self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
-        self._cases = CaseTally(policy) if policy is not None else None
+        # pass@k and pass^k need each task's tries: counted only when tasks are repeated
+        self._cases = CaseTally(policy, repeats=keep_case_scores) if policy is not None else None
         self._executions = 0
         self._case_ids: set[str] = set()
         self._errored = 0
@@ -317,4 +318,5 @@ class RunAggregator:
             ],
             case_gates=self._cases.gates() if self._cases is not None else None,
             usage=self._agent_usage(),
+            reliability=self._cases.reliability() if self._cases is not None else None,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
+from ._reliability import Reliability, RepeatTally
 from ._result import CaseResult
 from ._stats import mean_interval
 from ._summary import CaseGates, FailingCase
@@ -23,13 +24,16 @@ class CaseTally:
         "failing",
         "passed",
         "policy",
+        "repeats",
         "score_n",
         "score_sq",
         "score_sum",
     )
 
-    def __init__(self, policy: PassPolicy) -> None:
+    def __init__(self, policy: PassPolicy, *, repeats: bool = False) -> None:
+        """``repeats``: also count each task's tries and passes, for pass@k and pass^k."""
         self.policy = policy
+        self.repeats = RepeatTally() if repeats else None
         self.executions = 0
         self.passed = 0
         self.failed = 0
@@ -59,6 +63,8 @@ class CaseTally:
         verdict: CaseVerdict | None,
     ) -> None:
         self.executions += 1
+        if self.repeats is not None:
+            self.repeats.add(result.case_id, state is _PASSED)
         if state is _PASSED:
             self.passed += 1
         elif state is _FAILED:
@@ -81,6 +87,10 @@ class CaseTally:
             self.score_n += 1
             self.score_sum += score
             self.score_sq += score * score
+
+    def reliability(self) -> Reliability | None:
+        """pass@k, pass^k and flaky tasks (None unless tasks were repeated)."""
+        return self.repeats.summary() if self.repeats is not None else None
 
     def gates(self) -> CaseGates:
         """The run's metrics and cases dimensions so far."""

@@ -22,6 +22,23 @@ class GateMetric(StrEnum):
     """The share of scored executions in one outcome class."""
     ERRORED_EXECUTIONS = "errored_executions"
     """How many executions errored (agent or check)."""
+    PASS_AT_K = "pass_at_k"
+    """The chance that at least one of ``k`` tries of a task passes (runs with repeats)."""
+    PASS_HAT_K = "pass_hat_k"
+    """The chance that all ``k`` tries of a task pass: pass^k (runs with repeats)."""
+    FLAKY_RATE = "flaky_rate"
+    """The share of repeated tasks that passed on some tries and not on others."""
+
+
+RUN_METRICS = frozenset(
+    {
+        GateMetric.ERRORED_EXECUTIONS,
+        GateMetric.PASS_AT_K,
+        GateMetric.PASS_HAT_K,
+        GateMetric.FLAKY_RATE,
+    }
+)
+"""Metrics of the whole run, not of one rubric."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,19 +51,23 @@ class Gate:
     rubric: str | None = None
     check: str | None = None
     outcome: OutcomeClass | None = None
+    k: int | None = None
+    """Tries per task, for pass_at_k and pass_hat_k."""
 
     def describe(self) -> str:
-        """The gate in words, e.g. ``completion tcr >= 0.7``."""
-        subject = " ".join(
-            x
-            for x in (
+        """The gate in words, e.g. ``completion tcr >= 0.7`` or ``pass^4 >= 0.6``."""
+        if self.metric is GateMetric.PASS_HAT_K:
+            subject = f"pass^{self.k}"
+        elif self.metric is GateMetric.PASS_AT_K:
+            subject = f"pass@{self.k}"
+        else:
+            parts = (
                 self.rubric,
                 self.check,
                 self.outcome.value if self.outcome else None,
                 self.metric.value,
             )
-            if x
-        )
+            subject = " ".join(x for x in parts if x)
         bounds = []
         if self.minimum is not None:
             bounds.append(f">= {self.minimum:g}")
@@ -58,6 +79,8 @@ class Gate:
         """The gate's metric on ``summary``; None when it cannot be measured."""
         if self.metric is GateMetric.ERRORED_EXECUTIONS:
             return float(summary.errored_executions)
+        if self.metric in RUN_METRICS:  # reliability: unmeasurable without repeats
+            return self._reliability(summary)
         assert self.rubric is not None
         rubric = summary.rubric(self.rubric)
         if self.metric is GateMetric.TCR:
@@ -73,6 +96,18 @@ class Gate:
             if stats.check == self.check:
                 return stats.pass_rate
         return None
+
+    def _reliability(self, summary: RunSummary) -> float | None:
+        found = summary.reliability
+        if found is None:
+            return None
+        if self.metric is GateMetric.FLAKY_RATE:
+            return found.flaky_rate
+        assert self.k is not None
+        row = found.at(self.k)
+        if row is None:
+            return None
+        return row.pass_hat_k if self.metric is GateMetric.PASS_HAT_K else row.pass_at_k
 
     def evaluate(self, summary: RunSummary) -> GateResult:
         """Whether ``summary`` meets the gate; an unmeasurable metric fails it."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ._reliability import Reliability
+
 
 class CheckStats(BaseModel):
     """How one check fared within one rubric."""
@@ -269,6 +271,8 @@ class RunSummary(BaseModel):
     """Case pass/fail counts and the run's metrics and cases dimensions."""
     usage: AgentUsage | None = None
     """The agent's tokens, cost and mean latency, when some execution recorded any."""
+    reliability: Reliability | None = None
+    """pass@k, pass^k and flaky tasks over each task's tries (runs with ``--repeat`` > 1)."""
 
     @property
     def gates_passed(self) -> bool:

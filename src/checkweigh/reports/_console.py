@@ -138,6 +138,22 @@ def agent_line(summary: RunSummary) -> str | None:
     return f"agent: {text}" if text else None
 
 
+def reliability_line(summary: RunSummary) -> str | None:
+    """``reliability over 3 tries: pass@1 0.80, pass@3 0.95; pass^3 0.62; flaky tasks 12 of
+    40 (30%)``, or None for a run without repeats."""
+    found = summary.reliability
+    if found is None:
+        return None
+    ks = sorted({1, found.max_tries} | ({2} if found.max_tries > 2 else set()))
+    rows = [row for k in ks if (row := found.at(k)) is not None]
+    at = ", ".join(f"pass@{r.k} {r.pass_at_k:.2f}" for r in rows)
+    hat = ", ".join(f"pass^{r.k} {r.pass_hat_k:.2f}" for r in rows)
+    return (
+        f"reliability over up to {found.max_tries} tries of {found.tasks} task(s): {at}; {hat}; "
+        f"flaky tasks {found.flaky_tasks} ({found.flaky_rate:.0%} of the repeated)"
+    )
+
+
 def render_summary(
     console: Console,
     summary: RunSummary,
@@ -174,6 +190,8 @@ def render_summary(
         console.print(slow)
     if (agent := agent_line(summary)) is not None:
         console.print(agent)
+    if (reliable := reliability_line(summary)) is not None:
+        console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
     if summary.case_gates is not None:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
-from ._console import agent_line, case_pass_rule, headline, truncated_tcr
+from ._console import agent_line, case_pass_rule, headline, reliability_line, truncated_tcr
 from ._files import replaced_at
 from ._safe import clean
 
@@ -95,6 +95,8 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     lines.append("")
     if (agent := agent_line(summary)) is not None:
         lines += [agent[0].upper() + agent[1:] + ".", ""]
+    if (reliable := reliability_line(summary)) is not None:
+        lines += [reliable[0].upper() + reliable[1:] + ".", ""]
     for r in summary.rubrics:
         if r.scored:
             counts = ", ".join(

@@ -29,6 +29,7 @@ def gate_specs(gates: Sequence[Gate]) -> list[dict[str, Any]]:
             "rubric": g.rubric,
             "check": g.check,
             "outcome": g.outcome.value if g.outcome else None,
+            "k": g.k,
         }
         for g in gates
     ]
@@ -44,6 +45,7 @@ def gates_from_specs(specs: Iterable[Mapping[str, Any]]) -> tuple[Gate, ...]:
             s.get("rubric"),
             s.get("check"),
             OutcomeClass(s["outcome"]) if s.get("outcome") else None,
+            s.get("k"),
         )
         for s in specs
     )

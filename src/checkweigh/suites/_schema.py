@@ -11,6 +11,7 @@ from ..core import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
     DEFAULT_PASS_THRESHOLD,
+    RUN_METRICS,
     Bands,
     Condition,
     ConditionOp,
@@ -207,12 +208,19 @@ class GateSpec(_Strict):
     """The lowest acceptable value."""
     max: Number | None = None
     """The highest acceptable value."""
+    k: Annotated[int, Field(strict=True, ge=1)] | None = None
+    """Tries per task (pass_at_k, pass_hat_k): at most the run's repeats."""
 
     @model_validator(mode="after")
     def _complete(self) -> GateSpec:
         if self.min is None and self.max is None:
             raise ValueError("give 'min', 'max' or both")
-        needs_rubric = self.metric is not GateMetric.ERRORED_EXECUTIONS
+        reliability = self.metric in (GateMetric.PASS_AT_K, GateMetric.PASS_HAT_K)
+        if reliability and self.k is None:
+            raise ValueError(f"metric {self.metric.value} needs 'k' (tries per task)")
+        if not reliability and self.k is not None:
+            raise ValueError(f"'k' is for pass_at_k and pass_hat_k, not {self.metric.value}")
+        needs_rubric = self.metric not in RUN_METRICS
         if needs_rubric and self.rubric is None:
             raise ValueError(f"metric {self.metric.value} needs 'rubric'")
         if self.metric is GateMetric.CHECK_PASS_RATE and self.check is None:
@@ -223,7 +231,7 @@ class GateSpec(_Strict):
 
     def build(self) -> Gate:
         """The core gate."""
-        return Gate(self.metric, self.min, self.max, self.rubric, self.check, self.outcome)
+        return Gate(self.metric, self.min, self.max, self.rubric, self.check, self.outcome, self.k)
 
 
 Percent = Annotated[float, Field(strict=True, ge=0.0, le=100.0)]
