@@ -91,6 +91,10 @@ def test_flaky_tasks_errored_tries_and_gates_on_the_run() -> None:
     found = summary.reliability
     assert found is not None
     assert (found.tasks, found.flaky_tasks, found.flaky_rate) == (4, 2, 0.5)
+    assert [(t.case_id, t.tries, t.passes) for t in found.flakiest] == [
+        ("agent-failed", 2, 1),
+        ("flaky", 2, 1),
+    ]
     two = found.at(2)
     assert two is not None
     assert (two.pass_at_k, two.pass_hat_k) == (0.75, 0.25)

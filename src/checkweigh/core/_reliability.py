@@ -41,6 +41,21 @@ class ReliabilityAtK(BaseModel):
     """Tasks tried at least k times (the others cannot be estimated at this k)."""
 
 
+class FlakyTask(BaseModel):
+    """A task that passed on some tries and not on others."""
+
+    case_id: str
+    """The case."""
+    tries: int
+    """Times it was tried."""
+    passes: int
+    """Tries that passed."""
+
+
+FLAKIEST = 20
+"""Flaky tasks listed in a summary: the closest to passing half their tries first."""
+
+
 class Reliability(BaseModel):
     """How reliably the agent passes each task across its repeats (``--repeat K``)."""
 
@@ -54,6 +69,9 @@ class Reliability(BaseModel):
     """``flaky_tasks`` over the tasks tried more than once."""
     by_k: list[ReliabilityAtK] = Field(default_factory=list)
     """pass@k and pass^k for every k from 1 to ``max_tries``."""
+    flakiest: list[FlakyTask] = Field(default_factory=list)
+    """Up to :data:`FLAKIEST` flaky tasks, the closest to an even split first (a task's
+    pass@k and pass^k follow from its tries and passes)."""
 
     def at(self, k: int) -> ReliabilityAtK | None:
         """The figures at ``k``; None when no task was tried ``k`` times."""
@@ -89,6 +107,11 @@ class RepeatTally:
             return None
         repeated = [(n, c) for n, c in self._counts.values() if n > 1]
         flaky = sum(1 for n, c in repeated if 0 < c < n)
+        split = sorted(
+            (abs(c / n - 0.5), case_id, n, c)
+            for case_id, (n, c) in self._counts.items()
+            if 0 < c < n
+        )[:FLAKIEST]
         by_k = []
         for k in range(1, max_tries + 1):
             tried = [(n, c) for n, c in self._counts.values() if n >= k]
@@ -106,4 +129,5 @@ class RepeatTally:
             flaky_tasks=flaky,
             flaky_rate=flaky / len(repeated),
             by_k=by_k,
+            flakiest=[FlakyTask(case_id=i, tries=n, passes=c) for _, i, n, c in split],
         )
