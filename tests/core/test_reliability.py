@@ -21,10 +21,12 @@ from checkweigh.core import (
     Verdict,
     VerdictState,
     apply_gates,
+    compare_runs,
     pass_at_k,
     pass_hat_k,
 )
 from checkweigh.errors import SuiteError
+from checkweigh.reports import comparison_markdown
 from checkweigh.suites import load_suite
 from support.recorded_suite import make_case, write_suite
 
@@ -132,3 +134,22 @@ def test_a_suite_gate_on_pass_hat_k_loads_and_bad_ones_are_one_line(tmp_path: Pa
             load_suite(suite)
         assert message in str(caught.value)
         assert "\n" not in str(caught.value)
+
+
+def test_compare_gives_both_runs_reliability_over_the_paired_tries() -> None:
+    base = [_result("a", r, True) for r in range(3)] + [_result("b", r, r == 0) for r in range(3)]
+    cand = [_result("a", r, r != 2) for r in range(3)] + [_result("b", r, False) for r in range(3)]
+    cmp = compare_runs(base, cand, base_policy=PassPolicy(), candidate_policy=PassPolicy())
+    assert [
+        (r.k, r.base_pass_hat_k, r.candidate_pass_hat_k, r.base_pass_at_k, r.candidate_pass_at_k)
+        for r in cmp.reliability
+    ] == [
+        (1, pytest.approx(4 / 6), pytest.approx(2 / 6), pytest.approx(4 / 6), pytest.approx(2 / 6)),
+        (2, pytest.approx(0.5), pytest.approx(1 / 6), pytest.approx(5 / 6), 0.5),
+        (3, 0.5, 0.0, 1.0, 0.5),
+    ]
+    once = compare_runs(base[:1], cand[:1], base_policy=PassPolicy(), candidate_policy=PassPolicy())
+    assert once.reliability == []
+    text = comparison_markdown(cmp, "base-run", "cand-run")
+    assert "### Reliability over the paired tries" in text
+    assert "| 3 | 1.00 | 0.50 | 0.50 | 0.00 | 2 |" in text

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
 from ._paired import CheckDelta, Decided, check_deltas, decided
+from ._reliability import ReliabilityChange, reliability_changes
 from ._result import CaseResult
 from ._stats import mcnemar_exact, paired_bootstrap
 
@@ -130,6 +131,8 @@ class Comparison(BaseModel):
     improvements: list[CaseChange] = Field(default_factory=list)
     unchanged: int = 0
     checks: list[CheckDelta] = Field(default_factory=list)
+    reliability: list[ReliabilityChange] = Field(default_factory=list)
+    """With repeats: both runs' pass@k and pass^k for every k, over the paired tries."""
     judged_differently: list[str] = Field(default_factory=list)
     """How the two runs' verdicts were decided differently (another judge, judge mode or check
     version): a change may then be the judge's, not the agent's. Empty when alike."""
@@ -344,4 +347,7 @@ def compare_decided(
         improvements=improvements,
         unchanged=n - len(regressions) - len(improvements),
         checks=check_deltas(pairs),
+        reliability=reliability_changes(
+            (c.case_id, b.state is CaseState.PASSED, c.state is CaseState.PASSED) for b, c in pairs
+        ),
     )

@@ -9,6 +9,7 @@ An errored try counts as not passed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import comb
 
 from pydantic import BaseModel, Field
@@ -131,3 +132,41 @@ class RepeatTally:
             by_k=by_k,
             flakiest=[FlakyTask(case_id=i, tries=n, passes=c) for _, i, n, c in split],
         )
+
+
+class ReliabilityChange(BaseModel):
+    """pass@k and pass^k of two runs at one k, over the tries both made of the same tasks."""
+
+    k: int
+    """Tries drawn per task."""
+    base_pass_at_k: float
+    candidate_pass_at_k: float
+    base_pass_hat_k: float
+    candidate_pass_hat_k: float
+    tasks: int
+    """Tasks both runs tried at least k times."""
+
+
+def reliability_changes(pairs: Iterable[tuple[str, bool, bool]]) -> list[ReliabilityChange]:
+    """For each k, both runs' pass@k and pass^k over the paired tries ``(case_id, base passed,
+    candidate passed)``; empty unless some task was tried twice in both."""
+    base, candidate = RepeatTally(), RepeatTally()
+    for case_id, base_passed, candidate_passed in pairs:
+        base.add(case_id, base_passed)
+        candidate.add(case_id, candidate_passed)
+    b, c = base.summary(), candidate.summary()
+    if b is None or c is None:
+        return []
+    out = []
+    for before, after in zip(b.by_k, c.by_k, strict=True):  # same tasks, same tries: same ks
+        out.append(
+            ReliabilityChange(
+                k=before.k,
+                base_pass_at_k=before.pass_at_k,
+                candidate_pass_at_k=after.pass_at_k,
+                base_pass_hat_k=before.pass_hat_k,
+                candidate_pass_hat_k=after.pass_hat_k,
+                tasks=before.tasks,
+            )
+        )
+    return out

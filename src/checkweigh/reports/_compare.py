@@ -111,6 +111,15 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         if len(items) > _SHOWN:
             console.print(Text(f"  ... and {len(items) - _SHOWN} more", style="dim"))
     console.print(Text(f"unchanged: {cmp.unchanged} case(s)", style="dim"))
+    if cmp.reliability:
+        shown = {1, 2, cmp.reliability[-1].k}
+        parts = [
+            f"pass@{r.k} {r.base_pass_at_k:.2f} -> {r.candidate_pass_at_k:.2f}, "
+            f"pass^{r.k} {r.base_pass_hat_k:.2f} -> {r.candidate_pass_hat_k:.2f}"
+            for r in cmp.reliability
+            if r.k in shown
+        ]
+        console.print(Text("reliability over the paired tries: " + "; ".join(parts)))
     moved = [c for c in cmp.checks if c.change]
     if moved:
         checks = Table(title="checks whose pass rate changed", title_justify="left")

@@ -231,6 +231,19 @@ def comparison_markdown(
     lines += _suite_table(cmp.suite, cmp.alpha, exceeded=False)
     lines += cases.table("Improvements", cmp.improvements)
     lines += [f"Unchanged: {cmp.unchanged} execution(s).", ""]
+    if cmp.reliability:
+        lines += [
+            "### Reliability over the paired tries",
+            "",
+            "| k | pass@k base | pass@k candidate | pass^k base | pass^k candidate | tasks |",
+            "|---:|---:|---:|---:|---:|---:|",
+            *(
+                f"| {r.k} | {r.base_pass_at_k:.2f} | {r.candidate_pass_at_k:.2f} "
+                f"| {r.base_pass_hat_k:.2f} | {r.candidate_pass_hat_k:.2f} | {r.tasks} |"
+                for r in cmp.reliability
+            ),
+            "",
+        ]
     lines += ["### Checks whose pass rate changed", ""]
     lines += _check_table(cmp.checks, cmp.alpha)
     return "\n".join(lines).rstrip() + "\n"
