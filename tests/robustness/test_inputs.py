@@ -400,8 +400,8 @@ SUITES = [
     Bad(
         "markup-gate-metric",
         "suite.yaml:32",
-        "gates[0].metric: expected 'tcr', 'tcr_lower', 'check_pass_rate', 'outcome_rate' or "
-        "'errored_executions', got '[/]tcr'",
+        "gates[0].metric: expected 'tcr', 'tcr_lower', 'check_pass_rate', 'outcome_rate', "
+        "'errored_executions', 'pass_at_k', 'pass_hat_k' or 'flaky_rate', got '[/]tcr'",
         _replace("metric: tcr", "metric: '[/]tcr'"),
     ),
     # the cases file the suite points at
