@@ -52,7 +52,7 @@ def record_cases(suite_path: Path, out: Path, n: int) -> None:
         async def record_all() -> list[dict[str, object]]:
             rows = []
             for case in templates:
-                ran, _ = await target.run(case)
+                ran, _ = await target.run_case(case)
                 rows.append(ran.model_dump(mode="json", exclude_defaults=True))
             return rows
 

@@ -59,7 +59,7 @@ def test_a_blocked_sync_agent_times_out_on_time_and_its_thread_is_abandoned() ->
     target = AgentTarget(stuck, timeout_s=0.3)
     began = time.monotonic()
     with pytest.raises(AgentFailure, match=r"agent timed out after 0.3s"):
-        asyncio.run(target.run(_case(0)))
+        asyncio.run(target.run_case(_case(0)))
     assert time.monotonic() - began < 2.0  # asyncio.run did not wait for the thread
     assert any(t.name == "checkweigh-agent" for t in abandoned_threads())
     release.set()

@@ -3,19 +3,34 @@
 from ._engine import Evaluator, OnResult, judge_checks, run_cases, with_judge
 from ._session import RunOutcome, RunStopped, execute
 from ._stop import Interrupted, StopToken, stop_on_signals
-from ._target import AgentFailure, AgentRun, AgentTarget, abandoned_threads
+from .targets import (
+    AgentFailure,
+    AgentRun,
+    AgentTarget,
+    AgentUsage,
+    CallableTarget,
+    Target,
+    TargetRequest,
+    abandoned_threads,
+    build_target,
+)
 
 __all__ = [
     "AgentFailure",
     "AgentRun",
     "AgentTarget",
+    "AgentUsage",
+    "CallableTarget",
     "Evaluator",
     "Interrupted",
     "OnResult",
     "RunOutcome",
     "RunStopped",
     "StopToken",
+    "Target",
+    "TargetRequest",
     "abandoned_threads",
+    "build_target",
     "execute",
     "judge_checks",
     "run_cases",

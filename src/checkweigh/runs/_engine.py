@@ -9,9 +9,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..checks import NamedCheck, verdict_names
-from ..core import Case, CaseResult, JudgeExchange, Rubric, Verdict, score_rubric, trace_usage
+from ..core import (
+    Case,
+    CaseResult,
+    CaseUsage,
+    JudgeExchange,
+    Rubric,
+    Verdict,
+    score_rubric,
+    trace_usage,
+)
 from ..judges import (
     JudgeCheck,
     JudgeModel,
@@ -24,7 +34,7 @@ from ..judges import (
 from ..suites import Suite
 from ._gc import older_objects_frozen
 from ._stop import Interrupted, StopToken
-from ._target import AgentFailure, AgentTarget
+from .targets import AgentFailure, AgentRun, Target, TargetRequest, timed
 
 OnResult = Callable[[CaseResult], None]
 _new = tuple.__new__
@@ -225,7 +235,8 @@ def run_cases(
     cases: Iterable[Case] | Iterable[Sourced],
     on_result: OnResult,
     *,
-    target: AgentTarget | None = None,
+    target: Target | None = None,
+    target_timeout_s: float | None = None,
     repeat: int = 1,
     concurrency: int = 8,
     judge: JudgeModel | None = None,
@@ -237,7 +248,9 @@ def run_cases(
     the running cases end; an error raised by ``on_result`` cancels the running cases and
     propagates.
 
-    ``judge``, when given, is closed at the end, inside the event loop its connections use.
+    ``target``, when given, runs each case first (each call within ``target_timeout_s``); it
+    and ``judge``, when given, are closed at the end, inside the event loop their connections
+    use.
 
     Raises:
         Interrupted: ``stop`` was requested: no case started after it, the running ones were
@@ -253,7 +266,8 @@ def run_cases(
                     raise Interrupted(token.reason)
                 on_result(evaluator.evaluate(case, repeat=r, index=index, body=body))
             return
-        run = _run_async(evaluator, cases, on_result, target, repeat, concurrency, judge, token)
+        agent = _Agent(target, target_timeout_s) if target is not None else None
+        run = _run_async(evaluator, cases, on_result, agent, repeat, concurrency, judge, token)
         asyncio.run(run)
 
 
@@ -265,7 +279,7 @@ async def _run_async(
     evaluator: Evaluator,
     cases: Iterable[Case] | Iterable[Sourced],
     on_result: OnResult,
-    target: AgentTarget | None,
+    agent: _Agent | None,
     repeat: int,
     concurrency: int,
     judge: JudgeModel | None,
@@ -287,7 +301,7 @@ async def _run_async(
                 failure.append(exc)
                 return
             # a cancellation lands on an await, never between a finished case and on_result
-            result = await _one(evaluator, target, case, body, r, index)
+            result = await _one(evaluator, agent, case, body, r, index)
             if failure:  # the handler failed meanwhile (the store is gone): hand on no more
                 return
             try:
@@ -316,25 +330,50 @@ async def _run_async(
     finally:
         stop.detach()
         timer[0].cancel()
+        if agent is not None:
+            await agent.close()
         await close_judge(judge)
     if failure:
         raise failure[0]
     stop.raise_if_requested()
 
 
+class _Agent(NamedTuple):
+    target: Target
+    timeout_s: float | None
+
+    async def close(self) -> None:
+        try:
+            await self.target.aclose()
+        except Exception:  # noqa: BLE001 - every result is in; a target that fails to close
+            # (a dead connection pool) cannot change them
+            return
+
+
 async def _one(
     evaluator: Evaluator,
-    target: AgentTarget | None,
+    agent: _Agent | None,
     case: Case,
     body: bytes | None,
     repeat: int,
     index: int,
 ) -> CaseResult:
-    if target is None:
+    if agent is None:
         return await evaluator.aevaluate(case, repeat=repeat, index=index, body=body)
     try:
-        ran, ms = await target.run(case)
+        ran, ms = await timed(agent.target, TargetRequest(case, repeat), agent.timeout_s)
     except AgentFailure as exc:
         # the case the agent was given, so the failure can be read beside its input
         return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, case, body)
-    return await evaluator.aevaluate(ran, repeat=repeat, index=index, latency_ms=ms)
+    result = await evaluator.aevaluate(
+        ran_case(case, ran), repeat=repeat, index=index, latency_ms=ms
+    )
+    if ran.usage is not None:
+        u = ran.usage
+        result = result._replace(usage=CaseUsage(u.input_tokens, u.output_tokens, u.cost_usd))
+    return result
+
+
+def ran_case(case: Case, ran: AgentRun) -> Case:
+    """``case`` with the trace and final state the agent gave."""
+    return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})

@@ -34,7 +34,7 @@ from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
 from ._engine import Evaluator, judge_checks, run_cases
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
-from ._target import AgentTarget
+from .targets import Target, build_target
 
 
 class RunStopped(Exception):
@@ -112,9 +112,9 @@ def _execute(
     policy: PassPolicy | None,
     stop: StopToken | None,
 ) -> RunOutcome:
-    target = None
+    target: Target | None = None
     if suite.target is not None:
-        target = AgentTarget.load(suite.target.agent, suite.base_dir, suite.target.timeout_s)
+        target = build_target(suite.target, suite.base_dir)
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
@@ -167,6 +167,7 @@ def _execute(
                 source.iter_sourced(tally),
                 handle,
                 target=target,
+                target_timeout_s=suite.target.timeout_s if suite.target else None,
                 repeat=repeat,
                 concurrency=limit,
                 judge=judge,

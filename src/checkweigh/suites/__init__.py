@@ -12,11 +12,11 @@ from ._schema import (
     OutcomeRuleSpec,
     RubricSpec,
     SuiteSpec,
-    TargetSpec,
     WeightSpec,
 )
 from ._source import CasesSource, load_mapping
 from ._suite import Suite
+from ._targets import TARGET_KINDS, PythonTargetSpec, TargetSpec
 
 __all__ = [
     "BUILTIN_CHECKS",
@@ -29,7 +29,9 @@ __all__ = [
     "OutcomeRuleSpec",
     "RubricSpec",
     "Suite",
+    "PythonTargetSpec",
     "SuiteSpec",
+    "TARGET_KINDS",
     "TargetSpec",
     "WeightSpec",
     "count_cases",

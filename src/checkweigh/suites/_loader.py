@@ -44,12 +44,12 @@ from ._schema import (
     OutcomeRuleSpec,
     RubricSpec,
     SuiteSpec,
-    TargetSpec,
     WeightSpec,
     build_conditions,
 )
 from ._source import CasesSource
 from ._suite import Suite
+from ._targets import TARGET_SPECS
 from ._text import TextFileError, inert, read_text, shown
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
@@ -59,7 +59,7 @@ _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec
 _CHECK_EXTRAS = ("when", "description")
 _SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     SuiteSpec,
-    TargetSpec,
+    *TARGET_SPECS,
     RubricSpec,
     WeightSpec,
     OutcomeDefaults,
@@ -197,7 +197,7 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
     cases = _cases_source(ctx, base, spec.cases, given=data["cases"])
-    if spec.target is not None:
+    if spec.target is not None and spec.target.kind == "python":
         try:
             agent = load_object(spec.target.agent, [base])
         except ImportTargetError as exc:

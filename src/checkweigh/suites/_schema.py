@@ -27,6 +27,7 @@ from ..core import (
 from ..core._outcome import OutcomeRule as _OutcomeRule
 from ..importers import FieldMapping, OnBadRecord, format_names
 from ..judges._options import JudgeFormat
+from ._targets import TargetSpec
 from ._text import shown
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -252,26 +253,6 @@ class ThresholdsSpec(_Strict):
     score_rubrics: list[str] | None = Field(default=None, min_length=1)
     """The rubrics whose mean score is a case's score (default: all); under ``all_checks``
     also the rubrics whose checks must all pass."""
-
-
-class TargetSpec(_Strict):
-    """The agent to run on each case's input."""
-
-    agent: str
-    """``module:function``; the suite's folder is importable."""
-
-    @field_validator("agent")
-    @classmethod
-    def _dotted(cls, value: str) -> str:
-        module, _, attr = value.partition(":")
-        if not module or not attr or module.startswith("."):
-            raise ValueError(f"expected 'module:function', got {value!r}")
-        return value
-
-    concurrency: int = Field(default=8, ge=1, le=1024)
-    """How many cases run at once."""
-    timeout_s: float | None = Field(default=None, gt=0)
-    """Per-case time limit; a case over it is an agent error."""
 
 
 Seconds = Annotated[float, Field(strict=True, gt=0.0, allow_inf_nan=False)]

@@ -10,8 +10,9 @@ from typing import Any
 from ..checks import NamedCheck
 from ..core import Gate, PassPolicy, Rubric
 from ..importers import OnBadRecord
-from ._schema import SuiteSpec, TargetSpec
+from ._schema import SuiteSpec
 from ._source import CasesSource
+from ._targets import TargetSpec
 
 
 @dataclass(frozen=True)

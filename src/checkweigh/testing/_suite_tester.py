@@ -28,7 +28,9 @@ from ..judges import (
     make_judge,
     parse_judge,
 )
-from ..runs import AgentFailure, AgentRun, AgentTarget, Evaluator, judge_checks, with_judge
+from ..runs import AgentFailure, AgentRun, Evaluator, judge_checks, with_judge
+from ..runs._engine import ran_case
+from ..runs.targets import Target, TargetRequest, build_target, timed
 from ..suites import Suite, load_suite
 from ..suites._errors import first_error, loc_text
 from ._report import case_report
@@ -123,7 +125,7 @@ class SuiteTester:
         self.judge = judge
         self._fail = fail
         self._cache = cache or SuiteCache()
-        self._target: AgentTarget | None = None
+        self._target: Target | None = None
         self._evaluators: dict[str | None, Evaluator] = {}
 
     def __repr__(self) -> str:
@@ -187,7 +189,7 @@ class SuiteTester:
 
     # --- evaluating ----------------------------------------------------------------------------
 
-    def _prepare(self, case: CaseLike, run: RunLike | None) -> tuple[Case, AgentTarget | None]:
+    def _prepare(self, case: CaseLike, run: RunLike | None) -> tuple[Case, Target | None]:
         if isinstance(case, str):
             resolved = self.case(case)
         elif isinstance(case, Case):
@@ -198,7 +200,7 @@ class SuiteTester:
             return _with_run(resolved, run), None
         spec = self.suite.target
         if spec is not None and self._target is None:
-            self._target = AgentTarget.load(spec.agent, self.suite.base_dir, spec.timeout_s)
+            self._target = build_target(spec, self.suite.base_dir)
         return resolved, self._target
 
     def _evaluator(self, rubric: str | None, judge: JudgeModel | None) -> Evaluator:
@@ -238,9 +240,7 @@ class SuiteTester:
         prepared, agent = self._prepare(case, run)
         return await self._aevaluate(prepared, agent, rubric)
 
-    async def _aevaluate(
-        self, case: Case, agent: AgentTarget | None, rubric: str | None
-    ) -> CaseResult:
+    async def _aevaluate(self, case: Case, agent: Target | None, rubric: str | None) -> CaseResult:
         judge: JudgeModel | None = None
         if isinstance(self.judge, str):
             if self.judge_checks(rubric):
@@ -256,10 +256,12 @@ class SuiteTester:
             if agent is None:
                 return await evaluator.aevaluate(case)
             try:
-                ran, ms = await agent.run(case)
+                spec = self.suite.target
+                timeout = spec.timeout_s if spec is not None else None
+                ran, ms = await timed(agent, TargetRequest(case), timeout)
             except AgentFailure as exc:
                 return CaseResult(case.id, 0, {}, {}, None, str(exc), 0)
-            return await evaluator.aevaluate(ran, latency_ms=ms)
+            return await evaluator.aevaluate(ran_case(case, ran), latency_ms=ms)
         finally:
             if judge is not None and isinstance(self.judge, str):
                 await close_judge(judge)  # its connections belong to this event loop

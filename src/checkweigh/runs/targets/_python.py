@@ -1,58 +1,48 @@
-"""Agent targets: a user's ``module:function`` that turns a case's input into a trace."""
+"""The Python target: a user's ``module:function`` that turns a case's input into a trace."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from .._process import ProcessExit, error_text, shown_value
-from ..checks import ImportTargetError, load_object
-from ..core import Case, Step
-from ..errors import TargetError
-from ..suites._errors import first_error, loc_text
-
-
-class AgentRun(BaseModel):
-    """What an agent returns for one input: its trace and final state."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    trace: list[Step] = Field(default_factory=list)
-    """The ordered steps it took."""
-    final_state: dict[str, Any] = Field(default_factory=dict)
-    """Its state when it stopped."""
+from ..._process import ProcessExit, error_text, shown_value
+from ...checks import ImportTargetError, load_object
+from ...core import Case
+from ...errors import TargetError
+from ...suites._errors import first_error, loc_text
+from ._base import AgentFailure, AgentRun, TargetRequest, history_messages
+from ._timing import timed
 
 
-class AgentFailure(Exception):
-    """The agent raised, timed out or returned something unusable; the text says which."""
-
-
-class AgentTarget:
+class CallableTarget:
     """Runs a sync or async agent callable on a case's input.
 
-    The callable takes the input and returns an :class:`AgentRun`, a dict with ``trace`` and
-    ``final_state``, or a ``(trace, final_state)`` pair. Sync callables run in a daemon thread
-    of their own (see :func:`call_in_thread`) so that several cases can run at once and a
-    blocked one can be abandoned.
+    The callable takes the input (in a conversation: the messages so far, as
+    :func:`history_messages` gives them) and returns an :class:`AgentRun`, a dict with
+    ``trace`` and ``final_state``, or a ``(trace, final_state)`` pair. Sync callables run in a
+    daemon thread of their own (see :func:`call_in_thread`) so that several cases can run at
+    once and a blocked one can be abandoned.
     """
+
+    kind = "python"
 
     def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
         self.fn = fn
         self.timeout_s = timeout_s
+        """Kept for :meth:`run_case`; the engine applies the suite's limit itself."""
         # an object with an `async def __call__` (an agent class's instance) is async too
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__
         )
 
     @classmethod
-    def load(cls, dotted: str, base: Path, timeout_s: float | None = None) -> AgentTarget:
+    def load(cls, dotted: str, base: Path, timeout_s: float | None = None) -> CallableTarget:
         """Import ``module:function`` with ``base`` on the import path."""
         try:
             fn = load_object(dotted, [base])
@@ -62,25 +52,33 @@ class AgentTarget:
             raise TargetError(f"{dotted} is not callable")
         return cls(fn, timeout_s=timeout_s)
 
-    async def run(self, case: Case) -> tuple[Case, float]:
-        """The case with the agent's trace and final state, and the wall time in ms.
+    async def run(self, request: TargetRequest) -> AgentRun:
+        """The agent's trace and final state for ``request``.
 
         Raises:
             AgentFailure: with a one-line reason.
         """
-        start = time.perf_counter()
+        value = history_messages(request.history) if request.conversational else request.case.input
         try:
-            call = self._call(case.input)
-            raw = await (asyncio.wait_for(call, self.timeout_s) if self.timeout_s else call)
-        except TimeoutError:
-            raise AgentFailure(f"agent timed out after {self.timeout_s:g}s") from None
+            raw = await self._call(value)
         except (AgentFailure, asyncio.CancelledError):  # the run is being stopped: let it
             raise
         except BaseException as exc:  # noqa: BLE001 - the agent's failure is its case's error
             raise AgentFailure(agent_error(exc)) from None
-        elapsed = (time.perf_counter() - start) * 1000.0
-        run = _coerce(raw)
-        return case.model_copy(update={"trace": run.trace, "final_state": run.final_state}), elapsed
+        return _coerce(raw)
+
+    async def run_case(self, case: Case) -> tuple[Case, float]:
+        """``case`` with the agent's trace and final state, and the wall time in ms, within
+        this target's ``timeout_s`` (for callers outside the engine, e.g. a suite's tests).
+
+        Raises:
+            AgentFailure: with a one-line reason.
+        """
+        ran, ms = await timed(self, TargetRequest(case), self.timeout_s)
+        return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state}), ms
+
+    async def aclose(self) -> None:
+        """Nothing to release: the callable's module stays imported."""
 
     async def _call(self, value: Any) -> Any:
         if not self.is_async:
