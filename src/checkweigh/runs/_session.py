@@ -6,14 +6,15 @@ every finished case stored (as far as the database takes it) and the run marked 
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .._process import refuse_process_exit
 from ..core import (
     CONFIG_VERSION,
+    Case,
     CaseResult,
     PassPolicy,
     RunAggregator,
@@ -27,12 +28,13 @@ from ..judges import (
     CachedJudge,
     JudgeModel,
     MeteredJudge,
+    close_judge,
     judge_notes,
     judge_settings,
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
-from ._engine import Evaluator, judge_checks, run_cases
+from ._engine import Evaluator, arun_cases, close_target, judge_checks
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from .targets import Target, build_target
 
@@ -61,6 +63,7 @@ def execute(
     suite: Suite,
     store: Store,
     *,
+    cases: Iterable[Case] | None = None,
     repeat: int = 1,
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
@@ -70,7 +73,9 @@ def execute(
     policy: PassPolicy | None = None,
     stop: StopToken | None = None,
 ) -> RunOutcome:
-    """Run ``suite``, storing each result as it finishes, and return the gated summary.
+    """Run ``suite`` (on ``cases`` when given, else its cases file), storing each result as it
+    finishes, and return the gated summary: :func:`aexecute` in an event loop of its own, which
+    also closes ``judge`` at the end.
 
     ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
     it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
@@ -81,28 +86,101 @@ def execute(
             a failed write, ...), raised after the finished cases were stored (as far as the
             database allowed) and the run marked incomplete.
     """
-    run = functools.partial(
-        _execute,
-        suite,
-        store,
-        repeat=repeat,
-        concurrency=concurrency,
-        on_result=on_result,
-        judge=judge,
-        judge_batch=judge_batch,
-        graded_weights=graded_weights,
-        policy=policy,
-    )
+
+    refuse_inside_loop("execute", "aexecute")
+
+    async def run(stop: StopToken | None) -> RunOutcome:
+        try:
+            return await aexecute(
+                suite,
+                store,
+                cases=cases,
+                repeat=repeat,
+                concurrency=concurrency,
+                on_result=on_result,
+                judge=judge,
+                judge_batch=judge_batch,
+                graded_weights=graded_weights,
+                policy=policy,
+                stop=stop,
+            )
+        finally:
+            await close_judge(judge)  # its connections belong to this event loop
+
     if stop is None and ctrl_c_is_default():
         with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
-            return run(stop=token)
-    return run(stop=stop)
+            return asyncio.run(run(token))
+    return asyncio.run(run(stop))
 
 
-def _execute(
+def refuse_inside_loop(sync: str, awaitable: str) -> None:
+    """Say what to do instead when a sync entry point is called where a loop runs (a notebook,
+    a server): asyncio's own error names neither."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"checkweigh.{sync}() cannot run inside a running event loop (a notebook, a server); "
+        f"await checkweigh.{awaitable}(...) there instead"
+    )
+
+
+async def aexecute(
     suite: Suite,
     store: Store,
     *,
+    cases: Iterable[Case] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+    judge: JudgeModel | None = None,
+    judge_batch: bool = False,
+    graded_weights: Mapping[str, float] | None = None,
+    policy: PassPolicy | None = None,
+    stop: StopToken | None = None,
+) -> RunOutcome:
+    """Run ``suite`` in the running event loop (a web server's, a notebook's), storing each
+    result as it finishes, and return the gated summary.
+
+    ``cases``, when given, are evaluated instead of the suite's cases file (any iterable of
+    :class:`~checkweigh.core.Case`, read lazily). The caller owns ``judge`` (it is not closed);
+    the suite's agent target is built and closed here. ``stop`` ends the run between cases;
+    cancelling the awaiting task does too (the run is then stored as incomplete).
+
+    Raises:
+        RunStopped: anything that ended the run early, raised after the finished cases were
+            stored (as far as the database allowed) and the run marked incomplete.
+    """
+    target: Target | None = None
+    if suite.target is not None:
+        target = build_target(suite.target, suite.base_dir)
+    try:
+        return await _execute(
+            suite,
+            store,
+            target,
+            cases=cases,
+            repeat=repeat,
+            concurrency=concurrency,
+            on_result=on_result,
+            judge=judge,
+            judge_batch=judge_batch,
+            graded_weights=graded_weights,
+            policy=policy,
+            stop=stop,
+        )
+    finally:
+        if target is not None:
+            await close_target(target)
+
+
+async def _execute(
+    suite: Suite,
+    store: Store,
+    target: Target | None,
+    *,
+    cases: Iterable[Case] | None,
     repeat: int,
     concurrency: int | None,
     on_result: Callable[[CaseResult], None] | None,
@@ -112,13 +190,12 @@ def _execute(
     policy: PassPolicy | None,
     stop: StopToken | None,
 ) -> RunOutcome:
-    target: Target | None = None
-    if suite.target is not None:
-        target = build_target(suite.target, suite.base_dir)
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
     notes = _notes(suite, judge, judge_batch)
+    if cases is not None:
+        notes.append("cases given by the caller, not read from the suite's cases file")
     config = RunConfig.model_validate(
         {
             **suite.snapshot(),
@@ -162,20 +239,24 @@ def _execute(
 
     try:
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
-            run_cases(
+            await arun_cases(
                 evaluator,
-                source.iter_sourced(tally),
+                source.iter_sourced(tally) if cases is None else cases,
                 handle,
                 target=target,
                 target_timeout_s=suite.target.timeout_s if suite.target else None,
                 repeat=repeat,
                 concurrency=limit,
-                judge=judge,
                 stop=stop,
             )
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    except asyncio.CancelledError:
+        # the caller's task was cancelled (not a stop request): keep what finished, and let the
+        # cancellation go on as asyncio expects
+        _stop_early(store, run_id, writer, summarize)
+        raise
     except BaseException as exc:
         outcome = _stop_early(store, run_id, writer, summarize)
         raise RunStopped(outcome, exc) from exc
