@@ -139,3 +139,25 @@ def test_the_same_trace_judged_differently_is_judge_variation(tmp_path: Path) ->
     assert (found.flaky_tasks, found.agent_variation, found.judge_variation) == (1, 0, 1)
     (task,) = found.flakiest
     assert (task.judge_varied, task.agent_varied) == (True, False)
+
+
+def test_repeats_in_the_suite_and_the_flag_that_overrides_it(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(AGENT.format(chances=CHANCES))
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("gates:", "repeats: 3\ngates:"))
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "coin", "input": {"case": "coin"}}))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    by_suite = run_cli("run", "suite.yaml", "--db", db, "--json", "a.json", cwd=tmp_path)
+    assert by_suite.returncode in (0, 1), by_suite.stderr
+    assert json.loads((tmp_path / "a.json").read_text())["run"]["repeat"] == 3
+    by_flag = run_cli(
+        "run", "suite.yaml", "--repeat", "2", "--db", db, "--json", "b.json", cwd=tmp_path
+    )
+    assert by_flag.returncode in (0, 1), by_flag.stderr
+    assert len(json.loads((tmp_path / "b.json").read_text())["results"]) == 2
+
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("gates:", "repeats: 0\ngates:"))
+    bad = run_cli("run", "suite.yaml", "--db", db, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "suite.yaml:" in bad.stderr
+    assert "repeats" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -102,8 +102,15 @@ def _flush_stdio() -> None:
 def run(
     suite: Annotated[Path, typer.Argument(help="The suite file (YAML).", show_default=False)],
     repeat: Annotated[
-        int, typer.Option("--repeat", min=1, max=10_000, help="Run each case K times.")
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--repeat",
+            min=1,
+            max=10_000,
+            help="Run each case K times (default: the suite's repeats, else 1).",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOption = None,
     json_cases: JsonCasesOption = False,
     db: DbOption = None,

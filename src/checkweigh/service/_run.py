@@ -89,8 +89,8 @@ class RunRequest(BaseModel):
     """A log record that cannot be read: stop, or skip and report it (None: the suite's)."""
     db: str | None = None
     """SQLAlchemy URL of the store (None: ``$CHECKWEIGH_DB`` or the default file)."""
-    repeat: Annotated[int, Field(ge=1, le=10_000)] = 1
-    """Executions of each case."""
+    repeat: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Executions of each case (None: the suite's ``repeats``, default 1)."""
     concurrency: Annotated[int, Field(ge=1, le=1024)] | None = None
     """Cases at once (agent targets)."""
     judge: JudgeRequest = JudgeRequest()
@@ -150,7 +150,7 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     )
     weights = graded_weights(request.graded_weights, suite)
     policy = _policy(suite, request.thresholds)
-    total = suite.cases.count() * request.repeat
+    total = suite.cases.count() * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)
     if in_memory(request.db):
@@ -190,7 +190,7 @@ def run_prepared(
     return execute(
         prepared.suite,
         prepared.store,
-        repeat=r.repeat,
+        repeat=r.repeat or prepared.suite.repeats,
         concurrency=r.concurrency,
         on_result=on_result,
         judge=prepared.judge,

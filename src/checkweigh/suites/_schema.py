@@ -356,6 +356,8 @@ class SuiteSpec(_Strict):
     """Rubric name to rubric."""
     thresholds: ThresholdsSpec = Field(default_factory=ThresholdsSpec)
     """Case pass/fail and the run's metrics and cases dimensions."""
+    repeats: int = Field(default=1, ge=1, le=10_000)
+    """Tries of each case per run (``--repeat`` overrides): pass@k and pass^k need 2 or more."""
     gates: list[GateSpec] | None = None
     """Extra run-level gates (TCR, check pass rates, outcome rates, errored executions)."""
     judge: JudgeBlockSpec | None = None

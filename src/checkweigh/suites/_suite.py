@@ -31,6 +31,11 @@ class Suite:
     """Case pass/fail and the run's two pass dimensions."""
 
     @property
+    def repeats(self) -> int:
+        """Tries of each case per run, unless the run says otherwise."""
+        return self.spec.repeats
+
+    @property
     def cases_path(self) -> Path:
         """The file the cases are read from."""
         return self.cases.path
