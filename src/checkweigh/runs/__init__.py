@@ -1,5 +1,6 @@
 """Running a suite: agent targets, the evaluation engine and result delivery."""
 
+from ._agent_source import check_agent_flags
 from ._engine import Evaluator, OnResult, judge_checks, run_cases, with_judge
 from ._session import RunOutcome, RunStopped, execute
 from ._stop import Interrupted, StopToken, stop_on_signals
@@ -31,6 +32,7 @@ __all__ = [
     "TargetRequest",
     "abandoned_threads",
     "build_target",
+    "check_agent_flags",
     "execute",
     "judge_checks",
     "run_cases",

@@ -10,6 +10,7 @@ import functools
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from .._process import refuse_process_exit
 from ..core import (
@@ -32,9 +33,9 @@ from ..judges import (
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
+from ._agent_source import run_agent
 from ._engine import Evaluator, judge_checks, run_cases
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
-from .targets import Target, build_target
 
 
 class RunStopped(Exception):
@@ -69,12 +70,18 @@ def execute(
     graded_weights: Mapping[str, float] | None = None,
     policy: PassPolicy | None = None,
     stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunOutcome:
     """Run ``suite``, storing each result as it finishes, and return the gated summary.
 
     ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
     it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
     a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
+
+    ``record_agent`` records every call of the suite's target into that folder;
+    ``replay_agent`` answers them from such a recording instead, with no agent running (see
+    :mod:`checkweigh.runs.targets.recording`).
 
     Raises:
         RunStopped: anything that ended the run early (a stop request, a bad case in the file,
@@ -92,6 +99,8 @@ def execute(
         judge_batch=judge_batch,
         graded_weights=graded_weights,
         policy=policy,
+        record_agent=record_agent,
+        replay_agent=replay_agent,
     )
     if stop is None and ctrl_c_is_default():
         with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
@@ -111,14 +120,17 @@ def _execute(
     graded_weights: Mapping[str, float] | None,
     policy: PassPolicy | None,
     stop: StopToken | None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunOutcome:
-    target: Target | None = None
-    if suite.target is not None:
-        target = build_target(suite.target, suite.base_dir)
+    agent = run_agent(
+        suite, record=record_agent, replay=replay_agent, checkweigh_version=_checkweigh_version()
+    )
+    target = agent.target
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
-    notes = _notes(suite, judge, judge_batch)
+    notes = agent.notes + _notes(suite, judge, judge_batch)
     config = RunConfig.model_validate(
         {
             **suite.snapshot(),
@@ -130,6 +142,7 @@ def _execute(
             "graded_weights": dict(graded_weights or {}),
             "thresholds": policy.snapshot(),
             "gate_specs": gate_specs(suite.gates),
+            "agent_source": agent.source,
         }
     )
     run_id = store.create_run(suite.name, str(suite.path), config.model_dump(mode="json"), repeat)
@@ -167,7 +180,7 @@ def _execute(
                 source.iter_sourced(tally),
                 handle,
                 target=target,
-                target_timeout_s=suite.target.timeout_s if suite.target else None,
+                target_timeout_s=agent.timeout_s,
                 repeat=repeat,
                 concurrency=limit,
                 judge=judge,
