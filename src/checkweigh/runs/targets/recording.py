@@ -342,7 +342,7 @@ class ReplayTarget:
         if not line.strip():
             return
         try:
-            call = RecordedCall.model_validate_json(line)
+            call = RecordedCall.model_validate_json(line.rstrip(b"\r\n"))
         except ValidationError as exc:
             loc, message = first_error(exc)
             what = f"{loc_text(loc)}: {message}" if loc else message
