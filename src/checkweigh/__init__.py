@@ -58,7 +58,17 @@ from .core import (
     score_rubric,
 )
 from .errors import CaseFileError, CheckweighError, InputError, StoreError, SuiteError, TargetError
-from .runs import AgentRun, Evaluator, execute, run_cases
+from .runs import (
+    AgentRun,
+    Evaluator,
+    RunReport,
+    aexecute,
+    arun,
+    arun_cases,
+    execute,
+    run,
+    run_cases,
+)
 from .store import Store
 from .suites import Suite, iter_cases, load_suite
 
@@ -96,6 +106,7 @@ __all__ = [
     "Rubric",
     "RubricItem",
     "RunAggregator",
+    "RunReport",
     "RunSummary",
     "ScoreStatus",
     "SetEquals",
@@ -114,6 +125,9 @@ __all__ = [
     "WithinTolerance",
     "WordCount",
     "__version__",
+    "aexecute",
+    "arun",
+    "arun_cases",
     "check",
     "default_outcome_rules",
     "errored",
@@ -123,6 +137,7 @@ __all__ = [
     "load_suite",
     "not_applicable",
     "passed",
+    "run",
     "run_cases",
     "score_rubric",
 ]

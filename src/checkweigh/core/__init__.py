@@ -64,7 +64,15 @@ from ._records import (
     judging_differences,
     read_config,
 )
-from ._reliability import Reliability, ReliabilityAtK, pass_at_k, pass_hat_k
+from ._reliability import (
+    FlakyTask,
+    Reliability,
+    ReliabilityAtK,
+    RepeatTally,
+    TaskReliability,
+    pass_at_k,
+    pass_hat_k,
+)
 from ._result import RECORD_VERSION, CaseResult
 from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
 from ._scoring import EvaluationResult, ScoreStatus, score_rubric
@@ -114,8 +122,11 @@ from ._verdict import (
 
 __all__ = [
     "AgentSource",
+    "FlakyTask",
     "Reliability",
     "ReliabilityAtK",
+    "RepeatTally",
+    "TaskReliability",
     "pass_at_k",
     "pass_hat_k",
     "CONFIG_VERSION",

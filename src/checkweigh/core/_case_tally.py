@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
 from ._reliability import Reliability, RepeatTally
 from ._result import CaseResult
@@ -12,6 +14,18 @@ _FAILING = 20
 _PASSED = CaseState.PASSED
 _FAILED = CaseState.FAILED
 _ERRORED = CaseState.ERRORED
+
+
+def behaviour(result: CaseResult) -> object:
+    """What the agent did on one try, comparable between tries: None for a recorded case (the
+    same every try), else a digest of the trace and final state it produced (or its error)."""
+    if result.agent_error is not None:
+        return ("agent error", result.agent_error)
+    case = result.case
+    if case is None or result.body is not None:  # scored as read: the same on every try
+        return None
+    dumped = case.model_dump_json(include={"trace", "final_state"})
+    return hashlib.blake2b(dumped.encode(), digest_size=16).digest()
 
 
 class CaseTally:
@@ -64,7 +78,7 @@ class CaseTally:
     ) -> None:
         self.executions += 1
         if self.repeats is not None:
-            self.repeats.add(result.case_id, state is _PASSED)
+            self.repeats.add(result.case_id, state is _PASSED, behaviour(result))
         if state is _PASSED:
             self.passed += 1
         elif state is _FAILED:

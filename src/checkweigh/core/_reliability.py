@@ -5,6 +5,11 @@ For a task tried n times with c passes, drawing k of the n tries without replace
 ``pass@k = 1 - C(n-c, k) / C(n, k)`` (Chen et al., 2021) and ``pass^k = C(c, k) / C(n, k)``
 (Yao et al., tau-bench, 2024). A run's figure is the mean over its tasks tried at least k times.
 An errored try counts as not passed.
+
+A flaky task's flips are split by what changed: the agent's behaviour (its trace or final state
+differs between tries) or the verdicts alone (the same trace judged differently: judge checks,
+sampled or not, or a check that is not deterministic). Recorded cases have one trace for every
+try, so all their flips are judge variation.
 """
 
 from __future__ import annotations
@@ -51,6 +56,22 @@ class FlakyTask(BaseModel):
     """Times it was tried."""
     passes: int
     """Tries that passed."""
+    agent_varied: bool = False
+    """Its tries differ in trace or final state, and so in outcome."""
+    judge_varied: bool = False
+    """Two tries with the same trace and final state got different outcomes."""
+
+
+class TaskReliability(BaseModel):
+    """One task's tries and passes, with its pass@k and pass^k for every k up to its tries."""
+
+    case_id: str
+    tries: int
+    passes: int
+    pass_at_k: dict[int, float]
+    """k to the chance that at least one of k tries passes."""
+    pass_hat_k: dict[int, float]
+    """k to the chance that all k tries pass."""
 
 
 FLAKIEST = 20
@@ -68,6 +89,11 @@ class Reliability(BaseModel):
     """Tasks that passed on some tries and failed (or errored) on others."""
     flaky_rate: float
     """``flaky_tasks`` over the tasks tried more than once."""
+    agent_variation: int = 0
+    """Flaky tasks whose tries differ in the agent's trace or final state, with outcomes that
+    differ between the different behaviours."""
+    judge_variation: int = 0
+    """Flaky tasks where the same trace and final state got different outcomes."""
     by_k: list[ReliabilityAtK] = Field(default_factory=list)
     """pass@k and pass^k for every k from 1 to ``max_tries``."""
     flakiest: list[FlakyTask] = Field(default_factory=list)
@@ -82,40 +108,80 @@ class Reliability(BaseModel):
         return None
 
 
-class RepeatTally:
-    """Tries and passes per task, counted as executions stream in."""
+class _Task:
+    """One task's tries: counts, and per behaviour (trace and final state) seen, its counts."""
 
-    __slots__ = ("_counts",)
+    __slots__ = ("behaviours", "n", "passes")
 
     def __init__(self) -> None:
-        self._counts: dict[str, list[int]] = {}
+        self.n = 0
+        self.passes = 0
+        self.behaviours: dict[object, list[int]] = {}
 
-    def add(self, case_id: str, passed: bool) -> None:
-        """Count one try of ``case_id``."""
-        counts = self._counts.get(case_id)
+    def add(self, passed: bool, behaviour: object) -> None:
+        self.n += 1
+        self.passes += passed
+        counts = self.behaviours.get(behaviour)
         if counts is None:
-            self._counts[case_id] = [1, int(passed)]
+            self.behaviours[behaviour] = [1, int(passed)]
         else:
             counts[0] += 1
             counts[1] += passed
 
+    @property
+    def judge_varied(self) -> bool:
+        return any(0 < c < n for n, c in self.behaviours.values())
+
+    @property
+    def agent_varied(self) -> bool:
+        rates = {c / n for n, c in self.behaviours.values()}
+        return len(rates) > 1
+
+
+class RepeatTally:
+    """Tries and passes per task, counted as executions stream in."""
+
+    __slots__ = ("_tasks",)
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, _Task] = {}
+
+    def add(self, case_id: str, passed: bool, behaviour: object = None) -> None:
+        """Count one try of ``case_id``; ``behaviour`` is what the agent did on it, as anything
+        hashable that is equal for equal traces and final states (None: a recorded case, the
+        same on every try)."""
+        task = self._tasks.get(case_id)
+        if task is None:
+            task = self._tasks[case_id] = _Task()
+        task.add(passed, behaviour)
+
+    def tasks(self) -> list[TaskReliability]:
+        """Every task's figures, in the order first tried."""
+        return [
+            TaskReliability(
+                case_id=case_id,
+                tries=t.n,
+                passes=t.passes,
+                pass_at_k={k: pass_at_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
+                pass_hat_k={k: pass_hat_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
+            )
+            for case_id, t in self._tasks.items()
+        ]
+
     def summary(self) -> Reliability | None:
         """The run's reliability; None when no task was tried twice."""
-        if not self._counts:
+        if not self._tasks:
             return None
-        max_tries = max(n for n, _ in self._counts.values())
+        counts = {case_id: (t.n, t.passes) for case_id, t in self._tasks.items()}
+        max_tries = max(n for n, _ in counts.values())
         if max_tries < 2:
             return None
-        repeated = [(n, c) for n, c in self._counts.values() if n > 1]
-        flaky = sum(1 for n, c in repeated if 0 < c < n)
-        split = sorted(
-            (abs(c / n - 0.5), case_id, n, c)
-            for case_id, (n, c) in self._counts.items()
-            if 0 < c < n
-        )[:FLAKIEST]
+        repeated = [(n, c) for n, c in counts.values() if n > 1]
+        flaky_ids = [case_id for case_id, (n, c) in counts.items() if 0 < c < n]
+        split = sorted((abs(counts[i][1] / counts[i][0] - 0.5), i) for i in flaky_ids)[:FLAKIEST]
         by_k = []
         for k in range(1, max_tries + 1):
-            tried = [(n, c) for n, c in self._counts.values() if n >= k]
+            tried = [(n, c) for n, c in counts.values() if n >= k]
             by_k.append(
                 ReliabilityAtK(
                     k=k,
@@ -124,13 +190,26 @@ class RepeatTally:
                     tasks=len(tried),
                 )
             )
+        flaky = [self._tasks[i] for i in flaky_ids]
         return Reliability(
-            tasks=len(self._counts),
+            tasks=len(counts),
             max_tries=max_tries,
-            flaky_tasks=flaky,
-            flaky_rate=flaky / len(repeated),
+            flaky_tasks=len(flaky_ids),
+            flaky_rate=len(flaky_ids) / len(repeated),
+            agent_variation=sum(1 for t in flaky if t.agent_varied),
+            judge_variation=sum(1 for t in flaky if t.judge_varied),
             by_k=by_k,
-            flakiest=[FlakyTask(case_id=i, tries=n, passes=c) for _, i, n, c in split],
+            flakiest=[self._flaky(i) for _, i in split],
+        )
+
+    def _flaky(self, case_id: str) -> FlakyTask:
+        t = self._tasks[case_id]
+        return FlakyTask(
+            case_id=case_id,
+            tries=t.n,
+            passes=t.passes,
+            agent_varied=t.agent_varied,
+            judge_varied=t.judge_varied,
         )
 
 

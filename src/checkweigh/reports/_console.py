@@ -140,7 +140,8 @@ def agent_line(summary: RunSummary) -> str | None:
 
 def reliability_line(summary: RunSummary) -> str | None:
     """``reliability over 3 tries: pass@1 0.80, pass@3 0.95; pass^3 0.62; flaky tasks 12 of
-    40 (30%)``, or None for a run without repeats."""
+    40 (30%): the agent's trace varied on 9, the same trace was judged differently on 4``, or
+    None for a run without repeats."""
     found = summary.reliability
     if found is None:
         return None
@@ -148,10 +149,16 @@ def reliability_line(summary: RunSummary) -> str | None:
     rows = [row for k in ks if (row := found.at(k)) is not None]
     at = ", ".join(f"pass@{r.k} {r.pass_at_k:.2f}" for r in rows)
     hat = ", ".join(f"pass^{r.k} {r.pass_hat_k:.2f}" for r in rows)
-    return (
+    line = (
         f"reliability over up to {found.max_tries} tries of {found.tasks} task(s): {at}; {hat}; "
         f"flaky tasks {found.flaky_tasks} ({found.flaky_rate:.0%} of the repeated)"
     )
+    if found.flaky_tasks:
+        line += (
+            f": the agent's trace varied on {found.agent_variation}, "
+            f"the same trace was judged differently on {found.judge_variation}"
+        )
+    return line
 
 
 def render_summary(

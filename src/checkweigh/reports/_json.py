@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ..core import CaseResult, PassPolicy, RunSummary
+from ..core import CaseResult, CaseState, PassPolicy, RepeatTally, RunSummary
 from ._files import replaced_at
 from ._safe import json_inert
 
@@ -25,6 +25,9 @@ def write_json_report(
 ) -> int:
     """Write ``{"run": ..., "summary": ..., "results": [...]}``; return how many results.
 
+    With ``policy`` and a case tried more than once, ``"tasks": [...]`` follows the results:
+    each case's tries, passes, and pass@k and pass^k for every k up to its tries.
+
     The data is exact; control and bidi characters in it are written as ``\\u`` escapes.
 
     With ``policy`` (the run's snapshotted thresholds), each result also carries its case
@@ -33,6 +36,7 @@ def write_json_report(
     with_cases=True)``): a server the file is uploaded to then shows its conversation.
     """
     count = 0
+    tally = RepeatTally() if policy is not None else None
     with replaced_at(path) as part, part.open("w", encoding="utf-8") as fh:
         fh.write('{"run": ')
         fh.write(json_inert(json.dumps(run, default=str)))
@@ -46,9 +50,16 @@ def write_json_report(
             if policy is not None:
                 v = policy.decide(r)
                 record["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
+                if tally is not None:
+                    tally.add(r.case_id, v.state is CaseState.PASSED)
             if cases and r.body is not None:
                 record["evaluated_case"] = orjson.Fragment(r.body)  # stored JSON, as it is
             fh.write(json_inert(orjson.dumps(record).decode()))
             count += 1
-        fh.write("]}\n")
+        fh.write("]")
+        if tally is not None and tally.summary() is not None:  # some case was tried twice
+            tasks = [t.model_dump(mode="json") for t in tally.tasks()]
+            fh.write(', "tasks": ')
+            fh.write(json_inert(orjson.dumps(tasks).decode()))
+        fh.write("}\n")
     return count

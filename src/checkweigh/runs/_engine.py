@@ -7,6 +7,7 @@ async checks go through an asyncio worker pool with an explicit concurrency limi
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -243,14 +244,61 @@ def run_cases(
     stop: StopToken | None = None,
 ) -> None:
     """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
-    finishes. A case may come with the JSON it was read from (:data:`Sourced`), which its
-    results then carry for the store. Errors raised by the ``cases`` iterator propagate after
-    the running cases end; an error raised by ``on_result`` cancels the running cases and
-    propagates.
+    finishes: :func:`arun_cases` in an event loop of its own. ``target`` and ``judge``, when
+    given, are closed at the end, inside the event loop their connections use.
 
-    ``target``, when given, runs each case first (each call within ``target_timeout_s``); it
-    and ``judge``, when given, are closed at the end, inside the event loop their connections
-    use.
+    Raises:
+        Interrupted: ``stop`` was requested (see :func:`arun_cases`).
+    """
+    if repeat < 1:
+        raise ValueError("repeat must be >= 1")
+    token = stop if stop is not None else StopToken()
+    if target is None and not evaluator.needs_async:
+        with older_objects_frozen():
+            _evaluate_in_order(evaluator, _jobs(cases, repeat), on_result, token)
+        return
+
+    async def run_and_close() -> None:
+        try:
+            await arun_cases(
+                evaluator,
+                cases,
+                on_result,
+                target=target,
+                target_timeout_s=target_timeout_s,
+                repeat=repeat,
+                concurrency=concurrency,
+                stop=token,
+            )
+        finally:
+            if target is not None:
+                await close_target(target)
+            await close_judge(judge)
+
+    asyncio.run(run_and_close())
+
+
+async def arun_cases(
+    evaluator: Evaluator,
+    cases: Iterable[Case] | Iterable[Sourced],
+    on_result: OnResult,
+    *,
+    target: Target | None = None,
+    target_timeout_s: float | None = None,
+    repeat: int = 1,
+    concurrency: int = 8,
+    stop: StopToken | None = None,
+) -> None:
+    """Evaluate ``cases`` in the running event loop (a server's, a notebook's), each
+    ``repeat`` times, ``concurrency`` at once, handing each result to ``on_result`` as it
+    finishes. A case may come with the JSON it was read from (:data:`Sourced`), which its
+    results then carry for the store. ``target``, when given, runs each case first (each call
+    within ``target_timeout_s``). The caller owns ``target`` and the evaluator's judge: neither
+    is closed here.
+
+    Errors raised by the ``cases`` iterator propagate after the running cases end; an error
+    raised by ``on_result`` cancels the running cases and propagates. Cancelling the awaiting
+    task cancels the running cases.
 
     Raises:
         Interrupted: ``stop`` was requested: no case started after it, the running ones were
@@ -261,14 +309,39 @@ def run_cases(
     token = stop if stop is not None else StopToken()
     with older_objects_frozen():
         if target is None and not evaluator.needs_async:
-            for index, r, case, body in _jobs(cases, repeat):
-                if token.requested:  # one attribute read per case: the fast path stays fast
-                    raise Interrupted(token.reason)
-                on_result(evaluator.evaluate(case, repeat=r, index=index, body=body))
+            await _evaluate_in_slices(evaluator, _jobs(cases, repeat), on_result, token)
             return
         agent = _Agent(target, target_timeout_s) if target is not None else None
-        run = _run_async(evaluator, cases, on_result, agent, repeat, concurrency, judge, token)
-        asyncio.run(run)
+        await _run_async(evaluator, cases, on_result, agent, repeat, concurrency, token)
+
+
+Job = tuple[int, int, Case, bytes | None]
+
+
+def _evaluate_in_order(
+    evaluator: Evaluator, jobs: Iterator[Job], on_result: OnResult, stop: StopToken
+) -> int:
+    """Score recorded cases with sync checks one after another (the fast path)."""
+    done = 0
+    for index, r, case, body in jobs:
+        if stop.requested:  # one attribute read per case: the fast path stays fast
+            raise Interrupted(stop.reason)
+        on_result(evaluator.evaluate(case, repeat=r, index=index, body=body))
+        done += 1
+    return done
+
+
+_SLICE = 256
+"""Recorded cases scored between two yields to the event loop, when a caller's loop runs us."""
+
+
+async def _evaluate_in_slices(
+    evaluator: Evaluator, jobs: Iterator[Job], on_result: OnResult, stop: StopToken
+) -> None:
+    # the fast path inside someone else's loop: give it a turn every slice, so a server
+    # stays responsive while a large file is scored
+    while _evaluate_in_order(evaluator, itertools.islice(jobs, _SLICE), on_result, stop):
+        await asyncio.sleep(0)
 
 
 _POLL_S = 0.25
@@ -282,13 +355,10 @@ async def _run_async(
     agent: _Agent | None,
     repeat: int,
     concurrency: int,
-    judge: JudgeModel | None,
     stop: StopToken,
 ) -> None:
     jobs = _jobs(cases, repeat)
     failure: list[BaseException] = []
-    main = asyncio.current_task()
-    assert main is not None  # asyncio.run runs this coroutine as a task
     loop = asyncio.get_running_loop()
 
     async def worker() -> None:
@@ -308,20 +378,30 @@ async def _run_async(
                 on_result(result)
             except Exception as exc:  # noqa: BLE001 - e.g. the store failed: stop everything
                 failure.append(exc)
-                main.cancel()
+                pool.cancel()
                 return
+
+    async def workers() -> None:
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+
+    # the cases run in a task of their own, so a stop cancels them, never the caller's task
+    pool: asyncio.Task[None] = asyncio.ensure_future(workers())
 
     def poll() -> None:
         if stop.requested:
-            main.cancel()
+            pool.cancel()
         else:
             timer[0] = loop.call_later(_POLL_S, poll)
 
     timer = [loop.call_later(_POLL_S, poll)]
-    stop.attach(main)
+    stop.attach(pool)
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        await asyncio.shield(pool)
     except asyncio.CancelledError:
+        if not pool.done():  # the caller was cancelled: so are the cases, and it ends here
+            pool.cancel()
+            await asyncio.gather(pool, return_exceptions=True)
+            raise
         if failure:
             raise failure[0] from None
         if stop.requested:
@@ -330,9 +410,6 @@ async def _run_async(
     finally:
         stop.detach()
         timer[0].cancel()
-        if agent is not None:
-            await agent.close()
-        await close_judge(judge)
     if failure:
         raise failure[0]
     stop.raise_if_requested()
@@ -342,12 +419,13 @@ class _Agent(NamedTuple):
     target: Target
     timeout_s: float | None
 
-    async def close(self) -> None:
-        try:
-            await self.target.aclose()
-        except Exception:  # noqa: BLE001 - every result is in; a target that fails to close
-            # (a dead connection pool) cannot change them
-            return
+
+async def close_target(target: Target) -> None:
+    """Close ``target``; one that fails to close (a dead connection pool) changes no result."""
+    try:
+        await target.aclose()
+    except Exception:  # noqa: BLE001 - every result is in; closing cannot change them
+        return
 
 
 async def _one(

@@ -6,15 +6,16 @@ every finished case stored (as far as the database takes it) and the run marked 
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._process import refuse_process_exit
 from ..core import (
     CONFIG_VERSION,
+    Case,
     CaseResult,
     PassPolicy,
     RunAggregator,
@@ -28,13 +29,14 @@ from ..judges import (
     CachedJudge,
     JudgeModel,
     MeteredJudge,
+    close_judge,
     judge_notes,
     judge_settings,
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
-from ._agent_source import run_agent
-from ._engine import Evaluator, judge_checks, run_cases
+from ._agent_source import RunAgent, run_agent
+from ._engine import Evaluator, arun_cases, close_target, judge_checks
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 
 
@@ -62,6 +64,7 @@ def execute(
     suite: Suite,
     store: Store,
     *,
+    cases: Iterable[Case] | None = None,
     repeat: int = 1,
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
@@ -73,7 +76,9 @@ def execute(
     record_agent: Path | None = None,
     replay_agent: Path | None = None,
 ) -> RunOutcome:
-    """Run ``suite``, storing each result as it finishes, and return the gated summary.
+    """Run ``suite`` (on ``cases`` when given, else its cases file), storing each result as it
+    finishes, and return the gated summary: :func:`aexecute` in an event loop of its own, which
+    also closes ``judge`` at the end.
 
     ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
     it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
@@ -88,30 +93,106 @@ def execute(
             a failed write, ...), raised after the finished cases were stored (as far as the
             database allowed) and the run marked incomplete.
     """
-    run = functools.partial(
-        _execute,
-        suite,
-        store,
-        repeat=repeat,
-        concurrency=concurrency,
-        on_result=on_result,
-        judge=judge,
-        judge_batch=judge_batch,
-        graded_weights=graded_weights,
-        policy=policy,
-        record_agent=record_agent,
-        replay_agent=replay_agent,
-    )
+
+    refuse_inside_loop("execute", "aexecute")
+
+    async def run(stop: StopToken | None) -> RunOutcome:
+        try:
+            return await aexecute(
+                suite,
+                store,
+                cases=cases,
+                repeat=repeat,
+                concurrency=concurrency,
+                on_result=on_result,
+                judge=judge,
+                judge_batch=judge_batch,
+                graded_weights=graded_weights,
+                policy=policy,
+                stop=stop,
+                record_agent=record_agent,
+                replay_agent=replay_agent,
+            )
+        finally:
+            await close_judge(judge)  # its connections belong to this event loop
+
     if stop is None and ctrl_c_is_default():
         with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
-            return run(stop=token)
-    return run(stop=stop)
+            return asyncio.run(run(token))
+    return asyncio.run(run(stop))
 
 
-def _execute(
+def refuse_inside_loop(sync: str, awaitable: str) -> None:
+    """Say what to do instead when a sync entry point is called where a loop runs (a notebook,
+    a server): asyncio's own error names neither."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"checkweigh.{sync}() cannot run inside a running event loop (a notebook, a server); "
+        f"await checkweigh.{awaitable}(...) there instead"
+    )
+
+
+async def aexecute(
     suite: Suite,
     store: Store,
     *,
+    cases: Iterable[Case] | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+    judge: JudgeModel | None = None,
+    judge_batch: bool = False,
+    graded_weights: Mapping[str, float] | None = None,
+    policy: PassPolicy | None = None,
+    stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
+) -> RunOutcome:
+    """Run ``suite`` in the running event loop (a web server's, a notebook's), storing each
+    result as it finishes, and return the gated summary.
+
+    ``cases``, when given, are evaluated instead of the suite's cases file (any iterable of
+    :class:`~checkweigh.core.Case`, read lazily). The caller owns ``judge`` (it is not closed);
+    the suite's agent target is built and closed here. ``stop`` ends the run between cases;
+    cancelling the awaiting task does too (the run is then stored as incomplete).
+    ``record_agent`` and ``replay_agent`` as in :func:`execute`.
+
+    Raises:
+        RunStopped: anything that ended the run early, raised after the finished cases were
+            stored (as far as the database allowed) and the run marked incomplete.
+    """
+    agent = run_agent(
+        suite, record=record_agent, replay=replay_agent, checkweigh_version=_checkweigh_version()
+    )
+    try:
+        return await _execute(
+            suite,
+            store,
+            agent,
+            cases=cases,
+            repeat=repeat,
+            concurrency=concurrency,
+            on_result=on_result,
+            judge=judge,
+            judge_batch=judge_batch,
+            graded_weights=graded_weights,
+            policy=policy,
+            stop=stop,
+        )
+    finally:
+        if agent.target is not None:
+            await close_target(agent.target)
+
+
+async def _execute(
+    suite: Suite,
+    store: Store,
+    agent: RunAgent,
+    *,
+    cases: Iterable[Case] | None,
     repeat: int,
     concurrency: int | None,
     on_result: Callable[[CaseResult], None] | None,
@@ -120,17 +201,14 @@ def _execute(
     graded_weights: Mapping[str, float] | None,
     policy: PassPolicy | None,
     stop: StopToken | None,
-    record_agent: Path | None = None,
-    replay_agent: Path | None = None,
 ) -> RunOutcome:
-    agent = run_agent(
-        suite, record=record_agent, replay=replay_agent, checkweigh_version=_checkweigh_version()
-    )
     target = agent.target
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
     notes = agent.notes + _notes(suite, judge, judge_batch)
+    if cases is not None:
+        notes.append("cases given by the caller, not read from the suite's cases file")
     config = RunConfig.model_validate(
         {
             **suite.snapshot(),
@@ -175,20 +253,24 @@ def _execute(
 
     try:
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
-            run_cases(
+            await arun_cases(
                 evaluator,
-                source.iter_sourced(tally),
+                source.iter_sourced(tally) if cases is None else cases,
                 handle,
                 target=target,
                 target_timeout_s=agent.timeout_s,
                 repeat=repeat,
                 concurrency=limit,
-                judge=judge,
                 stop=stop,
             )
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
+    except asyncio.CancelledError:
+        # the caller's task was cancelled (not a stop request): keep what finished, and let the
+        # cancellation go on as asyncio expects
+        _stop_early(store, run_id, writer, summarize)
+        raise
     except BaseException as exc:
         outcome = _stop_early(store, run_id, writer, summarize)
         raise RunStopped(outcome, exc) from exc

@@ -1,0 +1,116 @@
+"""``checkweigh.run`` / ``checkweigh.arun``: a suite run in a few words, from a script, a
+notebook or a server's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import Case, CaseResult, RunSummary
+from ..judges import JudgeModel, close_judge
+from ..store import RunStatus, Store
+from ..suites import Suite, load_suite
+from ._session import aexecute, refuse_inside_loop
+from ._stop import StopToken
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A finished run: its summary and every result, in the order they finished."""
+
+    run_id: str
+    status: RunStatus
+    summary: RunSummary
+    results: list[CaseResult]
+    store: Store
+    """Where the run was stored (an in-memory database unless one was given)."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether every gate passed."""
+        return self.summary.gates_passed
+
+
+async def arun(
+    suite: Suite | str | Path,
+    cases: Iterable[Case] | None = None,
+    *,
+    judge: JudgeModel | None = None,
+    store: Store | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    judge_batch: bool = False,
+    on_result: Callable[[CaseResult], None] | None = None,
+    stop: StopToken | None = None,
+) -> RunReport:
+    """Run ``suite`` (a :class:`Suite` or a suite file) in the running event loop.
+
+    ``cases`` replaces the suite's cases file (any iterable of :class:`Case`). ``store``
+    defaults to an in-memory database, so nothing is written unless one is given. The caller
+    owns ``judge``: it is not closed, so one judge (and its connection pool) can serve many
+    runs. Every result is kept in the report; for runs too large to hold, give a ``store``
+    and read them from it instead (:func:`aexecute`).
+
+    Raises:
+        SuiteError: ``suite`` is a file that does not load.
+        RunStopped: the run ended early (stored as incomplete).
+    """
+    loaded = suite if isinstance(suite, Suite) else load_suite(Path(suite))
+    db = store if store is not None else Store("sqlite://")
+    results: list[CaseResult] = []
+
+    def keep(result: CaseResult) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    outcome = await aexecute(
+        loaded,
+        db,
+        cases=cases,
+        repeat=repeat,
+        concurrency=concurrency,
+        on_result=keep,
+        judge=judge,
+        judge_batch=judge_batch,
+        stop=stop,
+    )
+    return RunReport(outcome.run_id, outcome.status, outcome.summary, results, db)
+
+
+def run(
+    suite: Suite | str | Path,
+    cases: Iterable[Case] | None = None,
+    *,
+    judge: JudgeModel | None = None,
+    store: Store | None = None,
+    repeat: int = 1,
+    concurrency: int | None = None,
+    judge_batch: bool = False,
+    on_result: Callable[[CaseResult], None] | None = None,
+    stop: StopToken | None = None,
+) -> RunReport:
+    """:func:`arun` in an event loop of its own, which also closes ``judge`` at the end (its
+    connections belong to that loop). From inside a running loop, await :func:`arun`."""
+
+    refuse_inside_loop("run", "arun")
+
+    async def go() -> RunReport:
+        try:
+            return await arun(
+                suite,
+                cases,
+                judge=judge,
+                store=store,
+                repeat=repeat,
+                concurrency=concurrency,
+                judge_batch=judge_batch,
+                on_result=on_result,
+                stop=stop,
+            )
+        finally:
+            await close_judge(judge)
+
+    return asyncio.run(go())
