@@ -212,6 +212,25 @@ def run(
         ),
     ] = None,
     on_bad_record: OnBadRecordOption = None,
+    record_agent: Annotated[
+        Path | None,
+        typer.Option(
+            "--record-agent",
+            metavar="DIR",
+            help="Record every agent call (request, reply, time) into DIR, replacing a "
+            "recording there.",
+            show_default=False,
+        ),
+    ] = None,
+    replay_agent: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay-agent",
+            metavar="DIR",
+            help="Answer the agent calls from the recording in DIR; no agent runs.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     out, err = consoles()
@@ -244,6 +263,8 @@ def run(
             exports=Exports(
                 json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown
             ),
+            record_agent=record_agent,
+            replay_agent=replay_agent,
         )
         prepared = prepare_run(request)
     except InputError as exc:
@@ -282,6 +303,8 @@ def run(
     with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             outcome = run_prepared(prepared, on_result=tick, stop=stop)
+        except InputError as exc:  # before the run was created (a broken agent recording)
+            fail_input(err, exc)
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome

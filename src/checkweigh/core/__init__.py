@@ -54,6 +54,7 @@ from ._paired import CheckDelta, Decided, decided
 from ._paths import FieldPath, PathSyntaxError
 from ._records import (
     CONFIG_VERSION,
+    AgentSource,
     CheckSnapshot,
     ResultRecord,
     RunConfig,
@@ -120,6 +121,7 @@ from ._verdict import (
 )
 
 __all__ = [
+    "AgentSource",
     "FlakyTask",
     "Reliability",
     "ReliabilityAtK",

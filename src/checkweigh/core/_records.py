@@ -5,7 +5,7 @@ incomparable: a different judge, judge settings, judge mode or check version."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,6 +29,23 @@ class CheckSnapshot(BaseModel):
     """The check's suite entry, as written."""
     when: list[str] = Field(default_factory=list)
     """Its guards, described."""
+
+
+class AgentSource(BaseModel):
+    """Where a run's agent answers came from: the agent itself, recorded or not, or a
+    recording of it (then nothing ran, and the run re-scored the recorded behaviour)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    mode: Literal["live", "recorded", "replayed"]
+    """``live``: the agent ran; ``recorded``: it ran and its calls were recorded;
+    ``replayed``: its calls were answered from a recording."""
+    dir: str | None = None
+    """The recording's folder (recorded and replayed)."""
+    recorded_at: str | None = None
+    """When the replayed recording was made (ISO 8601, UTC)."""
+    target_kind: str | None = None
+    """The kind of target that ran or was recorded."""
 
 
 class RunConfig(BaseModel):
@@ -59,6 +76,9 @@ class RunConfig(BaseModel):
     """The case pass policy."""
     gate_specs: list[Any] = Field(default_factory=list)
     """The gates as written."""
+    agent_source: AgentSource | None = None
+    """Where the agent answers came from (None: the cases held recorded traces, or the run
+    was stored before this was kept)."""
 
 
 class VerdictRecord(BaseModel):

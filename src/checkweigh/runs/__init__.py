@@ -1,5 +1,6 @@
 """Running a suite: agent targets, the evaluation engine and result delivery."""
 
+from ._agent_source import check_agent_flags
 from ._api import RunReport, arun, run
 from ._engine import Evaluator, OnResult, arun_cases, judge_checks, run_cases, with_judge
 from ._session import RunOutcome, RunStopped, aexecute, execute
@@ -36,6 +37,7 @@ __all__ = [
     "arun",
     "arun_cases",
     "build_target",
+    "check_agent_flags",
     "execute",
     "judge_checks",
     "run",

@@ -443,6 +443,7 @@ async def _one(
     except AgentFailure as exc:
         # the case the agent was given, so the failure can be read beside its input
         return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, case, body)
+    ms = ran.latency_ms if ran.latency_ms is not None else ms
     result = await evaluator.aevaluate(
         ran_case(case, ran), repeat=repeat, index=index, latency_ms=ms
     )

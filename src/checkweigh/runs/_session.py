@@ -10,6 +10,7 @@ import asyncio
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from .._process import refuse_process_exit
 from ..core import (
@@ -34,9 +35,9 @@ from ..judges import (
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
+from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, arun_cases, close_target, judge_checks
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
-from .targets import Target, build_target
 
 
 class RunStopped(Exception):
@@ -72,6 +73,8 @@ def execute(
     graded_weights: Mapping[str, float] | None = None,
     policy: PassPolicy | None = None,
     stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunOutcome:
     """Run ``suite`` (on ``cases`` when given, else its cases file), storing each result as it
     finishes, and return the gated summary: :func:`aexecute` in an event loop of its own, which
@@ -80,6 +83,10 @@ def execute(
     ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
     it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
     a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
+
+    ``record_agent`` records every call of the suite's target into that folder;
+    ``replay_agent`` answers them from such a recording instead, with no agent running (see
+    :mod:`checkweigh.runs.targets.recording`).
 
     Raises:
         RunStopped: anything that ended the run early (a stop request, a bad case in the file,
@@ -103,6 +110,8 @@ def execute(
                 graded_weights=graded_weights,
                 policy=policy,
                 stop=stop,
+                record_agent=record_agent,
+                replay_agent=replay_agent,
             )
         finally:
             await close_judge(judge)  # its connections belong to this event loop
@@ -139,6 +148,8 @@ async def aexecute(
     graded_weights: Mapping[str, float] | None = None,
     policy: PassPolicy | None = None,
     stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunOutcome:
     """Run ``suite`` in the running event loop (a web server's, a notebook's), storing each
     result as it finishes, and return the gated summary.
@@ -147,19 +158,20 @@ async def aexecute(
     :class:`~checkweigh.core.Case`, read lazily). The caller owns ``judge`` (it is not closed);
     the suite's agent target is built and closed here. ``stop`` ends the run between cases;
     cancelling the awaiting task does too (the run is then stored as incomplete).
+    ``record_agent`` and ``replay_agent`` as in :func:`execute`.
 
     Raises:
         RunStopped: anything that ended the run early, raised after the finished cases were
             stored (as far as the database allowed) and the run marked incomplete.
     """
-    target: Target | None = None
-    if suite.target is not None:
-        target = build_target(suite.target, suite.base_dir)
+    agent = run_agent(
+        suite, record=record_agent, replay=replay_agent, checkweigh_version=_checkweigh_version()
+    )
     try:
         return await _execute(
             suite,
             store,
-            target,
+            agent,
             cases=cases,
             repeat=repeat or suite.repeats,
             concurrency=concurrency,
@@ -171,14 +183,14 @@ async def aexecute(
             stop=stop,
         )
     finally:
-        if target is not None:
-            await close_target(target)
+        if agent.target is not None:
+            await close_target(agent.target)
 
 
 async def _execute(
     suite: Suite,
     store: Store,
-    target: Target | None,
+    agent: RunAgent,
     *,
     cases: Iterable[Case] | None,
     repeat: int,
@@ -190,10 +202,11 @@ async def _execute(
     policy: PassPolicy | None,
     stop: StopToken | None,
 ) -> RunOutcome:
+    target = agent.target
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
-    notes = _notes(suite, judge, judge_batch)
+    notes = agent.notes + _notes(suite, judge, judge_batch)
     if cases is not None:
         notes.append("cases given by the caller, not read from the suite's cases file")
     config = RunConfig.model_validate(
@@ -207,6 +220,7 @@ async def _execute(
             "graded_weights": dict(graded_weights or {}),
             "thresholds": policy.snapshot(),
             "gate_specs": gate_specs(suite.gates),
+            "agent_source": agent.source,
         }
     )
     run_id = store.create_run(suite.name, str(suite.path), config.model_dump(mode="json"), repeat)
@@ -244,7 +258,7 @@ async def _execute(
                 source.iter_sourced(tally) if cases is None else cases,
                 handle,
                 target=target,
-                target_timeout_s=suite.target.timeout_s if suite.target else None,
+                target_timeout_s=agent.timeout_s,
                 repeat=repeat,
                 concurrency=limit,
                 stop=stop,

@@ -29,7 +29,8 @@ from ..judges import (
     cache_dir,
     make_judge,
 )
-from ..runs import RunOutcome, StopToken, execute
+from ..runs import RunOutcome, StopToken, check_agent_flags, execute
+from ..runs.targets import check_record_dir, read_manifest
 from ..store import Store, database_file, in_memory
 from ..suites import Suite, load_suite
 from ._exports import Exports, check_writable
@@ -101,6 +102,11 @@ class RunRequest(BaseModel):
     """Threshold overrides."""
     exports: Exports = Exports()
     """Files to write once the run is stored."""
+    record_agent: Path | None = None
+    """A folder to record every agent call into (``--record-agent``)."""
+    replay_agent: Path | None = None
+    """A recording to answer the agent calls from, with no agent running
+    (``--replay-agent``)."""
 
 
 @dataclass
@@ -133,9 +139,15 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     """
     j = request.judge
     prices = parse_prices(j.prices)
-    suite = load_suite(request.suite)
+    # a replay calls no agent: it need not be importable (nor reachable, nor installed)
+    suite = load_suite(request.suite, load_agent=request.replay_agent is None)
     if request.cases is not None or request.on_bad_record is not None:
         suite = suite.with_cases(request.cases, request.on_bad_record)
+    check_agent_flags(suite, request.record_agent, request.replay_agent)
+    if request.replay_agent is not None:  # the calls are read when the run starts
+        read_manifest(request.replay_agent)
+    if request.record_agent is not None:
+        check_record_dir(request.record_agent)
     block = suite.spec.judge.settings() if suite.spec.judge else None
     options = JudgeOptions.build(
         block,
@@ -198,6 +210,8 @@ def run_prepared(
         graded_weights=prepared.graded_weights,
         policy=prepared.policy,
         stop=stop,
+        record_agent=r.record_agent,
+        replay_agent=r.replay_agent,
     )
 
 

@@ -148,13 +148,18 @@ class _Ctx:
         return self.error(prefix + found.loc, found.message, prefix + found.at)
 
 
-def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ()) -> Suite:
+def load_suite(
+    path: str | Path, *, extra_types: Iterable[type[BaseModel]] = (), load_agent: bool = True
+) -> Suite:
     """Load, validate and resolve a suite file.
 
     A check's ``type`` names a built-in (:data:`BUILTIN_CHECKS`), one of ``extra_types``
     (models with a ``type`` literal and an ``evaluate`` method, for this suite only), or a
     class by dotted path (``mypkg.checks.NoRefundOverLimit``, imported relative to the
     suite's folder), whose fields are validated from the check's other keys.
+
+    ``load_agent=False`` leaves a Python target's agent unimported (a run replaying a
+    recording of it calls no agent).
 
     Raises:
         SuiteError: one line naming the file, line, field and what was expected.
@@ -197,7 +202,7 @@ def load_suite(path: str | Path, *, extra_types: Iterable[type[BaseModel]] = ())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
     cases = _cases_source(ctx, base, spec.cases, given=data["cases"])
-    if spec.target is not None and spec.target.kind == "python":
+    if load_agent and spec.target is not None and spec.target.kind == "python":
         try:
             agent = load_object(spec.target.agent, [base])
         except ImportTargetError as exc:

@@ -19,6 +19,13 @@ from ._python import (
     exit_text,
 )
 from ._timing import timed
+from .recording import (
+    RecordedCall,
+    RecordingTarget,
+    ReplayTarget,
+    check_record_dir,
+    read_manifest,
+)
 
 AgentTarget = CallableTarget
 """The name :class:`CallableTarget` had before other kinds of target existed."""
@@ -29,14 +36,19 @@ __all__ = [
     "AgentTarget",
     "AgentUsage",
     "CallableTarget",
+    "RecordedCall",
+    "RecordingTarget",
+    "ReplayTarget",
     "Target",
     "TargetRequest",
     "abandoned_threads",
     "agent_error",
     "build_target",
     "call_in_thread",
+    "check_record_dir",
     "exit_text",
     "history_messages",
+    "read_manifest",
     "request_payload",
     "timed",
 ]

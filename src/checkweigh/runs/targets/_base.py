@@ -39,6 +39,9 @@ class AgentRun(BaseModel):
     """Its state when it stopped."""
     usage: AgentUsage | None = None
     """Tokens and cost of the call, when the agent reports them outside its steps."""
+    latency_ms: float | None = None
+    """The agent's own wall time, when known: a replay gives the recorded one (else the
+    engine measures the call)."""
 
 
 class AgentFailure(Exception):
