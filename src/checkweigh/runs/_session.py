@@ -34,7 +34,7 @@ from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
 from ._engine import Evaluator, judge_checks, run_cases
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
-from .targets import Target, build_target
+from .targets import Target, build_target, conversing
 
 
 class RunStopped(Exception):
@@ -114,7 +114,7 @@ def _execute(
 ) -> RunOutcome:
     target: Target | None = None
     if suite.target is not None:
-        target = build_target(suite.target, suite.base_dir)
+        target = conversing(build_target(suite.target, suite.base_dir), suite.target, judge)
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)

@@ -19,6 +19,15 @@ from ._python import (
     exit_text,
 )
 from ._timing import timed
+from ._users import STOP_MARKER, UserTurn
+from .conversation import (
+    TRANSFER_TOOLS,
+    ConversationFailure,
+    ConversationTarget,
+    StopReason,
+    conversing,
+    failed_case,
+)
 
 AgentTarget = CallableTarget
 """The name :class:`CallableTarget` had before other kinds of target existed."""
@@ -29,6 +38,14 @@ __all__ = [
     "AgentTarget",
     "AgentUsage",
     "CallableTarget",
+    "ConversationFailure",
+    "ConversationTarget",
+    "STOP_MARKER",
+    "StopReason",
+    "TRANSFER_TOOLS",
+    "UserTurn",
+    "conversing",
+    "failed_case",
     "Target",
     "TargetRequest",
     "abandoned_threads",
