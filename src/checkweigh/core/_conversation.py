@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 if TYPE_CHECKING:
     from ._case import Step
@@ -45,11 +45,19 @@ class SimulatedUser(BaseModel):
     sees that it will not get it)."""
     persona: str = ""
     """Who the user is and how they speak (terse, confused, impatient, ...)."""
-    model: str | None = Field(default=None, pattern=r"^[a-z]+:.+")
+    model: str | None = None
     """``provider:model`` that plays the user, as ``--judge`` names one (default: the run's
     judge)."""
     max_turns: int | None = Field(default=None, ge=1, le=MAX_TURNS_LIMIT)
     """The most user turns (default: the suite target's ``max_turns``)."""
+
+    @field_validator("model")
+    @classmethod
+    def _provider_model(cls, value: str | None) -> str | None:
+        provider, sep, model = (value or "").partition(":")
+        if value is not None and not (sep and provider and model.strip()):
+            raise ValueError(f"expected 'provider:model', e.g. openai:gpt-4o-mini; got {value!r}")
+        return value
 
     @property
     def kind(self) -> Literal["simulated"]:
