@@ -36,7 +36,11 @@ def test_turns_cut_the_trace_at_each_user_message() -> None:
     case = Case.model_validate(CONVERSATION)
     turns = case.turns
     assert [(t.index, t.user, t.output) for t in turns] == [
-        (0, "Book the review with Alice on Tuesday at 10:00", "Booked Tuesday 2025-03-04 at 10:00."),
+        (
+            0,
+            "Book the review with Alice on Tuesday at 10:00",
+            "Booked Tuesday 2025-03-04 at 10:00.",
+        ),
         (1, "Sorry, Wednesday", "Moved to Wednesday 2025-03-05 at 10:00."),
     ]
     # the system prompt before the first user message belongs to no turn
