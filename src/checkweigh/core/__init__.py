@@ -40,6 +40,7 @@ from ._compare import (
     compare_runs,
 )
 from ._conditions import Condition, ConditionOp, strict_equal
+from ._conversation import ScriptedUser, SimulatedUser, Turn, UserSpec, turns_of
 from ._exchange import ExchangeMessage, JudgeExchange
 from ._gates import DEFAULT_GATES, RUN_METRICS, Gate, GateMetric, apply_gates
 from ._noise import (
@@ -194,6 +195,11 @@ __all__ = [
     "Bands",
     "AgentUsage",
     "Case",
+    "ScriptedUser",
+    "SimulatedUser",
+    "Turn",
+    "UserSpec",
+    "turns_of",
     "CaseResult",
     "CaseUsage",
     "CaseVariance",

@@ -8,6 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import from_json
 
+from ._conversation import Turn, UserSpec, turns_of
+
 StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
 
 
@@ -85,6 +87,16 @@ class Case(BaseModel):
     """Free-form tags (scenario kind, source, ...)."""
     latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """How long the agent took on this case, where known."""
+    user: UserSpec | None = None
+    """For a multi-turn case: who plays the user, scripted (``{turns: [...]}``) or simulated
+    by an LLM (``{goal, persona, model, max_turns}``). The target is then called once per turn
+    with the conversation so far (see docs/conversations.md)."""
+
+    @property
+    def turns(self) -> list[Turn]:
+        """The trace read as a conversation: one :class:`Turn` per user message, with the
+        agent's steps up to the next one (``turns[1].output`` in a field path)."""
+        return turns_of(self.trace)
 
     @property
     def output(self) -> str:

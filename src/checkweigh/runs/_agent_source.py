@@ -7,8 +7,9 @@ from pathlib import Path
 
 from ..core import AgentSource
 from ..errors import InputError
+from ..judges import JudgeModel
 from ..suites import Suite
-from .targets import RecordingTarget, ReplayTarget, Target, build_target
+from .targets import RecordingTarget, ReplayTarget, Target, build_target, conversing
 from .targets.recording import check_record_dir
 
 
@@ -31,11 +32,14 @@ def run_agent(
     *,
     record: Path | None = None,
     replay: Path | None = None,
+    judge: JudgeModel | None = None,
     checkweigh_version: str = "",
 ) -> RunAgent:
     """The agent of a run of ``suite``: its target, recorded into ``record`` or answered from
     the recording in ``replay`` (then the suite's target is not built: the agent need not be
-    reachable, its program need not exist).
+    reachable, its program need not exist). Cases with a ``user`` hold a conversation with
+    it (simulated users speak through ``judge``); a recording holds each case's whole
+    conversation, so a replay needs neither the agent nor the simulated user.
 
     Raises:
         InputError: both folders, no target to record or replay, or an unusable folder.
@@ -59,7 +63,7 @@ def run_agent(
         return RunAgent(replayed, None, source, [note, *replayed.notes])
     if record is not None:  # before the target is built, which may hold a connection
         check_record_dir(record)
-    target = build_target(spec, suite.base_dir)
+    target = conversing(build_target(spec, suite.base_dir), spec, judge)
     if record is None:
         return RunAgent(target, spec.timeout_s, AgentSource(mode="live", target_kind=target.kind))
     recording = RecordingTarget(

@@ -35,7 +35,7 @@ from ..judges import (
 from ..suites import Suite
 from ._gc import older_objects_frozen
 from ._stop import Interrupted, StopToken
-from .targets import AgentFailure, AgentRun, Target, TargetRequest, timed
+from .targets import AgentFailure, AgentRun, Target, TargetRequest, failed_case, timed
 
 OnResult = Callable[[CaseResult], None]
 _new = tuple.__new__
@@ -441,8 +441,10 @@ async def _one(
     try:
         ran, ms = await timed(agent.target, TargetRequest(case, repeat), agent.timeout_s)
     except AgentFailure as exc:
-        # the case the agent was given, so the failure can be read beside its input
-        return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, case, body)
+        # the case the agent was given (with a conversation's turns so far), so the failure
+        # can be read beside its input
+        held, raw = failed_case(exc, case, body)
+        return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, held, raw)
     ms = ran.latency_ms if ran.latency_ms is not None else ms
     result = await evaluator.aevaluate(
         ran_case(case, ran), repeat=repeat, index=index, latency_ms=ms

@@ -165,7 +165,11 @@ async def aexecute(
             stored (as far as the database allowed) and the run marked incomplete.
     """
     agent = run_agent(
-        suite, record=record_agent, replay=replay_agent, checkweigh_version=_checkweigh_version()
+        suite,
+        record=record_agent,
+        replay=replay_agent,
+        judge=judge,
+        checkweigh_version=_checkweigh_version(),
     )
     try:
         return await _execute(

@@ -11,7 +11,7 @@ import orjson
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from ..core import Case, Step
+from ..core import Case, ScriptedUser, SimulatedUser, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
 from ._text import BOM, TextFileError, decode_utf8, read_text, shown
@@ -21,6 +21,7 @@ _STREAMED = (".jsonl", ".ndjson")
 DOCUMENT_LIMIT = 512 * 2**20
 """The largest YAML or JSON cases file read whole; bigger sets belong in streamed JSONL."""
 _CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
+_CASE_KEYS |= frozenset(ScriptedUser.model_fields) | frozenset(SimulatedUser.model_fields)
 _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19

@@ -18,7 +18,11 @@ class _TargetBase(BaseModel):
     concurrency: int = Field(default=8, ge=1, le=1024)
     """How many cases run at once."""
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Per-call time limit; a call over it is an agent error (its case errored)."""
+    """Per-call time limit; a call over it is an agent error (its case errored). For a
+    multi-turn case it bounds the whole conversation."""
+    max_turns: int = Field(default=10, ge=1, le=1000)
+    """The most user turns of a conversation with a simulated user (a case's ``user.max_turns``
+    overrides it); a scripted user's conversation runs its whole script."""
 
 
 class PythonTargetSpec(_TargetBase):

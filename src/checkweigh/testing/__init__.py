@@ -3,6 +3,7 @@ and Anthropic messages wire formats, for exercising real provider SDKs without a
 evaluations as ordinary tests (the ``checkweigh`` pytest fixture, :func:`assert_case_passes`)."""
 
 from ._fake_llm import FakeLLM, Reply, fake_llm_server
+from ._fake_user import scripted_users
 from ._report import case_report
 from ._suite_cache import SuiteCache
 from ._suite_tester import (
@@ -19,6 +20,7 @@ __all__ = [
     "FakeLLM",
     "Reply",
     "fake_llm_server",
+    "scripted_users",
     "NO_JUDGE_HINT",
     "CaseLike",
     "CheckweighFixture",

@@ -30,7 +30,7 @@ from ..judges import (
 )
 from ..runs import AgentFailure, AgentRun, Evaluator, judge_checks, with_judge
 from ..runs._engine import ran_case
-from ..runs.targets import Target, TargetRequest, build_target, timed
+from ..runs.targets import Target, TargetRequest, build_target, conversing, timed
 from ..suites import Suite, load_suite
 from ..suites._errors import first_error, loc_text
 from ._report import case_report
@@ -200,7 +200,7 @@ class SuiteTester:
             return _with_run(resolved, run), None
         spec = self.suite.target
         if spec is not None and self._target is None:
-            self._target = build_target(spec, self.suite.base_dir)
+            self._target = conversing(build_target(spec, self.suite.base_dir), spec, None)
         return resolved, self._target
 
     def _evaluator(self, rubric: str | None, judge: JudgeModel | None) -> Evaluator:

@@ -19,6 +19,15 @@ from ._python import (
     exit_text,
 )
 from ._timing import timed
+from ._users import STOP_MARKER, UserTurn
+from .conversation import (
+    TRANSFER_TOOLS,
+    ConversationFailure,
+    ConversationTarget,
+    StopReason,
+    conversing,
+    failed_case,
+)
 from .recording import (
     RecordedCall,
     RecordingTarget,
@@ -39,6 +48,14 @@ __all__ = [
     "RecordedCall",
     "RecordingTarget",
     "ReplayTarget",
+    "ConversationFailure",
+    "ConversationTarget",
+    "STOP_MARKER",
+    "StopReason",
+    "TRANSFER_TOOLS",
+    "UserTurn",
+    "conversing",
+    "failed_case",
     "Target",
     "TargetRequest",
     "abandoned_threads",
