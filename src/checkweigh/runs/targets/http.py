@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 RETRY_STATUSES = frozenset((429, 502, 503, 504))
 """Statuses that say "try again later" (or come from a proxy whose agent is restarting)."""
+POOL_SIZE = 8
+"""Keep-alive connections a pool holds (the target has ``concurrency / POOL_SIZE`` pools)."""
 INSTALL_HINT = "the http target needs httpx: pip install 'checkweigh[http]'"
 
 
@@ -123,25 +125,38 @@ class HttpTarget:
         self._read = reply_reader(spec.reply)
         self._sleep = sleep
         self._jitter = jitter
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        self._turn = 0
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _client_here(self) -> httpx.AsyncClient:
-        """The connection pool of the running event loop (a pool cannot move between
-        loops; a test helper may run each case in its own)."""
+        """A connection pool of the running event loop (a pool cannot move between loops; a
+        test helper may run each case in its own), taken in turn.
+
+        The connections are spread over pools of :data:`POOL_SIZE`: httpcore looks at every
+        connection of a pool for every queued request, so one pool of 64 spent ~10 ms of CPU
+        a request and capped a 100 ms agent at 80 cases/s (benchmarks/bench_http_target.py).
+        """
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
+        if not self._clients or self._loop is not loop:
             httpx = self._httpx
-            size = self.spec.concurrency
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.spec.request_timeout_s),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=size),
-                # the endpoint is the user's agent, often on this machine: a proxy from the
-                # environment would send 127.0.0.1 elsewhere
-                trust_env=False,
-            )
+            pools = -(-self.spec.concurrency // POOL_SIZE)
+            size = min(POOL_SIZE, self.spec.concurrency)
+            tls = httpx.create_ssl_context()  # one for every pool: each takes ~10 ms to make
+            self._clients = [
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(self.spec.request_timeout_s),
+                    verify=tls,
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=size),
+                    # the endpoint is the user's agent, often on this machine: a proxy from
+                    # the environment would send 127.0.0.1 elsewhere
+                    trust_env=False,
+                )
+                for _ in range(pools)
+            ]
             self._loop = loop
-        return self._client
+        self._turn = (self._turn + 1) % len(self._clients)
+        return self._clients[self._turn]
 
     def body(self, request: TargetRequest) -> Any:
         """The JSON sent for ``request``.
@@ -198,9 +213,9 @@ class HttpTarget:
             raise AgentFailure(self._tries(self._status(response), attempt))
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        client, self._client = self._client, None
-        if client is not None:
+        """Close the connection pools."""
+        clients, self._clients = self._clients, []
+        for client in clients:
             await client.aclose()
 
     def _backoff(self, attempt: int) -> float:
