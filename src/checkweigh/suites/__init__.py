@@ -2,6 +2,7 @@
 
 from ._cases import count_cases, iter_cases, iter_sourced
 from ._check_types import BUILTIN_CHECKS
+from ._http import HttpReplySpec
 from ._loader import load_suite
 from ._schema import (
     BandsSpec,
@@ -16,7 +17,7 @@ from ._schema import (
 )
 from ._source import CasesSource, load_mapping
 from ._suite import Suite
-from ._targets import TARGET_KINDS, PythonTargetSpec, TargetSpec
+from ._targets import TARGET_KINDS, HttpTargetSpec, PythonTargetSpec, TargetSpec
 
 __all__ = [
     "BUILTIN_CHECKS",
@@ -25,6 +26,8 @@ __all__ = [
     "CasesSpec",
     "ConditionSpec",
     "GateSpec",
+    "HttpReplySpec",
+    "HttpTargetSpec",
     "OutcomeDefaults",
     "OutcomeRuleSpec",
     "RubricSpec",

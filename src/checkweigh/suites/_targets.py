@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
+from ._http import HttpReplySpec, check_body, check_headers, check_url
+
 
 class _TargetBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -41,9 +43,43 @@ class PythonTargetSpec(_TargetBase):
         return value
 
 
-TARGET_SPECS: tuple[type[_TargetBase], ...] = (PythonTargetSpec,)
+class HttpTargetSpec(_TargetBase):
+    """An agent behind an HTTP endpoint: each case is POSTed as JSON (see
+    ``docs/targets-http.md``)."""
+
+    kind: Literal["http"]
+    url: str
+    """``http(s)://host[:port]/path``; ``${NAME}`` takes it (or a part) from the environment."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Request headers; ``${NAME}`` in a value is the environment variable, read at run start
+    (the suite and the stored run keep only the name)."""
+    body: Any = None
+    """The JSON to send instead of the default ``{id, input, metadata}``: a template whose
+    strings ``{{path}}`` are replaced by the value at ``path`` of that default payload."""
+    reply: HttpReplySpec = Field(default_factory=lambda: HttpReplySpec())
+    """How to read the reply."""
+    request_timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """Time limit of one HTTP request (connect, send, read); ``timeout_s`` bounds the whole
+    case, retries included."""
+    retries: int = Field(default=2, ge=0, le=10)
+    """Further tries after a 429, 502, 503, 504 or a failed connection."""
+    backoff_s: float = Field(default=0.5, gt=0, le=60, allow_inf_nan=False)
+    """The first wait before a retry; it doubles each try (with jitter)."""
+    max_wait_s: float = Field(default=30.0, gt=0, le=600, allow_inf_nan=False)
+    """The longest wait between tries: a ``Retry-After`` beyond it ends the case's tries."""
+
+    _url = field_validator("url")(check_url)
+    _headers = field_validator("headers")(check_headers)
+    _body = field_validator("body")(check_body)
+
+
+TARGET_SPECS: tuple[type[BaseModel], ...] = (
+    PythonTargetSpec,
+    HttpTargetSpec,
+    HttpReplySpec,
+)
 """Every kind's spec, for "did you mean" hints over the keys a suite may use."""
-TARGET_KINDS = ("python",)
+TARGET_KINDS = ("python", "http")
 """The ``kind`` values a suite's target may name."""
 
 
@@ -55,7 +91,7 @@ def _kind(value: Any) -> str | None:
 
 
 TargetSpec = Annotated[
-    Annotated[PythonTargetSpec, Tag("python")],
+    Annotated[PythonTargetSpec, Tag("python")] | Annotated[HttpTargetSpec, Tag("http")],
     Discriminator(
         _kind,
         custom_error_type="target_kind",

@@ -28,6 +28,7 @@ from .conversation import (
     conversing,
     failed_case,
 )
+from .http import HttpTarget
 from .recording import (
     RecordedCall,
     RecordingTarget,
@@ -56,6 +57,7 @@ __all__ = [
     "UserTurn",
     "conversing",
     "failed_case",
+    "HttpTarget",
     "Target",
     "TargetRequest",
     "abandoned_threads",

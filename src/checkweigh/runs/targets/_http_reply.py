@@ -1,0 +1,116 @@
+"""Reading an HTTP agent's reply: checkweigh's own ``{trace, final_state}``, one conversation
+in a log format the importers read, or a declarative mapping. Anything that does not fit is
+an :class:`AgentFailure` naming the format and the first field that is wrong."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from ...importers import format_factory
+from ...importers._convert import RecordError, RecordFormat
+from ...importers._mapping import MappingFormat
+from ...suites import HttpReplySpec
+from ...suites._errors import first_error, loc_text
+from ._base import AgentFailure, AgentRun
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def visible(text: str, limit: int = 200) -> str:
+    """Untrusted text for a one-line message: control characters as spaces, runs of space
+    as one, cut to ``limit`` characters."""
+    text = " ".join(_CONTROL.sub(" ", text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_json(content: bytes) -> Any:
+    """The reply's JSON.
+
+    Raises:
+        AgentFailure: an empty body, or one that is not JSON.
+    """
+    if not content.strip():
+        raise AgentFailure("http reply is empty; expected JSON")
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        start = visible(content[:80].decode("utf-8", "replace"), 80)
+        raise AgentFailure(f"http reply is not JSON ({exc.msg}): {start}") from None
+
+
+def reply_reader(spec: HttpReplySpec) -> Callable[[Any], AgentRun]:
+    """The function that turns the reply's JSON into an :class:`AgentRun`."""
+    if spec.format == "checkweigh":
+        return _own
+    if spec.format == "otel":
+        return _otel
+    converter: RecordFormat
+    if spec.format == "mapping":
+        assert spec.mapping is not None  # the spec requires it
+        converter = MappingFormat(spec.mapping)
+    else:
+        made = format_factory(spec.format)()
+        assert isinstance(made, RecordFormat)  # openai, openai-responses, anthropic
+        converter = made
+    return lambda data: _converted(spec.format, converter, data)
+
+
+def _invalid(fmt: str, exc: ValidationError) -> AgentFailure:
+    loc, message = first_error(exc)
+    where = f"{loc_text(loc)}: " if loc else ""
+    return AgentFailure(f"http reply does not fit format {fmt}: {where}{visible(message)}")
+
+
+def _own(data: Any) -> AgentRun:
+    if not isinstance(data, dict):
+        raise AgentFailure(
+            f"http reply does not fit format checkweigh: expected an object with trace and "
+            f"final_state, got {type(data).__name__}"
+        )
+    try:
+        return AgentRun.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid("checkweigh", exc) from None
+
+
+def _converted(fmt: str, converter: RecordFormat, data: Any) -> AgentRun:
+    try:
+        fields = converter.convert(data)
+    except RecordError as exc:
+        raise AgentFailure(f"http reply does not fit format {fmt}: {visible(str(exc))}") from None
+    run = {"trace": fields.get("trace", []), "final_state": fields.get("final_state", {})}
+    try:
+        return AgentRun.model_validate(run)
+    except ValidationError as exc:
+        raise _invalid(fmt, exc) from None
+
+
+def _otel(data: Any) -> AgentRun:
+    from ...importers._otel_steps import build_case  # the OTLP reader loads on first use
+    from ...importers._otlp import Span, SpanError, request_spans
+
+    try:
+        items = list(request_spans(data, None))
+    except SpanError as exc:
+        raise AgentFailure(f"http reply does not fit format otel: {visible(str(exc))}") from None
+    spans: list[Span] = []
+    for item in items:
+        if isinstance(item, SpanError):
+            raise AgentFailure(f"http reply does not fit format otel: {visible(str(item))}")
+        spans.append(item)
+    traces = {s.trace_id for s in spans}
+    if len(traces) != 1:
+        raise AgentFailure(
+            f"http reply does not fit format otel: expected the spans of one trace, "
+            f"got {len(traces)} traces"
+        )
+    try:
+        case = build_case(traces.pop(), spans, "checkweigh.case.id")
+    except SpanError as exc:
+        raise AgentFailure(f"http reply does not fit format otel: {visible(str(exc))}") from None
+    return AgentRun(trace=case.trace, final_state=case.final_state)

@@ -1,0 +1,290 @@
+"""The HTTP target: each case is POSTed as JSON to the agent's endpoint.
+
+The request is :func:`request_payload` (or the suite's ``body:`` template filled from it); the
+reply is read as the suite's ``reply:`` says (:mod:`._http_reply`). A 429, 502, 503 or 504
+and a failed connection are tried again after an exponential backoff with jitter, or after
+the server's ``Retry-After``; everything else that gives no usable reply is an
+:class:`AgentFailure` with one line saying what happened, so its case is errored and the run
+goes on. Secrets (``${NAME}`` in headers) are read from the environment when the target is
+built and never appear in a message: a reply that echoes one shows ``***``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from ...core import FieldPath
+from ...errors import TargetError
+from ...suites import HttpTargetSpec
+from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
+from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
+from ._http_reply import parse_json, reply_reader, visible
+
+if TYPE_CHECKING:
+    import httpx
+
+RETRY_STATUSES = frozenset((429, 502, 503, 504))
+"""Statuses that say "try again later" (or come from a proxy whose agent is restarting)."""
+POOL_SIZE = 8
+"""Keep-alive connections a pool holds (the target has ``concurrency / POOL_SIZE`` pools)."""
+INSTALL_HINT = "the http target needs httpx: pip install 'checkweigh[http]'"
+
+
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise TargetError(INSTALL_HINT) from None
+    return httpx
+
+
+def _resolve(text: str, field: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
+    """``text`` with each ``${NAME}`` replaced from ``environ``, and the values used.
+
+    Raises:
+        TargetError: a variable is unset or empty (one line naming the suite field).
+    """
+    values = []
+    for name in env_names(text):
+        value = environ.get(name)
+        if not value:
+            state = "is not set" if value is None else "is empty"
+            raise TargetError(
+                f"{field}: environment variable {name} {state} (the suite reads it at run start)"
+            )
+        values.append(value)
+    return ENV_REF.sub(lambda m: environ[m.group(1)], text), values
+
+
+def shown_url(url: str) -> str:
+    """``url`` for messages: no user, password or query (where tokens hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def retry_after_s(value: str | None, now: float | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds (it gives seconds or an HTTP date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value)) if value.replace(".", "", 1).isdigit() else _date(value, now)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _date(value: str, now: float | None) -> float:
+    when = parsedate_to_datetime(value).timestamp()
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+class HttpTarget:
+    """An agent behind an HTTP endpoint (the suite's ``target: {kind: http, ...}``)."""
+
+    kind = "http"
+
+    def __init__(
+        self,
+        spec: HttpTargetSpec,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        """Read the URL and headers from the environment and get ready to send.
+
+        Raises:
+            TargetError: httpx is missing, a variable is unset, the URL it gives is unusable.
+        """
+        self._httpx = _httpx()
+        env = os.environ if environ is None else environ
+        self.spec = spec
+        self.url, _ = _resolve(spec.url, "target.url", env)
+        problem = url_problem(self.url)
+        if problem is not None:  # a URL from the environment is checked only now
+            raise TargetError(f"target.url: {problem.replace(self.url, shown_url(self.url))}")
+        self.where = shown_url(self.url)
+        self.headers = {"content-type": "application/json", "accept": "application/json"}
+        self._secrets: list[str] = []
+        for name, template in spec.headers.items():
+            value, used = _resolve(template, f"target.headers.{name}", env)
+            self.headers[name] = value
+            self._secrets += used
+        self._read = reply_reader(spec.reply)
+        self._sleep = sleep
+        self._jitter = jitter
+        self._clients: list[httpx.AsyncClient] = []
+        self._turn = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client_here(self) -> httpx.AsyncClient:
+        """A connection pool of the running event loop (a pool cannot move between loops; a
+        test helper may run each case in its own), taken in turn.
+
+        The connections are spread over pools of :data:`POOL_SIZE`: httpcore looks at every
+        connection of a pool for every queued request, so one pool of 64 spent ~10 ms of CPU
+        a request and capped a 100 ms agent at 80 cases/s (benchmarks/bench_http_target.py).
+        """
+        loop = asyncio.get_running_loop()
+        if not self._clients or self._loop is not loop:
+            httpx = self._httpx
+            pools = -(-self.spec.concurrency // POOL_SIZE)
+            size = min(POOL_SIZE, self.spec.concurrency)
+            tls = httpx.create_ssl_context()  # one for every pool: each takes ~10 ms to make
+            self._clients = [
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(self.spec.request_timeout_s),
+                    verify=tls,
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=size),
+                    # the endpoint is the user's agent, often on this machine: a proxy from
+                    # the environment would send 127.0.0.1 elsewhere
+                    trust_env=False,
+                )
+                for _ in range(pools)
+            ]
+            self._loop = loop
+        self._turn = (self._turn + 1) % len(self._clients)
+        return self._clients[self._turn]
+
+    def body(self, request: TargetRequest) -> Any:
+        """The JSON sent for ``request``.
+
+        Raises:
+            AgentFailure: the body template reads a path the request does not have.
+        """
+        payload = request_payload(request)
+        if self.spec.body is None:
+            return payload
+        return _fill(self.spec.body, payload)
+
+    async def run(self, request: TargetRequest) -> AgentRun:
+        """POST the case and read the reply, trying again on 429/502/503/504 and failed
+        connections.
+
+        Raises:
+            AgentFailure: with a one-line reason.
+        """
+        content = orjson.dumps(self.body(request))
+        client = self._client_here()
+        httpx = self._httpx
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await client.post(self.url, content=content, headers=self.headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as exc:
+                reason = self._transport(exc)
+                if attempt > self.spec.retries:
+                    raise AgentFailure(self._tries(f"{reason}: {self.where}", attempt)) from None
+                await self._sleep(self._backoff(attempt))
+                continue
+            except httpx.TimeoutException:
+                raise AgentFailure(
+                    self._tries(
+                        f"http agent gave no reply within {self.spec.request_timeout_s:g}s "
+                        f"(request_timeout_s): {self.where}",
+                        attempt,
+                    )
+                ) from None
+            except httpx.HTTPError as exc:
+                reason = f"http request failed ({self._clean(f'{type(exc).__name__}: {exc}')})"
+                raise AgentFailure(self._tries(reason, attempt)) from None
+            status = response.status_code
+            if 200 <= status < 300:
+                return self._read(parse_json(response.content))
+            if status in RETRY_STATUSES and attempt <= self.spec.retries:
+                wait, problem = self._wait(attempt, response.headers.get("retry-after"))
+                if problem is None:
+                    await self._sleep(wait)
+                    continue
+                raise AgentFailure(self._tries(f"{self._status(response)} ({problem})", attempt))
+            raise AgentFailure(self._tries(self._status(response), attempt))
+
+    async def aclose(self) -> None:
+        """Close the connection pools."""
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
+
+    def _backoff(self, attempt: int) -> float:
+        """The wait before try ``attempt + 1``: doubling from ``backoff_s``, at most
+        ``max_wait_s``, times a random 0.5-1 (so cases that failed together retry apart)."""
+        full = min(self.spec.max_wait_s, self.spec.backoff_s * 2 ** (attempt - 1))
+        return float(full * (0.5 + self._jitter() / 2))
+
+    def _wait(self, attempt: int, retry_after: str | None) -> tuple[float, str | None]:
+        """The wait before the next try, or why there is none (a Retry-After too long)."""
+        asked = retry_after_s(retry_after)
+        if asked is None:
+            return self._backoff(attempt), None
+        if asked > self.spec.max_wait_s:
+            return 0.0, f"Retry-After {asked:g}s is over max_wait_s {self.spec.max_wait_s:g}"
+        return asked, None
+
+    def _status(self, response: httpx.Response) -> str:
+        text = self._clean(response.content[:400].decode("utf-8", "replace"))
+        phrase = f" {response.reason_phrase}" if response.reason_phrase else ""
+        said = f": {text}" if text else ""
+        return f"http agent answered {response.status_code}{phrase} ({self.where}){said}"
+
+    def _transport(self, exc: Exception) -> str:
+        text = str(exc).lower()
+        if "refused" in text or "all connection attempts failed" in text:
+            return "connection refused"
+        if isinstance(exc, self._httpx.ConnectTimeout):
+            return "connection timed out"
+        if isinstance(exc, self._httpx.RemoteProtocolError):
+            return f"connection dropped ({self._clean(str(exc), 120)})"
+        return f"cannot connect ({self._clean(str(exc), 120)})"
+
+    def _tries(self, text: str, attempt: int) -> str:
+        return f"{text} (after {attempt} tries)" if attempt > 1 else text
+
+    def _clean(self, text: str, limit: int = 200) -> str:
+        """Untrusted text for a message: one line, no control characters, no secret."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return visible(text, limit)
+
+
+def _fill(template: Any, payload: dict[str, Any]) -> Any:
+    """``template`` with every ``{{path}}`` read from ``payload``: a string that is only a
+    reference takes the value as it is (an object stays an object); within text, the value's
+    text (JSON for anything but a string)."""
+    if isinstance(template, dict):
+        return {k: _fill(v, payload) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_fill(v, payload) for v in template]
+    if not isinstance(template, str) or "{{" not in template:
+        return template
+    whole = BODY_REF.fullmatch(template)
+    if whole is not None:
+        return _lookup(whole.group(1), payload)
+
+    def text(match: Any) -> str:
+        value = _lookup(match.group(1), payload)
+        return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+    return BODY_REF.sub(text, template)
+
+
+_MISSING = object()
+
+
+def _lookup(path: str, payload: dict[str, Any]) -> Any:
+    value = FieldPath.parse(path).get(payload, _MISSING)
+    if value is _MISSING:
+        raise AgentFailure(f"body: {{{{{path}}}}} has no value in this request")
+    return value

@@ -1,0 +1,141 @@
+"""The parts of an ``http`` target's spec: its URL, headers, body template and reply reading.
+
+Values may name environment variables as ``${NAME}``: the suite (and so every stored run's
+snapshot) keeps the name, and the value is read when a run starts
+(:mod:`checkweigh.runs.targets.http`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from ..core import FieldPath
+from ..importers import FieldMapping
+
+ENV_REF = re.compile(r"\$\{([^}]*)\}")
+"""``${NAME}`` in a URL or a header value."""
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+BODY_REF = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+"""``{{path}}`` in a body template."""
+BODY_ROOTS = ("id", "input", "metadata", "messages", "turn")
+"""What a body template may read: the default request's keys."""
+_SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|api[-_]?key|password", re.I)
+
+ReplyFormat = Literal["checkweigh", "openai", "openai-responses", "anthropic", "otel", "mapping"]
+_MAPPING_FIELDS = frozenset(("messages", "messages_format", "system", "trace", "final_state"))
+
+
+def env_names(text: str) -> list[str]:
+    """The environment variables ``text`` names (``${NAME}``), in order.
+
+    Raises:
+        ValueError: a ``${...}`` whose inside is not a variable name.
+    """
+    names = []
+    for found in ENV_REF.finditer(text):
+        name = found.group(1)
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"expected ${{NAME}} with a variable name, got {found.group()!r}")
+        names.append(name)
+    if "${" in ENV_REF.sub("", text):
+        raise ValueError(f"unclosed '${{' in {text!r}; expected ${{NAME}}")
+    return names
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as an agent's endpoint, or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return f"expected an http:// or https:// URL, got {url!r}"
+    if not parts.hostname:
+        return f"expected a host in the URL, got {url!r}"
+    return None
+
+
+def check_url(value: str) -> str:
+    """A suite's ``url``: checked now unless part of it comes from the environment."""
+    if env_names(value):
+        return value  # checked once the environment filled it in
+    problem = url_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def check_headers(value: dict[str, str]) -> dict[str, str]:
+    """Header names and values; a secret written into the suite is refused (it would be
+    stored with every run)."""
+    for name, text in value.items():
+        if not name or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+            raise ValueError(f"{name!r} is not a header name")
+        if "\n" in text or "\r" in text:
+            raise ValueError(f"header {name}: a value is one line")
+        if not env_names(text) and _SECRET_HEADER.search(name):
+            raise ValueError(
+                f"header {name}: a secret written in the suite is stored with every run; "
+                f"give it from the environment, e.g. 'Bearer ${{AGENT_TOKEN}}'"
+            )
+    return value
+
+
+def check_body(value: Any) -> Any:
+    """A body template: every ``{{path}}`` reads the default request (``id``, ``input``,
+    ``metadata``, ``messages``, ``turn``)."""
+    for text in _strings(value):
+        for found in BODY_REF.finditer(text):
+            path = FieldPath.parse(found.group(1))  # PathSyntaxError is a ValueError
+            if path.parts[0] not in BODY_ROOTS:
+                raise ValueError(
+                    f"{found.group()!r} reads {path.parts[0]!r}; expected a path under "
+                    f"{', '.join(BODY_ROOTS)}"
+                )
+    return value
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+class HttpReplySpec(BaseModel):
+    """How an HTTP agent's reply is read: one conversation (for a conversation turn: the
+    turn's new steps) and the agent's final state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: ReplyFormat = "checkweigh"
+    """``checkweigh``: ``{trace, final_state, usage}`` in checkweigh's own step format;
+    ``openai``, ``openai-responses``, ``anthropic``: one conversation as the log importers
+    read it (with ``final_state`` beside the messages); ``otel``: an OTLP/JSON export
+    request holding one trace; ``mapping``: where the parts are, in ``mapping``."""
+    mapping: FieldMapping | None = None
+    """For ``format: mapping``: field paths into the reply (``messages``,
+    ``messages_format``, ``system``, ``trace``, ``final_state``)."""
+
+    @model_validator(mode="after")
+    def _mapping_for_mapping(self) -> HttpReplySpec:
+        if self.format == "mapping" and self.mapping is None:
+            raise ValueError("format: mapping needs 'mapping' (messages or trace, final_state)")
+        if self.format != "mapping" and self.mapping is not None:
+            raise ValueError("'mapping' applies to format: mapping")
+        if self.mapping is not None:
+            extra = sorted(self.mapping.model_fields_set - _MAPPING_FIELDS)
+            if extra:
+                raise ValueError(
+                    f"mapping.{extra[0]} does not apply to a reply; expected "
+                    f"{', '.join(sorted(_MAPPING_FIELDS))}"
+                )
+        return self
