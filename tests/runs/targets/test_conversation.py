@@ -336,3 +336,63 @@ def test_checkweigh_run_drives_scripted_and_simulated_users_and_rerun_makes_no_c
         for r in store.iter_results(store.get_run("latest").id, with_cases=True)
     ]
     assert [len(Case.model_validate(c).turns) for c in stored] == [2, 2, 2]
+
+
+def test_a_recorded_conversation_replays_with_no_agent_and_no_simulated_user(
+    tmp_path: Path,
+) -> None:
+    suite = write_desk(
+        tmp_path / "desk",
+        [
+            scripted(
+                "corrects-time",
+                ["Book the review at 10:00", "Sorry, make it 11:30"],
+                time="11:30",
+                stop_reason="script_end",
+                last_reply="Booked at 11:30.",
+            ),
+            simulated(
+                "accepts-alternative",
+                GOAL,
+                time="11:30",
+                stop_reason="user_done",
+                last_reply="Booked at 11:30.",
+            ),
+        ],
+    )
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    rec = tmp_path / "rec"
+    with fake_llm_server([], respond=scripted_users({GOAL: USER_LINES})) as server:
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "sk-test",
+            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        args = ["run", str(suite), "--db", db, "-q", "--judge", "openai:user-sim"]
+        recorded = CliRunner().invoke(app, [*args, "--record-agent", str(rec)], env=env)
+        assert recorded.exit_code == 0, recorded.output
+        assert len(server.requests) == 3  # two lines from the simulated user, then "done"
+    # the agent is gone and no judge is given: the recording answers whole conversations
+    (tmp_path / "desk" / "desk.py").write_text("def desk(messages):\n    raise SystemExit(9)\n")
+    replay = ["run", str(suite), "--db", db, "-q", "--replay-agent", str(rec)]
+    replayed = CliRunner().invoke(app, replay, env={"CHECKWEIGH_CACHE_DIR": str(tmp_path / "c2")})
+    assert replayed.exit_code == 0, replayed.output
+    store = Store(db)
+
+    def verdicts(run: str) -> dict[str, dict[str, str]]:
+        results = store.iter_results(store.get_run(run).id, with_cases=True)
+        return {
+            r.case_id: {
+                **{n: v.state.value for n, v in r.verdicts.items()},
+                "turns": str(len(Case.model_validate_json(r.body or b"{}").turns)),
+            }
+            for r in results
+        }
+
+    assert verdicts("latest") == verdicts("previous")
+    assert verdicts("latest")["accepts-alternative"] == {
+        "final_time": "passed",
+        "stop_reason": "passed",
+        "last_reply": "passed",
+        "turns": "2",
+    }
