@@ -16,13 +16,20 @@ from ._schema import (
 )
 from ._source import CasesSource, load_mapping
 from ._suite import Suite
-from ._targets import TARGET_KINDS, PythonTargetSpec, TargetSpec
+from ._targets import (
+    TARGET_KINDS,
+    CommandTargetSpec,
+    PythonTargetSpec,
+    ReplySpec,
+    TargetSpec,
+)
 
 __all__ = [
     "BUILTIN_CHECKS",
     "BandsSpec",
     "CasesSource",
     "CasesSpec",
+    "CommandTargetSpec",
     "ConditionSpec",
     "GateSpec",
     "OutcomeDefaults",
@@ -30,6 +37,7 @@ __all__ = [
     "RubricSpec",
     "Suite",
     "PythonTargetSpec",
+    "ReplySpec",
     "SuiteSpec",
     "TARGET_KINDS",
     "TargetSpec",

@@ -19,6 +19,7 @@ from ._python import (
     exit_text,
 )
 from ._timing import timed
+from .command import CommandTarget
 
 AgentTarget = CallableTarget
 """The name :class:`CallableTarget` had before other kinds of target existed."""
@@ -29,6 +30,7 @@ __all__ = [
     "AgentTarget",
     "AgentUsage",
     "CallableTarget",
+    "CommandTarget",
     "Target",
     "TargetRequest",
     "abandoned_threads",

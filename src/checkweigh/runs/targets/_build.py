@@ -18,4 +18,8 @@ def build_target(spec: TargetSpec, base_dir: Path) -> Target:
         from ._python import CallableTarget
 
         return CallableTarget.load(spec.agent, base_dir)
+    if spec.kind == "command":
+        from .command import CommandTarget
+
+        return CommandTarget.load(spec, base_dir)
     raise AssertionError(f"unhandled target kind {spec.kind!r}")  # the schema allows no other
