@@ -103,6 +103,12 @@ def phase_bare(command: list[str], n: int, concurrency: int) -> dict[str, float]
     return {"cases": n, "seconds": asyncio.run(all_of_them())}
 
 
+def _bare(command: list[str], n: int, concurrency: int) -> list[str]:
+    """The arguments of a bare-loop phase."""
+    return ["--phase", "bare", "--command", json.dumps(command), "--cases", str(n),
+            "--concurrency", str(concurrency)]  # fmt: skip
+
+
 def _ms(result: dict[str, float]) -> float:
     return result["seconds"] * 1000.0 / result["cases"]
 
@@ -139,54 +145,30 @@ def main() -> None:
         folder = Path(tmp)
         for name, command in agents(folder).items():
             spawn = [
-                _ms(
-                    in_child(
-                        script,
-                        [
-                            "--phase",
-                            "bare",
-                            "--command",
-                            json.dumps(command),
-                            "--cases",
-                            str(min(a.cases, 300)),
-                            "--concurrency",
-                            "1",
-                        ],
-                    )
-                )
-                for _ in range(a.runs)
+                _ms(in_child(script, _bare(command, min(a.cases, 300), 1))) for _ in range(a.runs)
             ]
             print(f"\n{name}: one process at a time (bare): {_fmt(spawn, ' ms')} per spawn")
             for concurrency in a.concurrency:
                 suite = write_suite(folder, command, concurrency, a.cases)
-                framework, bare, share, rate = [], [], [], []
+                framework, bare, rate = [], [], []
                 for run in range(a.runs):
                     db = folder / f"run-{concurrency}-{run}.db"
                     ran = in_child(
                         script, ["--phase", "execute", "--suite", str(suite), "--db", str(db)]
                     )
-                    plain = in_child(
-                        script,
-                        [
-                            "--phase",
-                            "bare",
-                            "--command",
-                            json.dumps(command),
-                            "--cases",
-                            str(a.cases),
-                            "--concurrency",
-                            str(concurrency),
-                        ],
-                    )
+                    plain = in_child(script, _bare(command, a.cases, concurrency))
                     framework.append(_ms(ran))
                     bare.append(_ms(plain))
-                    share.append(_ms(ran) - _ms(plain))
                     rate.append(ran["cases"] / ran["seconds"])
+                # the framework's share: execute() less the bare loop, best against best and
+                # median against median (runs are not paired: the machine's noise is not)
+                share_best = min(framework) - min(bare)
+                share_median = statistics.median(framework) - statistics.median(bare)
                 print(
                     f"  concurrency {concurrency:>2}: execute() {_fmt(framework, ' ms')} per case "
                     f"({max(rate):,.0f} cases/s best, {statistics.median(rate):,.0f} median); "
                     f"bare spawn {_fmt(bare, ' ms')} per case; framework share "
-                    f"{_fmt(share, ' ms')} per case"
+                    f"best {share_best:.2f} ms, median {share_median:.2f} ms per case"
                 )
 
 
