@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -305,3 +306,30 @@ def test_a_command_target_written_wrong_is_one_line_and_exit_2(
     assert len(done.err.strip().splitlines()) == 1
     assert "Traceback" not in done.out + done.err
     assert not (tmp_path / "runs.db").exists()
+
+
+def test_a_token_given_through_env_reaches_the_program_and_is_never_stored(
+    tmp_path: Path,
+) -> None:
+    secret = "sk-live-4f9c2e7d1b8a6350"
+    script = (
+        'cat > /dev/null; test "$AGENT_TOKEN" = "Bearer ' + secret + '" || exit 9; '
+        'printf \'%s\' \'{"trace": [], "final_state": {"time": "10:00"}}\''
+    )
+    _write(tmp_path, ["sh", "-c", script], extra='  env: {AGENT_TOKEN: "Bearer ${CALENDAR_KEY}"}\n')
+    db = tmp_path / "runs.db"
+    proc = subprocess.run(
+        [sys.executable, "-c", cli.ENTRY, "run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CALENDAR_KEY": secret},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 execution(s) of 5 case(s); 0 errored" in proc.stdout
+    assert secret not in proc.stdout + proc.stderr
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.db*"))
+    assert b"${CALENDAR_KEY}" in stored  # the suite's snapshot keeps the reference
+    assert secret.encode() not in stored
