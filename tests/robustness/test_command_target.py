@@ -312,8 +312,9 @@ def test_a_token_given_through_env_reaches_the_program_and_is_never_stored(
     tmp_path: Path,
 ) -> None:
     secret = "sk-live-4f9c2e7d1b8a6350"
+    # the program notes what it got in a file beside the suite, outside the database
     script = (
-        'cat > /dev/null; test "$AGENT_TOKEN" = "Bearer ' + secret + '" || exit 9; '
+        'cat > /dev/null; printf "%s" "$AGENT_TOKEN" > seen_token; '
         'printf \'%s\' \'{"trace": [], "final_state": {"time": "10:00"}}\''
     )
     _write(tmp_path, ["sh", "-c", script], extra='  env: {AGENT_TOKEN: "Bearer ${CALENDAR_KEY}"}\n')
@@ -329,6 +330,7 @@ def test_a_token_given_through_env_reaches_the_program_and_is_never_stored(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "5 execution(s) of 5 case(s); 0 errored" in proc.stdout
+    assert (tmp_path / "seen_token").read_text() == f"Bearer {secret}"
     assert secret not in proc.stdout + proc.stderr
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.db*"))
     assert b"${CALENDAR_KEY}" in stored  # the suite's snapshot keeps the reference
