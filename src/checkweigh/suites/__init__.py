@@ -2,7 +2,7 @@
 
 from ._cases import count_cases, iter_cases, iter_sourced
 from ._check_types import BUILTIN_CHECKS
-from ._http import HttpReplySpec
+from ._http import ReplySpec
 from ._loader import load_suite
 from ._schema import (
     BandsSpec,
@@ -17,22 +17,29 @@ from ._schema import (
 )
 from ._source import CasesSource, load_mapping
 from ._suite import Suite
-from ._targets import TARGET_KINDS, HttpTargetSpec, PythonTargetSpec, TargetSpec
+from ._targets import (
+    TARGET_KINDS,
+    CommandTargetSpec,
+    HttpTargetSpec,
+    PythonTargetSpec,
+    TargetSpec,
+)
 
 __all__ = [
     "BUILTIN_CHECKS",
     "BandsSpec",
     "CasesSource",
     "CasesSpec",
+    "CommandTargetSpec",
     "ConditionSpec",
     "GateSpec",
-    "HttpReplySpec",
     "HttpTargetSpec",
     "OutcomeDefaults",
     "OutcomeRuleSpec",
     "RubricSpec",
     "Suite",
     "PythonTargetSpec",
+    "ReplySpec",
     "SuiteSpec",
     "TARGET_KINDS",
     "TargetSpec",

@@ -110,9 +110,9 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-class HttpReplySpec(BaseModel):
-    """How an HTTP agent's reply is read: one conversation (for a conversation turn: the
-    turn's new steps) and the agent's final state."""
+class ReplySpec(BaseModel):
+    """How an out-of-process agent's reply (an HTTP body, a program's stdout) is read: one
+    conversation (for a conversation turn: the turn's new steps) and the agent's final state."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -126,7 +126,7 @@ class HttpReplySpec(BaseModel):
     ``messages_format``, ``system``, ``trace``, ``final_state``)."""
 
     @model_validator(mode="after")
-    def _mapping_for_mapping(self) -> HttpReplySpec:
+    def _mapping_for_mapping(self) -> ReplySpec:
         if self.format == "mapping" and self.mapping is None:
             raise ValueError("format: mapping needs 'mapping' (messages or trace, final_state)")
         if self.format != "mapping" and self.mapping is not None:

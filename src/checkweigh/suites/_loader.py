@@ -34,6 +34,7 @@ from ..core import (
 )
 from ..errors import InputError, SuiteError
 from ._check_types import BUILTIN_CHECKS
+from ._command import CommandSpecError, resolve_command
 from ._errors import clean_loc, describe, loc_text, pick, suggest
 from ._schema import (
     BandsSpec,
@@ -209,6 +210,11 @@ def load_suite(
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
+    if spec.target is not None and spec.target.kind == "command":
+        try:
+            resolve_command(spec.target, base)
+        except CommandSpecError as exc:
+            raise ctx.error(("target", *exc.loc), exc.message) from None
     return Suite(spec.name, path, spec, checks, rubrics, gates, cases, policy)
 
 

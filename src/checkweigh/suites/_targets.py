@@ -7,11 +7,19 @@ as suites written before other kinds existed say.
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+)
 
-from ._http import HttpReplySpec, check_body, check_headers, check_url
+from ._http import ReplySpec, check_body, check_headers, check_url
 
 
 class _TargetBase(BaseModel):
@@ -56,7 +64,7 @@ class HttpTargetSpec(_TargetBase):
     body: Any = None
     """The JSON to send instead of the default ``{id, input, metadata}``: a template whose
     strings ``{{path}}`` are replaced by the value at ``path`` of that default payload."""
-    reply: HttpReplySpec = Field(default_factory=lambda: HttpReplySpec())
+    reply: ReplySpec = Field(default_factory=lambda: ReplySpec())
     """How to read the reply."""
     request_timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     """Time limit of one HTTP request (connect, send, read); ``timeout_s`` bounds the whole
@@ -73,25 +81,83 @@ class HttpTargetSpec(_TargetBase):
     _body = field_validator("body")(check_body)
 
 
+class CommandTargetSpec(_TargetBase):
+    """A program in any language: the case as JSON on its stdin, its reply as JSON on stdout."""
+
+    kind: Literal["command"]
+    command: list[str] = Field(min_length=1)
+    """The program and its arguments (no shell). A string is split as a shell would
+    (``shlex.split``), without expanding anything. A program path with a ``/`` is relative to
+    the suite's folder; a bare name is looked up on ``PATH``."""
+    cwd: str | None = None
+    """The folder it runs in, relative to the suite's folder (default: the suite's folder)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the environment it inherits. ``$NAME`` / ``${NAME}`` in a value is
+    read from checkweigh's environment when the run starts (``$$`` is a ``$``), so a token is
+    named here, never written."""
+    reply: ReplySpec = Field(default_factory=lambda: ReplySpec())
+    """How its stdout is read."""
+    max_reply_bytes: int = Field(default=16 * 2**20, ge=1, le=2**31)
+    """The most it may write on stdout; more is an errored case."""
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = shlex.split(value)
+            except ValueError as exc:  # an unclosed quote
+                raise ValueError(f"cannot split the command: {exc}") from None
+        if isinstance(value, list) and not value:
+            raise ValueError("expected a program and its arguments, got an empty command")
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _program(cls, value: list[str]) -> list[str]:
+        if not value[0]:
+            raise ValueError("the program is an empty string")
+        if any("\0" in arg for arg in value):
+            raise ValueError("an argument holds a NUL character")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not name or "=" in name or "\0" in name or "\0" in text:
+                raise ValueError(f"{name!r}: expected a variable name without '=' and no NUL")
+        return value
+
+
 TARGET_SPECS: tuple[type[BaseModel], ...] = (
     PythonTargetSpec,
     HttpTargetSpec,
-    HttpReplySpec,
+    CommandTargetSpec,
+    ReplySpec,
 )
 """Every kind's spec, for "did you mean" hints over the keys a suite may use."""
-TARGET_KINDS = ("python", "http")
+TARGET_KINDS = ("python", "http", "command")
 """The ``kind`` values a suite's target may name."""
+
+
+# error locations drop a union member's tag only when it looks like a type name: the command
+# kind's tag must not read as its field ``command`` (``target.command.command: ...``)
+_TAGS = {"command": "CommandTarget"}
 
 
 def _kind(value: Any) -> str | None:
     if isinstance(value, dict):
         kind = value.get("kind", "python")
-        return kind if isinstance(kind, str) else None
-    return getattr(value, "kind", None)
+        return _TAGS.get(kind, kind) if isinstance(kind, str) else None
+    kind = getattr(value, "kind", None)
+    return _TAGS.get(kind, kind) if isinstance(kind, str) else None
 
 
 TargetSpec = Annotated[
-    Annotated[PythonTargetSpec, Tag("python")] | Annotated[HttpTargetSpec, Tag("http")],
+    Annotated[PythonTargetSpec, Tag("python")]
+    | Annotated[HttpTargetSpec, Tag("http")]
+    | Annotated[CommandTargetSpec, Tag("CommandTarget")],
     Discriminator(
         _kind,
         custom_error_type="target_kind",

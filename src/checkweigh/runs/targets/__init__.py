@@ -20,6 +20,7 @@ from ._python import (
 )
 from ._timing import timed
 from ._users import STOP_MARKER, UserTurn
+from .command import CommandTarget
 from .conversation import (
     TRANSFER_TOOLS,
     ConversationFailure,
@@ -58,6 +59,7 @@ __all__ = [
     "conversing",
     "failed_case",
     "HttpTarget",
+    "CommandTarget",
     "Target",
     "TargetRequest",
     "abandoned_threads",

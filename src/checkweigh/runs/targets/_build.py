@@ -22,4 +22,8 @@ def build_target(spec: TargetSpec, base_dir: Path) -> Target:
         from .http import HttpTarget  # httpx loads only for suites that use it
 
         return HttpTarget(spec)
+    if spec.kind == "command":
+        from .command import CommandTarget
+
+        return CommandTarget.load(spec, base_dir)
     raise AssertionError(f"unhandled target kind {spec.kind!r}")  # the schema allows no other

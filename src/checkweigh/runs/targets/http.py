@@ -1,7 +1,7 @@
 """The HTTP target: each case is POSTed as JSON to the agent's endpoint.
 
 The request is :func:`request_payload` (or the suite's ``body:`` template filled from it); the
-reply is read as the suite's ``reply:`` says (:mod:`._http_reply`). A 429, 502, 503 or 504
+reply is read as the suite's ``reply:`` says (:mod:`._reply`). A 429, 502, 503 or 504
 and a failed connection are tried again after an exponential backoff with jitter, or after
 the server's ``Retry-After``; everything else that gives no usable reply is an
 :class:`AgentFailure` with one line saying what happened, so its case is errored and the run
@@ -27,7 +27,7 @@ from ...errors import TargetError
 from ...suites import HttpTargetSpec
 from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._http_reply import parse_json, reply_reader, visible
+from ._reply import parse_json, reply_reader, visible
 
 if TYPE_CHECKING:
     import httpx

@@ -1,6 +1,7 @@
-"""Reading an HTTP agent's reply: checkweigh's own ``{trace, final_state}``, one conversation
-in a log format the importers read, or a declarative mapping. Anything that does not fit is
-an :class:`AgentFailure` naming the format and the first field that is wrong."""
+"""Reading an out-of-process agent's reply (an HTTP body, a program's stdout): checkweigh's
+own ``{trace, final_state}``, one conversation in a log format the importers read, or a
+declarative mapping. Anything that does not fit is an :class:`AgentFailure` naming the format
+and the first field that is wrong."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pydantic import ValidationError
 from ...importers import format_factory
 from ...importers._convert import RecordError, RecordFormat
 from ...importers._mapping import MappingFormat
-from ...suites import HttpReplySpec
+from ...suites import ReplySpec
 from ...suites._errors import first_error, loc_text
 from ._base import AgentFailure, AgentRun
 
@@ -28,27 +29,28 @@ def visible(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def parse_json(content: bytes) -> Any:
+def parse_json(content: bytes, who: str = "http reply") -> Any:
     """The reply's JSON.
 
     Raises:
         AgentFailure: an empty body, or one that is not JSON.
     """
     if not content.strip():
-        raise AgentFailure("http reply is empty; expected JSON")
+        raise AgentFailure(f"{who} is empty; expected JSON")
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError as exc:
         start = visible(content[:80].decode("utf-8", "replace"), 80)
-        raise AgentFailure(f"http reply is not JSON ({exc.msg}): {start}") from None
+        raise AgentFailure(f"{who} is not JSON ({exc.msg}): {start}") from None
 
 
-def reply_reader(spec: HttpReplySpec) -> Callable[[Any], AgentRun]:
-    """The function that turns the reply's JSON into an :class:`AgentRun`."""
+def reply_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[Any], AgentRun]:
+    """The function that turns a reply's JSON into an :class:`AgentRun`; its failures say
+    ``{who} does not fit format ...``."""
     if spec.format == "checkweigh":
-        return _own
+        return lambda data: _own(data, who)
     if spec.format == "otel":
-        return _otel
+        return lambda data: _otel(data, who)
     converter: RecordFormat
     if spec.format == "mapping":
         assert spec.mapping is not None  # the spec requires it
@@ -57,60 +59,60 @@ def reply_reader(spec: HttpReplySpec) -> Callable[[Any], AgentRun]:
         made = format_factory(spec.format)()
         assert isinstance(made, RecordFormat)  # openai, openai-responses, anthropic
         converter = made
-    return lambda data: _converted(spec.format, converter, data)
+    return lambda data: _converted(spec.format, converter, data, who)
 
 
-def _invalid(fmt: str, exc: ValidationError) -> AgentFailure:
+def _invalid(fmt: str, exc: ValidationError, who: str) -> AgentFailure:
     loc, message = first_error(exc)
     where = f"{loc_text(loc)}: " if loc else ""
-    return AgentFailure(f"http reply does not fit format {fmt}: {where}{visible(message)}")
+    return AgentFailure(f"{who} does not fit format {fmt}: {where}{visible(message)}")
 
 
-def _own(data: Any) -> AgentRun:
+def _own(data: Any, who: str) -> AgentRun:
     if not isinstance(data, dict):
         raise AgentFailure(
-            f"http reply does not fit format checkweigh: expected an object with trace and "
+            f"{who} does not fit format checkweigh: expected an object with trace and "
             f"final_state, got {type(data).__name__}"
         )
     try:
         return AgentRun.model_validate(data)
     except ValidationError as exc:
-        raise _invalid("checkweigh", exc) from None
+        raise _invalid("checkweigh", exc, who) from None
 
 
-def _converted(fmt: str, converter: RecordFormat, data: Any) -> AgentRun:
+def _converted(fmt: str, converter: RecordFormat, data: Any, who: str) -> AgentRun:
     try:
         fields = converter.convert(data)
     except RecordError as exc:
-        raise AgentFailure(f"http reply does not fit format {fmt}: {visible(str(exc))}") from None
+        raise AgentFailure(f"{who} does not fit format {fmt}: {visible(str(exc))}") from None
     run = {"trace": fields.get("trace", []), "final_state": fields.get("final_state", {})}
     try:
         return AgentRun.model_validate(run)
     except ValidationError as exc:
-        raise _invalid(fmt, exc) from None
+        raise _invalid(fmt, exc, who) from None
 
 
-def _otel(data: Any) -> AgentRun:
+def _otel(data: Any, who: str) -> AgentRun:
     from ...importers._otel_steps import build_case  # the OTLP reader loads on first use
     from ...importers._otlp import Span, SpanError, request_spans
 
     try:
         items = list(request_spans(data, None))
     except SpanError as exc:
-        raise AgentFailure(f"http reply does not fit format otel: {visible(str(exc))}") from None
+        raise AgentFailure(f"{who} does not fit format otel: {visible(str(exc))}") from None
     spans: list[Span] = []
     for item in items:
         if isinstance(item, SpanError):
-            raise AgentFailure(f"http reply does not fit format otel: {visible(str(item))}")
+            raise AgentFailure(f"{who} does not fit format otel: {visible(str(item))}")
         spans.append(item)
     traces = {s.trace_id for s in spans}
     if len(traces) != 1:
         raise AgentFailure(
-            f"http reply does not fit format otel: expected the spans of one trace, "
+            f"{who} does not fit format otel: expected the spans of one trace, "
             f"got {len(traces)} traces"
         )
     try:
         case = build_case(traces.pop(), spans, "checkweigh.case.id")
     except SpanError as exc:
-        raise AgentFailure(f"http reply does not fit format otel: {visible(str(exc))}") from None
+        raise AgentFailure(f"{who} does not fit format otel: {visible(str(exc))}") from None
     return AgentRun(trace=case.trace, final_state=case.final_state)
