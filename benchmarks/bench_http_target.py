@@ -6,7 +6,8 @@ Starts an HTTP agent in its own process (asyncio streams, keep-alive, HTTP/1.1: 
 sleeps 100 ms and answers a fixed booking, so it is never the bottleneck), then runs a suite of
 ``--cases`` cases with ``target: {kind: http}`` through ``execute()`` into SQLite, the path
 ``checkweigh run`` takes, ``--rounds`` times. Prints cases/s of each round against the limit
-``concurrency / 0.1 s`` (640/s at 64), and the best and the median. Bar: >= 0.9 x the limit.
+``concurrency / 0.1 s`` (640/s at 64), and the best and the median (after a first, cold round
+that also pays the imports). Bar: >= 0.9 x the limit.
 """
 
 from __future__ import annotations
@@ -119,14 +120,16 @@ def main() -> None:
             with (folder / "cases.jsonl").open("w") as fh:
                 for i in range(args.cases):
                     fh.write(json.dumps({"id": f"book-{i:05d}", "input": {"time": "10:00"}}) + "\n")
+            # the first round also imports the HTTP client and the store's modules: shown,
+            # but the figures are those of the rounds after it
+            cold = one_round(folder, args.cases, args.concurrency, 0)
+            print(f"cold round (imports included): {cold:,.0f} cases/s")
             rates = []
-            for r in range(args.rounds):
+            for r in range(1, args.rounds + 1):
                 rate = one_round(folder, args.cases, args.concurrency, r)
                 rates.append(rate)
                 share = rate / limit
-                print(
-                    f"round {r + 1}: {rate:,.0f} cases/s ({share:.2f} x the limit {limit:,.0f}/s)"
-                )
+                print(f"round {r}: {rate:,.0f} cases/s ({share:.2f} x the limit {limit:,.0f}/s)")
     finally:
         agent.terminate()
         agent.wait(timeout=10)

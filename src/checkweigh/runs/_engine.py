@@ -288,13 +288,16 @@ async def arun_cases(
     repeat: int = 1,
     concurrency: int = 8,
     stop: StopToken | None = None,
+    on_batch: Callable[[], None] | None = None,
 ) -> None:
     """Evaluate ``cases`` in the running event loop (a server's, a notebook's), each
     ``repeat`` times, ``concurrency`` at once, handing each result to ``on_result`` as it
     finishes. A case may come with the JSON it was read from (:data:`Sourced`), which its
     results then carry for the store. ``target``, when given, runs each case first (each call
     within ``target_timeout_s``). The caller owns ``target`` and the evaluator's judge: neither
-    is closed here.
+    is closed here. ``on_batch``, when given, is called once the results that finished in one
+    turn of the event loop were handed on (a store commits them in one transaction); like
+    ``on_result``, an error it raises stops the run.
 
     Errors raised by the ``cases`` iterator propagate after the running cases end; an error
     raised by ``on_result`` cancels the running cases and propagates. Cancelling the awaiting
@@ -312,7 +315,7 @@ async def arun_cases(
             await _evaluate_in_slices(evaluator, _jobs(cases, repeat), on_result, token)
             return
         agent = _Agent(target, target_timeout_s) if target is not None else None
-        await _run_async(evaluator, cases, on_result, agent, repeat, concurrency, token)
+        await _run_async(evaluator, cases, on_result, agent, repeat, concurrency, token, on_batch)
 
 
 Job = tuple[int, int, Case, bytes | None]
@@ -356,10 +359,12 @@ async def _run_async(
     repeat: int,
     concurrency: int,
     stop: StopToken,
+    on_batch: Callable[[], None] | None = None,
 ) -> None:
     jobs = _jobs(cases, repeat)
     failure: list[BaseException] = []
     loop = asyncio.get_running_loop()
+    unbatched = [0]  # results handed on since on_batch was last called
 
     async def worker() -> None:
         while not failure and not stop.requested:
@@ -380,6 +385,20 @@ async def _run_async(
                 failure.append(exc)
                 pool.cancel()
                 return
+            if on_batch is None:
+                continue
+            unbatched[0] += 1
+            # let the other cases that finished in this turn of the loop hand theirs on, then
+            # end the batch (one commit for all) before this worker starts another agent call
+            await asyncio.sleep(0)
+            if unbatched[0] and not failure:
+                unbatched[0] = 0
+                try:
+                    on_batch()
+                except Exception as exc:  # noqa: BLE001 - e.g. the store failed: stop everything
+                    failure.append(exc)
+                    pool.cancel()
+                    return
 
     async def workers() -> None:
         await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))

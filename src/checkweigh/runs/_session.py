@@ -244,11 +244,10 @@ async def _execute(
             aggregator.add(result)
 
     # the summary counts what the store committed, so a failed write cannot make it claim more;
-    # an agent's result costs far more than a commit: write each as it finishes, so that even
-    # a crash of the process (kill -9, a segfaulting agent) loses none of them
-    writer = ResultWriter(
-        store, run_id, max_delay_s=0.0 if target is not None else 0.5, on_written=stored
-    )
+    # an agent's result costs far more than a commit: write each as it finishes (with the
+    # others that finished in the same turn of the event loop), so that even a crash of the
+    # process (kill -9, a segfaulting agent) loses none of them
+    writer = ResultWriter(store, run_id, max_delay_s=0.5, on_written=stored)
 
     def handle(result: CaseResult) -> None:
         writer.add(result)
@@ -266,6 +265,7 @@ async def _execute(
                 repeat=repeat,
                 concurrency=limit,
                 stop=stop,
+                on_batch=writer.flush if target is not None else None,
             )
         writer.flush()
         summary = summarize()

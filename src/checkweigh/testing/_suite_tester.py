@@ -29,7 +29,7 @@ from ..judges import (
     parse_judge,
 )
 from ..runs import AgentFailure, AgentRun, Evaluator, judge_checks, with_judge
-from ..runs._engine import ran_case
+from ..runs._engine import close_target, ran_case
 from ..runs.targets import Target, TargetRequest, build_target, conversing, timed
 from ..suites import Suite, load_suite
 from ..suites._errors import first_error, loc_text
@@ -230,7 +230,18 @@ class SuiteTester:
             evaluator = self._evaluator(rubric, None)
             if not evaluator.needs_async:
                 return evaluator.evaluate(prepared)
-        return _run_sync(self._aevaluate(prepared, agent, rubric), "evaluate")
+        return _run_sync(self._in_own_loop(prepared, agent, rubric), "evaluate")
+
+    async def _in_own_loop(
+        self, case: Case, agent: Target | None, rubric: str | None
+    ) -> CaseResult:
+        # the loop ends with this call: release the target's connections while it runs (the
+        # target opens new ones in the next call's loop)
+        try:
+            return await self._aevaluate(case, agent, rubric)
+        finally:
+            if agent is not None:
+                await close_target(agent)
 
     async def aevaluate(
         self, case: CaseLike, *, rubric: str | None = None, run: RunLike | None = None

@@ -1,6 +1,6 @@
 """The http target against a real HTTP agent on 127.0.0.1: the request it sends, the reply
 formats it reads, retries (backoff timing, Retry-After in seconds and as a date), timeouts,
-refused connections, secrets, and what happens without httpx."""
+refused connections, secrets, and what happens without aiohttp."""
 
 from __future__ import annotations
 
@@ -396,8 +396,8 @@ def test_a_reply_echoing_the_token_shows_it_masked() -> None:
     assert "invalid token Bearer *** for /agent" in str(failure.value)
 
 
-def test_without_httpx_the_target_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "httpx", None)
+def test_without_aiohttp_the_target_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
     spec = HttpTargetSpec.model_validate({"kind": "http", "url": "http://127.0.0.1:9/a"})
     with pytest.raises(TargetError, match=r"pip install 'checkweigh\[http\]'"):
         build_target(spec, Path.cwd())

@@ -23,8 +23,9 @@ async def timed(
     """
     start = time.perf_counter()
     try:
-        call = target.run(request)
-        ran = await (asyncio.wait_for(call, timeout_s) if timeout_s else call)
+        # asyncio.timeout, not wait_for: no task of its own per call (one loop hop fewer)
+        async with asyncio.timeout(timeout_s):
+            ran = await target.run(request)
     except TimeoutError:
         raise AgentFailure(f"agent timed out after {timeout_s:g}s") from None
     except (AgentFailure, asyncio.CancelledError):

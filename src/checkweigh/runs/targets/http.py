@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 import orjson
@@ -30,21 +30,22 @@ from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import parse_json, reply_reader, visible
 
 if TYPE_CHECKING:
-    import httpx
+    import aiohttp
 
 RETRY_STATUSES = frozenset((429, 502, 503, 504))
 """Statuses that say "try again later" (or come from a proxy whose agent is restarting)."""
-POOL_SIZE = 8
-"""Keep-alive connections a pool holds (the target has ``concurrency / POOL_SIZE`` pools)."""
-INSTALL_HINT = "the http target needs httpx: pip install 'checkweigh[http]'"
+INSTALL_HINT = "the http target needs aiohttp: pip install 'checkweigh[http]'"
 
 
-def _httpx() -> Any:
+def _aiohttp() -> Any:
+    # aiohttp, not httpx: on benchmarks/bench_http_target.py httpx spent 0.52 ms of CPU a
+    # request and capped a 100 ms agent at ~580 cases/s at concurrency 64 by itself; aiohttp
+    # spends 0.11 ms (and the judge providers already use it)
     try:
-        import httpx
+        import aiohttp
     except ImportError:
         raise TargetError(INSTALL_HINT) from None
-    return httpx
+    return aiohttp
 
 
 def _resolve(text: str, field: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -90,6 +91,12 @@ def _date(value: str, now: float | None) -> float:
     return max(0.0, when - (time.time() if now is None else now))
 
 
+class _Reply(NamedTuple):
+    status: int
+    reason: str | None
+    body: bytes
+
+
 class HttpTarget:
     """An agent behind an HTTP endpoint (the suite's ``target: {kind: http, ...}``)."""
 
@@ -106,9 +113,9 @@ class HttpTarget:
         """Read the URL and headers from the environment and get ready to send.
 
         Raises:
-            TargetError: httpx is missing, a variable is unset, the URL it gives is unusable.
+            TargetError: aiohttp is missing, a variable is unset, the URL it gives is unusable.
         """
-        self._httpx = _httpx()
+        self._aiohttp = _aiohttp()
         env = os.environ if environ is None else environ
         self.spec = spec
         self.url, _ = _resolve(spec.url, "target.url", env)
@@ -125,38 +132,29 @@ class HttpTarget:
         self._read = reply_reader(spec.reply)
         self._sleep = sleep
         self._jitter = jitter
-        self._clients: list[httpx.AsyncClient] = []
-        self._turn = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
-    def _client_here(self) -> httpx.AsyncClient:
-        """A connection pool of the running event loop (a pool cannot move between loops; a
-        test helper may run each case in its own), taken in turn.
-
-        The connections are spread over pools of :data:`POOL_SIZE`: httpcore looks at every
-        connection of a pool for every queued request, so one pool of 64 spent ~10 ms of CPU
-        a request and capped a 100 ms agent at 80 cases/s (benchmarks/bench_http_target.py).
-        """
+    def _session_here(self) -> aiohttp.ClientSession:
+        """The connection pool of the running event loop (a pool cannot move between loops; a
+        test helper may run each case in its own)."""
         loop = asyncio.get_running_loop()
-        if not self._clients or self._loop is not loop:
-            httpx = self._httpx
-            pools = -(-self.spec.concurrency // POOL_SIZE)
-            size = min(POOL_SIZE, self.spec.concurrency)
-            tls = httpx.create_ssl_context()  # one for every pool: each takes ~10 ms to make
-            self._clients = [
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(self.spec.request_timeout_s),
-                    verify=tls,
-                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=size),
-                    # the endpoint is the user's agent, often on this machine: a proxy from
-                    # the environment would send 127.0.0.1 elsewhere
-                    trust_env=False,
-                )
-                for _ in range(pools)
-            ]
-            self._loop = loop
-        self._turn = (self._turn + 1) % len(self._clients)
-        return self._clients[self._turn]
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            aiohttp = self._aiohttp
+            session = aiohttp.ClientSession(
+                # no cap here: the run's concurrency bounds the requests in flight
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                timeout=aiohttp.ClientTimeout(total=self.spec.request_timeout_s),
+                # the endpoint is the user's agent, often on this machine: a proxy from the
+                # environment would send 127.0.0.1 elsewhere
+                trust_env=False,
+                auto_decompress=True,
+            )
+            self._sessions = {
+                loop: session,
+                **{k: v for k, v in self._sessions.items() if not k.is_closed()},
+            }
+        return session
 
     def body(self, request: TargetRequest) -> Any:
         """The JSON sent for ``request``.
@@ -177,20 +175,28 @@ class HttpTarget:
             AgentFailure: with a one-line reason.
         """
         content = orjson.dumps(self.body(request))
-        client = self._client_here()
-        httpx = self._httpx
+        session = self._session_here()
+        aiohttp = self._aiohttp
         attempt = 0
         while True:
             attempt += 1
             try:
-                response = await client.post(self.url, content=content, headers=self.headers)
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError) as exc:
+                async with session.post(self.url, data=content, headers=self.headers) as response:
+                    reply = _Reply(response.status, response.reason, await response.read())
+                    retry_after = response.headers.get("retry-after")
+            except (
+                aiohttp.ConnectionTimeoutError,
+                aiohttp.ClientConnectorError,
+                aiohttp.ServerDisconnectedError,
+                aiohttp.ClientPayloadError,
+                aiohttp.ClientOSError,
+            ) as exc:
                 reason = self._transport(exc)
                 if attempt > self.spec.retries:
                     raise AgentFailure(self._tries(f"{reason}: {self.where}", attempt)) from None
                 await self._sleep(self._backoff(attempt))
                 continue
-            except httpx.TimeoutException:
+            except TimeoutError:
                 raise AgentFailure(
                     self._tries(
                         f"http agent gave no reply within {self.spec.request_timeout_s:g}s "
@@ -198,25 +204,26 @@ class HttpTarget:
                         attempt,
                     )
                 ) from None
-            except httpx.HTTPError as exc:
+            except aiohttp.ClientError as exc:
                 reason = f"http request failed ({self._clean(f'{type(exc).__name__}: {exc}')})"
                 raise AgentFailure(self._tries(reason, attempt)) from None
-            status = response.status_code
-            if 200 <= status < 300:
-                return self._read(parse_json(response.content))
-            if status in RETRY_STATUSES and attempt <= self.spec.retries:
-                wait, problem = self._wait(attempt, response.headers.get("retry-after"))
+            if 200 <= reply.status < 300:
+                return self._read(parse_json(reply.body))
+            if reply.status in RETRY_STATUSES and attempt <= self.spec.retries:
+                wait, problem = self._wait(attempt, retry_after)
                 if problem is None:
                     await self._sleep(wait)
                     continue
-                raise AgentFailure(self._tries(f"{self._status(response)} ({problem})", attempt))
-            raise AgentFailure(self._tries(self._status(response), attempt))
+                raise AgentFailure(self._tries(f"{self._status(reply)} ({problem})", attempt))
+            raise AgentFailure(self._tries(self._status(reply), attempt))
 
     async def aclose(self) -> None:
-        """Close the connection pools."""
-        clients, self._clients = self._clients, []
-        for client in clients:
-            await client.aclose()
+        """Close the connection pool of the running loop (those of closed loops are gone)."""
+        sessions, self._sessions = self._sessions, {}
+        loop = asyncio.get_running_loop()
+        for owner, session in sessions.items():
+            if owner is loop:
+                await session.close()
 
     def _backoff(self, attempt: int) -> float:
         """The wait before try ``attempt + 1``: doubling from ``backoff_s``, at most
@@ -233,21 +240,22 @@ class HttpTarget:
             return 0.0, f"Retry-After {asked:g}s is over max_wait_s {self.spec.max_wait_s:g}"
         return asked, None
 
-    def _status(self, response: httpx.Response) -> str:
-        text = self._clean(response.content[:400].decode("utf-8", "replace"))
-        phrase = f" {response.reason_phrase}" if response.reason_phrase else ""
+    def _status(self, reply: _Reply) -> str:
+        text = self._clean(reply.body[:400].decode("utf-8", "replace"))
+        phrase = f" {self._clean(reply.reason, 60)}" if reply.reason else ""
         said = f": {text}" if text else ""
-        return f"http agent answered {response.status_code}{phrase} ({self.where}){said}"
+        return f"http agent answered {reply.status}{phrase} ({self.where}){said}"
 
     def _transport(self, exc: Exception) -> str:
-        text = str(exc).lower()
-        if "refused" in text or "all connection attempts failed" in text:
-            return "connection refused"
-        if isinstance(exc, self._httpx.ConnectTimeout):
+        aiohttp = self._aiohttp
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
             return "connection timed out"
-        if isinstance(exc, self._httpx.RemoteProtocolError):
-            return f"connection dropped ({self._clean(str(exc), 120)})"
-        return f"cannot connect ({self._clean(str(exc), 120)})"
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            if isinstance(exc.os_error, ConnectionRefusedError):
+                return "connection refused"
+            return f"cannot connect ({self._clean(str(exc.os_error), 120)})"
+        why = str(exc) or type(exc).__name__
+        return f"connection dropped ({self._clean(why, 120)})"
 
     def _tries(self, text: str, attempt: int) -> str:
         return f"{text} (after {attempt} tries)" if attempt > 1 else text
