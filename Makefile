@@ -4,10 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test lint types pytest bench llama clean
+.PHONY: help demo demo-agents demo-http demo-command demo-conversations test lint types pytest bench llama clean
 
 help: ## List the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-20s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,17 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP) ## Run the scheduling example suite end to end
 	$(BIN)/checkweigh run examples/scheduling/suite.yaml --db sqlite:///.checkweigh/demo.db
+
+demo-agents: demo-http demo-command demo-conversations ## Score the agent examples: HTTP, command, multi-turn
+
+demo-http: $(STAMP) ## An HTTP agent started on 127.0.0.1, scored through target kind http
+	$(BIN)/python examples/http_agent/run.py --db sqlite:///.checkweigh/demo.db
+
+demo-command: $(STAMP) ## A Node agent scored through target kind command
+	$(BIN)/checkweigh run examples/command_agent/suite.yaml --db sqlite:///.checkweigh/demo.db
+
+demo-conversations: $(STAMP) ## Multi-turn scheduling conversations with scripted users
+	$(BIN)/checkweigh run examples/scheduling/conversations.yaml --db sqlite:///.checkweigh/demo.db
 
 test: lint types $(STAMP) ## Lint, type-check and run the tests (SQLite, a throwaway PostgreSQL, a local llama server)
 	scripts/with_postgres.sh scripts/with_llama.sh $(BIN)/pytest -q
@@ -36,6 +47,9 @@ bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_judges.py
 	$(BIN)/python benchmarks/bench_import.py
 	$(BIN)/python benchmarks/bench_conversations.py
+	$(BIN)/python benchmarks/bench_http_target.py
+	$(BIN)/python benchmarks/bench_command_target.py
+	$(BIN)/python benchmarks/bench_multiturn.py
 
 llama: ## Install the local llama.cpp judge server the tests use (built once, cached)
 	scripts/setup_llama.sh
