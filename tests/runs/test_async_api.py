@@ -235,3 +235,22 @@ def test_sync_run_equals_the_awaited_one(tmp_path: Path) -> None:
         "10:00": {"booked_ten": "passed"},
         "12:00": {"booked_ten": "failed"},
     }
+
+
+def test_arun_records_and_replays_the_agent(tmp_path: Path) -> None:
+    suite_file = _agent_suite(tmp_path)
+    cases = [Case(id=t, input={"time": t}) for t in ("10:00", "12:00")]
+    rec = tmp_path / "rec"
+
+    async def both() -> tuple[cw.RunReport, cw.RunReport]:
+        recorded = await arun(suite_file, cases, record_agent=rec)
+        (tmp_path / "agent.py").write_text("def book(request):\n    raise SystemExit(4)\n")
+        return recorded, await arun(suite_file, cases, replay_agent=rec)
+
+    recorded, replayed = asyncio.run(both())
+
+    def states(report: cw.RunReport) -> dict[str, str]:
+        return {r.case_id: r.verdicts["booked_ten"].state.value for r in report.results}
+
+    assert states(replayed) == states(recorded) == {"10:00": "passed", "12:00": "failed"}
+    assert any("agent replayed from" in n for n in replayed.summary.notes)

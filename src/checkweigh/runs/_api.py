@@ -44,6 +44,8 @@ async def arun(
     judge_batch: bool = False,
     on_result: Callable[[CaseResult], None] | None = None,
     stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunReport:
     """Run ``suite`` (a :class:`Suite` or a suite file) in the running event loop.
 
@@ -51,13 +53,19 @@ async def arun(
     defaults to an in-memory database, so nothing is written unless one is given. The caller
     owns ``judge``: it is not closed, so one judge (and its connection pool) can serve many
     runs. Every result is kept in the report; for runs too large to hold, give a ``store``
-    and read them from it instead (:func:`aexecute`).
+    and read them from it instead (:func:`aexecute`). ``record_agent`` / ``replay_agent``
+    record the agent's calls into a folder, or answer them from one with no agent running.
 
     Raises:
         SuiteError: ``suite`` is a file that does not load.
         RunStopped: the run ended early (stored as incomplete).
     """
-    loaded = suite if isinstance(suite, Suite) else load_suite(Path(suite))
+    # a replay calls no agent: its module need not import any more
+    loaded = (
+        suite
+        if isinstance(suite, Suite)
+        else load_suite(Path(suite), load_agent=replay_agent is None)
+    )
     db = store if store is not None else Store("sqlite://")
     results: list[CaseResult] = []
 
@@ -76,6 +84,8 @@ async def arun(
         judge=judge,
         judge_batch=judge_batch,
         stop=stop,
+        record_agent=record_agent,
+        replay_agent=replay_agent,
     )
     return RunReport(outcome.run_id, outcome.status, outcome.summary, results, db)
 
@@ -91,6 +101,8 @@ def run(
     judge_batch: bool = False,
     on_result: Callable[[CaseResult], None] | None = None,
     stop: StopToken | None = None,
+    record_agent: Path | None = None,
+    replay_agent: Path | None = None,
 ) -> RunReport:
     """:func:`arun` in an event loop of its own, which also closes ``judge`` at the end (its
     connections belong to that loop). From inside a running loop, await :func:`arun`."""
@@ -109,6 +121,8 @@ def run(
                 judge_batch=judge_batch,
                 on_result=on_result,
                 stop=stop,
+                record_agent=record_agent,
+                replay_agent=replay_agent,
             )
         finally:
             await close_judge(judge)

@@ -99,10 +99,28 @@ def _keys_at(root: type[BaseModel], loc: Loc) -> set[str] | None:
             tp = get_args(tp)[-1]
         else:
             return None
-    tp = _unwrap(tp)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return {f.alias or name for name, f in tp.model_fields.items()}
-    return None
+    models = _union_models(tp) or [_unwrap(tp)]
+    keys = {
+        f.alias or name
+        for model in models
+        if isinstance(model, type) and issubclass(model, BaseModel)
+        for name, f in model.model_fields.items()
+    }
+    return keys or None
+
+
+def _union_models(tp: Any) -> list[type[BaseModel]]:
+    """Every model of a union (a target's kinds), for hints over the keys of any of them."""
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) not in (Union, UnionType):
+        return []
+    found: list[type[BaseModel]] = []
+    for arg in get_args(tp):
+        found += _union_models(arg) or [
+            m for m in [_unwrap(arg)] if isinstance(m, type) and issubclass(m, BaseModel)
+        ]
+    return found
 
 
 def _known_keys(types: CheckRegistry) -> set[str]:
