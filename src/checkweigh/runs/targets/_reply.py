@@ -81,15 +81,46 @@ def _own(data: Any, who: str) -> AgentRun:
 
 
 def _converted(fmt: str, converter: RecordFormat, data: Any, who: str) -> AgentRun:
+    data, usage = _api_response(fmt, data)
     try:
         fields = converter.convert(data)
     except RecordError as exc:
         raise AgentFailure(f"{who} does not fit format {fmt}: {visible(str(exc))}") from None
-    run = {"trace": fields.get("trace", []), "final_state": fields.get("final_state", {})}
+    run = {
+        "trace": fields.get("trace", []),
+        "final_state": fields.get("final_state", {}),
+        "usage": usage,
+    }
     try:
         return AgentRun.model_validate(run)
     except ValidationError as exc:
         raise _invalid(fmt, exc, who) from None
+
+
+def _api_response(fmt: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
+    """An agent that answers like the provider's API (a Chat Completions response, an
+    Anthropic Messages response) rather than with a message list: its message(s) as the
+    conversation, and its token usage. Anything else is returned as it is."""
+    if not isinstance(data, dict) or "messages" in data:
+        return data, None
+    raw = data.get("usage")
+    usage = raw if isinstance(raw, dict) else {}
+    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    if fmt == "openai" and isinstance(data.get("choices"), list):
+        messages = [c["message"] for c in data["choices"] if isinstance(c, dict) and "message" in c]
+        return {"messages": messages[:1]}, _tokens(*counts)
+    if fmt == "anthropic" and data.get("type") == "message" and data.get("role") == "assistant":
+        message = {"role": "assistant", "content": data.get("content")}
+        return {"messages": [message]}, _tokens(
+            usage.get("input_tokens"), usage.get("output_tokens")
+        )
+    return data, None
+
+
+def _tokens(given: Any, made: Any) -> dict[str, Any] | None:
+    counts = {"input_tokens": given, "output_tokens": made}
+    known = {k: v for k, v in counts.items() if type(v) is int and v >= 0}
+    return known or None
 
 
 def _otel(data: Any, who: str) -> AgentRun:
