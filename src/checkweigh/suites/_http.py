@@ -25,7 +25,9 @@ BODY_ROOTS = ("id", "input", "metadata", "messages", "turn")
 """What a body template may read: the default request's keys."""
 _SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|api[-_]?key|password", re.I)
 
-ReplyFormat = Literal["checkweigh", "openai", "openai-responses", "anthropic", "otel", "mapping"]
+ReplyFormat = Literal[
+    "checkweigh", "openai", "openai-responses", "anthropic", "otel", "mapping", "text"
+]
 _MAPPING_FIELDS = frozenset(("messages", "messages_format", "system", "trace", "final_state"))
 
 
@@ -120,7 +122,11 @@ class ReplySpec(BaseModel):
     """``checkweigh``: ``{trace, final_state, usage}`` in checkweigh's own step format;
     ``openai``, ``openai-responses``, ``anthropic``: one conversation as the log importers
     read it (with ``final_state`` beside the messages); ``otel``: an OTLP/JSON export
-    request holding one trace; ``mapping``: where the parts are, in ``mapping``."""
+    request holding one trace; ``mapping``: where the parts are, in ``mapping``; ``text``:
+    the agent's answer as text (the whole reply, or the string at ``text`` in a JSON reply),
+    one assistant message."""
+    text: str | None = None
+    """For ``format: text``: the field path of the answer in a JSON reply (e.g. ``response``)."""
     mapping: FieldMapping | None = None
     """For ``format: mapping``: field paths into the reply (``messages``,
     ``messages_format``, ``system``, ``trace``, ``final_state``)."""
@@ -131,6 +137,10 @@ class ReplySpec(BaseModel):
             raise ValueError("format: mapping needs 'mapping' (messages or trace, final_state)")
         if self.format != "mapping" and self.mapping is not None:
             raise ValueError("'mapping' applies to format: mapping")
+        if self.text is not None:
+            if self.format != "text":
+                raise ValueError("'text' applies to format: text")
+            FieldPath.parse(self.text)  # a PathSyntaxError (a ValueError) names what is wrong
         if self.mapping is not None:
             extra = sorted(self.mapping.model_fields_set - _MAPPING_FIELDS)
             if extra:

@@ -236,6 +236,13 @@ def test_a_sh_script_by_relative_path_gets_the_request_on_stdin(tmp_path: Path) 
     }
 
 
+def test_a_program_that_prints_plain_text_with_reply_format_text(tmp_path: Path) -> None:
+    command = ["/bin/sh", "-c", "cat > /dev/null; echo 'Booked Alice at 10:00.'"]
+    ran = _call(_target(tmp_path, command, reply={"format": "text"}), TargetRequest(_case()))
+    assert [(s.kind, s.content) for s in ran.trace] == [("assistant", "Booked Alice at 10:00.")]
+    assert ran.final_state == {}
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_a_node_script_agent(tmp_path: Path) -> None:
     (tmp_path / "agent.js").write_text(NODE_AGENT)

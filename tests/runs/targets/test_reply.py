@@ -3,10 +3,12 @@ Anthropic Messages response is read as the agent's turn, with its token usage.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from checkweigh.runs.targets import AgentFailure
-from checkweigh.runs.targets._reply import reply_reader
+from checkweigh.runs.targets._reply import raw_reader, reply_reader
 from checkweigh.suites import ReplySpec
 
 CHAT_COMPLETION = {
@@ -77,3 +79,37 @@ def test_an_anthropic_messages_response_is_the_agents_turn_with_its_usage() -> N
 def test_a_response_without_a_message_still_says_what_is_wrong() -> None:
     with pytest.raises(AgentFailure, match=r"^command's reply does not fit format openai: "):
         reply_reader(ReplySpec(format="openai"), "command's reply")({"choices": "none"})
+
+
+def test_a_text_answer_is_one_assistant_message() -> None:
+    spec = ReplySpec(format="text")
+    raw = raw_reader(spec)
+    assert raw is not None
+    run = raw(b"  Booked Alice and Bob for Tuesday at 10:00.\n")
+    assert [(s.kind, s.content) for s in run.trace] == [
+        ("assistant", "Booked Alice and Bob for Tuesday at 10:00.")
+    ]
+    with pytest.raises(AgentFailure, match="http reply is empty; expected the agent's answer"):
+        raw(b" \n")
+
+
+def test_a_text_answer_at_a_path_of_a_json_reply() -> None:
+    spec = ReplySpec(format="text", text="data.response")
+    assert raw_reader(spec) is None  # read as JSON first
+    read = reply_reader(spec, "command's reply")
+    run = read({"data": {"response": "Done: 10:00 booked."}})
+    assert run.trace[0].content == "Done: 10:00 booked."
+    with pytest.raises(AgentFailure, match=r"data.response holds a JSON list, not text$"):
+        read({"data": {"response": ["x"]}})
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"format": "openai", "text": "response"}, "'text' applies to format: text"),
+        ({"format": "text", "text": "a..b"}, "a..b"),
+    ],
+)
+def test_text_is_for_format_text_and_a_path(given: dict[str, str], said: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        ReplySpec.model_validate(given)

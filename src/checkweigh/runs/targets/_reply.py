@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from ...core import FieldPath, Step
 from ...importers import format_factory
 from ...importers._convert import RecordError, RecordFormat
 from ...importers._mapping import MappingFormat
@@ -44,9 +45,41 @@ def parse_json(content: bytes, who: str = "http reply") -> Any:
         raise AgentFailure(f"{who} is not JSON ({exc.msg}): {start}") from None
 
 
+def raw_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[bytes], AgentRun] | None:
+    """For a reply read as it is, not as JSON (``format: text`` without a path): the function
+    that turns its bytes into an :class:`AgentRun`; None for the other formats."""
+    if spec.format != "text" or spec.text is not None:
+        return None
+
+    def read(content: bytes) -> AgentRun:
+        text = content.decode("utf-8", "replace").strip()
+        if not text:
+            raise AgentFailure(f"{who} is empty; expected the agent's answer as text")
+        return _said(text)
+
+    return read
+
+
+def _said(text: str) -> AgentRun:
+    return AgentRun(trace=[Step(kind="assistant", content=text)])
+
+
 def reply_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[Any], AgentRun]:
     """The function that turns a reply's JSON into an :class:`AgentRun`; its failures say
     ``{who} does not fit format ...``."""
+    if spec.format == "text":
+        path = FieldPath.parse(spec.text or "")
+
+        def answer(data: Any) -> AgentRun:
+            found = path.get(data, None)
+            if not isinstance(found, str):
+                what = "nothing" if found is None else f"a JSON {type(found).__name__}"
+                raise AgentFailure(
+                    f"{who} does not fit format text: {spec.text} holds {what}, not text"
+                )
+            return _said(found)
+
+        return answer
     if spec.format == "checkweigh":
         return lambda data: _own(data, who)
     if spec.format == "otel":

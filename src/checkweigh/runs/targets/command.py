@@ -27,7 +27,7 @@ from ...suites import CommandTargetSpec, ReplySpec
 from ...suites._command import CommandSpecError, ResolvedCommand, resolve_command
 from ...suites._errors import loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import reply_reader
+from ._reply import raw_reader, reply_reader
 
 STDERR_KEPT = 2048
 """How much of the end of the program's stderr is kept (bytes)."""
@@ -58,6 +58,7 @@ class CommandTarget:
         self.command = command
         self.max_reply_bytes = max_reply_bytes
         self._read = reply_reader(reply or ReplySpec(), "command's reply")
+        self._raw = raw_reader(reply or ReplySpec(), "command's reply")
 
     @classmethod
     def load(cls, spec: CommandTargetSpec, base: Path) -> CommandTarget:
@@ -132,6 +133,8 @@ class CommandTarget:
         out = bytes(exchange.stdout)
         if not out.strip():
             raise AgentFailure(f"command exited with status 0 but wrote nothing on stdout{stderr}")
+        if self._raw is not None:
+            return self._raw(out)
         try:
             data = from_json(out)
         except ValueError as exc:

@@ -27,7 +27,7 @@ from ...errors import TargetError
 from ...suites import HttpTargetSpec
 from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import parse_json, reply_reader, visible
+from ._reply import parse_json, raw_reader, reply_reader, visible
 
 if TYPE_CHECKING:
     import aiohttp
@@ -130,6 +130,7 @@ class HttpTarget:
             self.headers[name] = value
             self._secrets += used
         self._read = reply_reader(spec.reply)
+        self._raw = raw_reader(spec.reply)
         self._sleep = sleep
         self._jitter = jitter
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
@@ -208,6 +209,8 @@ class HttpTarget:
                 reason = f"http request failed ({self._clean(f'{type(exc).__name__}: {exc}')})"
                 raise AgentFailure(self._tries(reason, attempt)) from None
             if 200 <= reply.status < 300:
+                if self._raw is not None:
+                    return self._raw(reply.body)
                 return self._read(parse_json(reply.body))
             if reply.status in RETRY_STATUSES and attempt <= self.spec.retries:
                 wait, problem = self._wait(attempt, retry_after)
