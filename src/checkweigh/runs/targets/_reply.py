@@ -68,7 +68,11 @@ def reply_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[Any], Ag
     """The function that turns a reply's JSON into an :class:`AgentRun`; its failures say
     ``{who} does not fit format ...``."""
     if spec.format == "text":
-        path = FieldPath.parse(spec.text or "")
+        if spec.text is None:  # the body as it is: see raw_reader
+            return lambda data: _said(
+                data if isinstance(data, str) else orjson.dumps(data).decode()
+            )
+        path = FieldPath.parse(spec.text)
 
         def answer(data: Any) -> AgentRun:
             found = path.get(data, None)
