@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import from_json
 
-from ._conversation import Turn, UserSpec, turns_of
+from ._conversation import Turn, UserSpec, last_reply, turns_of
 
 StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
 
@@ -101,10 +101,7 @@ class Case(BaseModel):
     @property
     def output(self) -> str:
         """The agent's final answer: the content of the last assistant message, or ''."""
-        for step in reversed(self.trace):
-            if step.kind == "assistant" and step.content is not None:
-                return step.content
-        return ""
+        return last_reply(self.trace)
 
     def total_latency_ms(self) -> float | None:
         """The case's latency: recorded on the case, else summed over the trace's steps."""

@@ -104,16 +104,21 @@ class Turn:
     @property
     def output(self) -> str:
         """The agent's last reply in this turn: the last assistant message, or ''."""
-        for step in reversed(self.trace):
-            if step.kind == "assistant" and step.content is not None:
-                return step.content
-        return ""
+        return last_reply(self.trace)
 
     @property
     def latency_ms(self) -> float | None:
         """The agent's time on this turn: its steps' latencies summed, where known."""
         known = [s.latency_ms for s in self.trace if s.latency_ms is not None]
         return float(sum(known)) if known else None
+
+
+def last_reply(trace: list[Step]) -> str:
+    """The content of the last assistant message of ``trace``, or ''."""
+    for step in reversed(trace):
+        if step.kind == "assistant" and step.content is not None:
+            return step.content
+    return ""
 
 
 def turns_of(trace: list[Step]) -> list[Turn]:
