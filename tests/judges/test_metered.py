@@ -14,6 +14,7 @@ from checkweigh.judges import (
     MeteredJudge,
     Prices,
 )
+from checkweigh.reports._console import judge_line
 
 REQUEST = JudgeRequest(messages=(Message(role="user", content="Is the reply polite?"),))
 
@@ -80,3 +81,21 @@ def test_a_metered_judge_works_across_event_loops() -> None:
     asyncio.run(metered.complete(REQUEST))
     asyncio.run(metered.complete(REQUEST))  # a new loop gets its own semaphore
     assert metered.calls == 2
+
+
+@pytest.mark.parametrize(("calls", "limit", "peak"), [(40, 8, 8), (3, 8, 3)])
+def test_the_peak_of_calls_in_flight_is_counted_against_the_limit(
+    calls: int, limit: int, peak: int
+) -> None:
+    inner = SlowJudge()
+    metered = MeteredJudge(inner, concurrency=limit)
+
+    async def many() -> None:
+        await asyncio.gather(*(metered.complete(REQUEST) for _ in range(calls)))
+
+    asyncio.run(many())
+    stats = metered.stats()
+    assert (stats.peak_in_flight, stats.concurrency) == (peak, limit)
+    assert stats.peak_in_flight == inner.peak  # what the judge itself saw at once
+    assert metered.in_flight == 0
+    assert f"peak {peak} in flight of {limit} allowed" in judge_line(stats)

@@ -207,6 +207,11 @@ class JudgeStats(BaseModel):
     """Mean time per call."""
     cost_usd: float | None = None
     """Cost at the configured prices (None when no prices are set)."""
+    concurrency: int | None = None
+    """The most calls allowed in flight at once (``--judge-concurrency``)."""
+    peak_in_flight: int | None = None
+    """The most calls that were in flight at once: below ``concurrency``, the judge was not
+    what limited the run."""
 
 
 class AgentUsage(BaseModel):

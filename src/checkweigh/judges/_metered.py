@@ -43,9 +43,11 @@ class MeteredJudge:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
-    _gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = field(
-        default=None, repr=False
-    )
+    in_flight: int = 0
+    """Calls holding a slot now (attempts being sent or awaited)."""
+    peak_in_flight: int = 0
+    """The most calls that held a slot at once: how much of ``concurrency`` the run used."""
+    _gate: tuple[asyncio.AbstractEventLoop, _Gate] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -56,11 +58,11 @@ class MeteredJudge:
         """The wrapped judge's name."""
         return self.judge.name
 
-    def _semaphore(self) -> asyncio.Semaphore:
+    def _semaphore(self) -> _Gate:
         # a semaphore belongs to one event loop; each run has its own loop
         loop = asyncio.get_running_loop()
         if self._gate is None or self._gate[0] is not loop:
-            self._gate = (loop, asyncio.Semaphore(self.concurrency))
+            self._gate = (loop, _Gate(self))
         return self._gate[1]
 
     async def aclose(self) -> None:
@@ -104,4 +106,27 @@ class MeteredJudge:
             output_tokens=self.output_tokens,
             mean_latency_ms=self.latency_ms / self.calls if self.calls else None,
             cost_usd=cost,
+            concurrency=self.concurrency,
+            peak_in_flight=self.peak_in_flight,
         )
+
+
+class _Gate:
+    """The judge's slots in one event loop, counting the calls that hold one."""
+
+    __slots__ = ("_owner", "_slots")
+
+    def __init__(self, owner: MeteredJudge) -> None:
+        self._owner = owner
+        self._slots = asyncio.Semaphore(owner.concurrency)
+
+    async def __aenter__(self) -> None:
+        await self._slots.acquire()
+        owner = self._owner
+        owner.in_flight += 1
+        if owner.in_flight > owner.peak_in_flight:
+            owner.peak_in_flight = owner.in_flight
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._owner.in_flight -= 1
+        self._slots.release()

@@ -123,6 +123,8 @@ def judge_line(stats: JudgeStats) -> str:
         parts.append(f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out")
     if stats.mean_latency_ms is not None:
         parts.append(f"mean {stats.mean_latency_ms:,.0f} ms/call")
+    if stats.calls and stats.peak_in_flight is not None and stats.concurrency is not None:
+        parts.append(f"peak {stats.peak_in_flight} in flight of {stats.concurrency} allowed")
     if stats.cost_usd is not None:
         parts.append(f"${stats.cost_usd:.4f}")
     return ", ".join(parts)
