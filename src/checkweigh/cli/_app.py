@@ -116,7 +116,13 @@ def run(
     db: DbOption = None,
     concurrency: Annotated[
         int | None,
-        typer.Option("--concurrency", min=1, max=1024, help="Cases at once (agent targets)."),
+        typer.Option(
+            "--concurrency",
+            min=1,
+            max=1024,
+            help="Cases at once (default: the target's concurrency; recorded cases: as many "
+            "as keep the judge's pool full).",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     judge_spec: Annotated[

@@ -25,6 +25,7 @@ from ..core import (
 )
 from ..errors import StoreError
 from ..judges import (
+    DEFAULT_CONCURRENCY,
     NO_JUDGE_HINT,
     CachedJudge,
     JudgeModel,
@@ -213,6 +214,7 @@ async def _execute(
     notes = agent.notes + _notes(suite, judge, judge_batch)
     if cases is not None:
         notes.append("cases given by the caller, not read from the suite's cases file")
+
     config = RunConfig.model_validate(
         {
             **suite.snapshot(),
@@ -237,7 +239,13 @@ async def _execute(
         told = notes + source.notes(tally) + judge_notes(judge)
         return summary.model_copy(update={"notes": told, "judge": stats})
 
-    limit = concurrency or (suite.target.concurrency if suite.target else 8)
+    # an agent target's concurrency bounds its calls; recorded cases are admitted as the
+    # judge's pool takes them (its own limit bounds the calls), so that the pool stays full,
+    # unless the run sets a bound itself
+    if target is not None:
+        limit = concurrency or (suite.target.concurrency if suite.target else 8)
+    else:
+        limit = concurrency or admitted(judge)
 
     def stored(batch: list[CaseResult]) -> None:
         for result in batch:
@@ -279,6 +287,21 @@ async def _execute(
         outcome = _stop_early(store, run_id, writer, summarize)
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+ADMITTED_PER_SLOT = 4
+"""Recorded cases in flight per judge slot: a case asks its judge checks in turn, and some
+cases are between calls (scoring, storing) at any moment."""
+MAX_ADMITTED = 1024
+"""Recorded cases in flight at the most, whatever the judge's limit (memory stays flat)."""
+
+
+def admitted(judge: JudgeModel | None) -> int:
+    """How many recorded cases a run evaluates at once: enough to keep every slot of the
+    judge's pool busy (``--judge-concurrency``), at least 64, at most :data:`MAX_ADMITTED`."""
+    inner = judge.judge if isinstance(judge, CachedJudge) else judge
+    slots = inner.concurrency if isinstance(inner, MeteredJudge) else DEFAULT_CONCURRENCY
+    return min(MAX_ADMITTED, max(64, ADMITTED_PER_SLOT * slots))
 
 
 def _checkweigh_version() -> str:
