@@ -139,7 +139,7 @@ def run(
             "--judge-concurrency",
             min=1,
             max=1024,
-            help="Judge calls at once [16; 2 for a server on this machine].",
+            help="Judge calls at once [32; 2 for a local inference server].",
             show_default=False,
         ),
     ] = None,

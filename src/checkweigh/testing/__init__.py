@@ -2,7 +2,7 @@
 and Anthropic messages wire formats, for exercising real provider SDKs without a network; and
 evaluations as ordinary tests (the ``checkweigh`` pytest fixture, :func:`assert_case_passes`)."""
 
-from ._fake_llm import FakeLLM, Reply, fake_llm_server
+from ._fake_llm import FakeLLM, Reply, by_schema, fake_llm_server, schema_name
 from ._fake_user import scripted_users
 from ._report import case_report
 from ._suite_cache import SuiteCache
@@ -19,7 +19,9 @@ from ._suite_tester import (
 __all__ = [
     "FakeLLM",
     "Reply",
+    "by_schema",
     "fake_llm_server",
+    "schema_name",
     "scripted_users",
     "NO_JUDGE_HINT",
     "CaseLike",
