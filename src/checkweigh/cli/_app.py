@@ -120,8 +120,8 @@ def run(
             "--concurrency",
             min=1,
             max=1024,
-            help="Cases at once (default: the target's concurrency; recorded cases: as many "
-            "as keep the judge's pool full).",
+            help="Agent calls at once (default: the target's concurrency). Recorded cases "
+            "are admitted as the judge's pool takes them (--judge-concurrency).",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
