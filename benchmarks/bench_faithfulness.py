@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 RAGAS_WALL_S = 5.92
 """Ragas 0.4.3's wall on the same work and machine (issue 13's side-by-side harness)."""
@@ -98,29 +99,43 @@ def write_suite(folder: Path, cases: int) -> Path:
     return folder / "suite.yaml"
 
 
+class ScriptedJudge:
+    """checkweigh.testing's server in its own process (so it does not share the run's CPU),
+    answering both faithfulness steps after ``latency``; :meth:`stats` ends it and returns
+    what it saw."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self._proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "checkweigh.testing",
+                "--keep-alive",
+                "--latency",
+                str(latency),
+                "--stats",
+                "--answer-for",
+                f"statements={STATEMENTS_ANSWER}",
+                "--answer-for",
+                f"statement_verdicts={VERDICTS_ANSWER}",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._proc.stdout is not None
+        self.base_url = self._proc.stdout.readline().strip()
+
+    def stats(self) -> dict[str, Any]:
+        """Stop the server; its requests, peak in flight and span."""
+        out, _ = self._proc.communicate(timeout=10)
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+
 def one_round(suite: Path, latency: float, concurrency: int | None) -> dict[str, float]:
     """One ``checkweigh run`` against a fresh scripted server, cache and database."""
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "checkweigh.testing",
-            "--keep-alive",
-            "--latency",
-            str(latency),
-            "--stats",
-            "--answer-for",
-            f"statements={STATEMENTS_ANSWER}",
-            "--answer-for",
-            f"statement_verdicts={VERDICTS_ANSWER}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    assert server.stdin is not None
-    base_url = server.stdout.readline().strip()
+    server = ScriptedJudge(latency)
+    base_url = server.base_url
     with tempfile.TemporaryDirectory() as scratch:
         env = {
             **os.environ,
@@ -150,9 +165,7 @@ def one_round(suite: Path, latency: float, concurrency: int | None) -> dict[str,
         if proc.returncode not in (0, 1):
             raise SystemExit(f"checkweigh run failed ({proc.returncode}):\n{proc.stderr}")
         report = json.loads((Path(scratch) / "run.json").read_text())
-    server.stdin.close()
-    stats = json.loads(server.stdout.readlines()[-1])
-    server.wait(timeout=10)
+    stats = server.stats()
     judge = report["summary"]["judge"]
     cases = report["summary"]["executions"]
     return {

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_faithfulness import STATEMENTS_ANSWER, VERDICTS_ANSWER, write_suite
+from bench_faithfulness import STATEMENTS_ANSWER, VERDICTS_ANSWER, ScriptedJudge, write_suite
 
 from checkweigh import run
 from checkweigh.judges import (
@@ -78,22 +77,8 @@ def engine_cpu_per_call(suite: Path, scratch: Path, round_no: int) -> tuple[floa
 
 def sdk_cpu_per_call(calls: int = 2000) -> float:
     """Client CPU per call of the real SDK path against the scripted server (other process)."""
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "checkweigh.testing",
-            "--keep-alive",
-            "--answer-for",
-            f"statements={STATEMENTS_ANSWER}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    assert server.stdin is not None
-    base_url = server.stdout.readline().strip()
+    server = ScriptedJudge()
+    base_url = server.base_url
     try:
         client = OpenAIJudge("bench", base_url=base_url, api_key="bench", retry=RetryPolicy(1))
         metered = MeteredJudge(client, concurrency=32)
@@ -110,8 +95,7 @@ def sdk_cpu_per_call(calls: int = 2000) -> float:
         asyncio.run(all_calls())
         return (time.process_time() - start) / calls * 1000.0
     finally:
-        server.stdin.close()
-        server.wait(timeout=10)
+        server.stats()
 
 
 def main() -> None:
