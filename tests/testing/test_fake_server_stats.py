@@ -41,11 +41,11 @@ def test_answers_follow_the_schema_asked_for_and_the_server_counts_what_it_saw()
     with fake_llm_server(
         [], default=Reply('{"n": 0}'), respond=by_schema(answers), keep_alive=True
     ) as server:
-        texts = asyncio.run(calls(server.base_url, schemas + ["other"], concurrency=4))
+        texts = asyncio.run(calls(server.base_url, [*schemas, "other"], concurrency=4))
         stats = server.stats()
         seen = [schema_name(body) for body in server.requests]
     assert texts == ['{"n": 1}', '{"n": 2}'] * 6 + ['{"n": 0}']
-    assert sorted(s for s in seen if s is not None) == sorted(schemas + ["other"])
+    assert sorted(s for s in seen if s is not None) == sorted([*schemas, "other"])
     assert stats["requests"] == 13
     # at most 4 in flight (the client's limit), and it was reached
     assert stats["peak_in_flight"] == 4

@@ -10,6 +10,7 @@ a short timeout, made once when the judge is built and only for a loopback base 
 from __future__ import annotations
 
 import json
+from http.client import HTTPException
 from typing import Any
 from urllib.error import URLError
 from urllib.parse import urlsplit, urlunsplit
@@ -39,7 +40,9 @@ def _get_json(url: str) -> Any:
             if response.status != 200:
                 return None
             return json.loads(response.read(65536))
-    except (URLError, OSError, ValueError):  # not there, refused, timed out, not JSON
+    # not there, refused, timed out, a broken response (an incomplete body, bad chunking), not
+    # JSON: not a server we know
+    except (URLError, OSError, HTTPException, ValueError):
         return None
 
 
