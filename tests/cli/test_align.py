@@ -31,8 +31,9 @@ def _no(reason: str) -> Reply:
     return Reply(json.dumps({"verdict": "no", "reason": reason}))
 
 
-# One worker asks the judge case by case, repeat by repeat; crash fails its `when` guard, so
-# it is not applicable and never asked.
+# One judge slot answers case by case, repeat by repeat, in the order the cases were admitted;
+# crash fails its `when` guard, so it is not applicable and never asked. The repair request
+# for missing-bob's unusable answer joins the back of the queue: it is answered by REPAIR.
 SCRIPT = [
     _yes("every claim is in the trace"),  # ok-1, repeat 0
     _yes("every claim is in the trace"),  # ok-1, repeat 1
@@ -41,11 +42,18 @@ SCRIPT = [
     _yes("looks fine"),  # wrong-time, 0
     _yes("looks fine to me"),  # wrong-time, 1
     Reply("not JSON at all"),  # missing-bob, 0: the answer and its repair are unusable
-    Reply("still not JSON"),
     _no("Bob is missing"),  # missing-bob, 1
     _no("too short to check"),  # terse, 0
     _no("[red]too terse[/red] :m:"),  # terse, 1: rich markup and an emoji code, printed as is
 ]
+
+REPAIR = Reply("still not JSON")
+
+
+def _repair(body: dict[str, Any]) -> Reply | None:
+    """A repair request carries the unusable answer back as an assistant message."""
+    return REPAIR if any(m.get("role") == "assistant" for m in body["messages"]) else None
+
 
 NOTE = "[b]booked 11:00[/b] while 10:00 was asked"
 # (case, check, label, repeat, note)
@@ -95,7 +103,7 @@ def judged_run(tmp_path: Path) -> str:
     text = text.replace("clear_explanation: 0.2\n", "clear_explanation: 0.2\n      grounded: 0.2\n")
     suite.write_text(text)
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    with fake_llm_server(SCRIPT) as server:
+    with fake_llm_server(SCRIPT, respond=_repair) as server:
         env = {
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": "sk-test",
@@ -105,7 +113,7 @@ def judged_run(tmp_path: Path) -> str:
         args = ["run", str(suite), "--db", db, "-q", "--repeat", "2", "--concurrency", "1"]
         args += ["--judge", "openai:gpt-test", "--no-cache", "--judge-concurrency", "1"]
         result = CliRunner().invoke(app, args, env=env)
-        assert len(server.requests) == len(SCRIPT), result.output
+        assert len(server.requests) == len(SCRIPT) + 1, result.output  # + the repair
     assert result.exit_code in (0, 1), result.output  # 1: the default gate on errored cases
     return db
 

@@ -88,19 +88,21 @@ def test_defaults_are_the_documented_ones() -> None:
 
 
 @pytest.mark.parametrize(
-    ("base_url", "concurrency"),
+    "base_url",
     [
-        ("https://api.openai.com/v1", 16),
-        ("https://llm.internal.example:8443/v1", 16),
-        ("http://127.0.0.1:8080/v1", 2),
-        ("http://localhost:11434/v1", 2),
-        ("http://[::1]:8000/v1", 2),
+        "https://api.openai.com/v1",
+        "https://llm.internal.example:8443/v1",
+        # on this machine, but no single-request inference server answers there (nothing
+        # listens: the probe is refused at once); tests/judges/test_local_concurrency.py has
+        # the servers that do get 2
+        "http://127.0.0.1:9/v1",
+        "http://[::1]:9/v1",
     ],
 )
-def test_a_server_on_this_machine_gets_two_calls_at_once(base_url: str, concurrency: int) -> None:
+def test_the_default_concurrency_is_32_and_a_given_one_is_kept(base_url: str) -> None:
     judge = OpenAIJudge("m", base_url=base_url, api_key="x")
     settled = JudgeOptions().for_judge(judge)
-    assert (settled.concurrency, settled.limit) == (concurrency, concurrency)
+    assert (settled.concurrency, settled.limit) == (32, 32)
     assert JudgeOptions(concurrency=8).for_judge(judge).concurrency == 8  # given: kept
     asyncio.run(judge.aclose())
 

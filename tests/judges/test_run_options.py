@@ -48,12 +48,32 @@ def test_a_llama_cpp_like_server_is_negotiated_and_the_report_says_so(tmp_path: 
         code, out = run_judged(suite, server, tmp_path)
     assert code == 0, out
     assert "json_object (negotiated: the server rejected json_schema)" in out
-    # a server on 127.0.0.1 decodes one request at a time: two calls in flight, not 16
+    # llama-cpp-python's server decodes one request at a time: two calls in flight, not 32,
+    # and the report says why
     assert stored(tmp_path).get_run("latest").config["judge_options"]["concurrency"] == 2
+    assert "judge concurrency 2: llama-cpp-python on this machine decodes one request" in out
+    assert "of 2 allowed" in out
     info = stored(tmp_path).get_run("latest")
     assert info.summary is not None
     assert (info.summary.judge.calls, info.summary.judge.errors) == (CASES, 0)  # type: ignore[union-attr]
     assert any("json_object (negotiated" in n for n in info.summary.notes)
+
+
+def test_any_other_server_on_this_machine_gets_the_default_of_32(tmp_path: Path) -> None:
+    suite = judge_suite(tmp_path / "s")
+    with fake_llm_server([], default=Reply(YES, delay_s=0.2), keep_alive=True) as server:
+        code, out = run_judged(suite, server, tmp_path)
+        seen = server.stats()
+    assert code == 0, out
+    info = stored(tmp_path).get_run("latest")
+    assert info.config["judge_options"]["concurrency"] == 32
+    assert info.summary is not None
+    judge = info.summary.judge
+    assert judge is not None
+    # every case's call in flight at once, as the server saw it and as the report says
+    assert judge.peak_in_flight == seen["peak_in_flight"] == CASES
+    assert f"peak {CASES} in flight of 32 allowed" in out
+    assert "judge concurrency" not in out
 
 
 @pytest.mark.parametrize(
@@ -102,8 +122,7 @@ def test_a_hung_provider_ends_each_check_errored_within_the_deadline(tmp_path: P
         took = time.monotonic() - start
     assert code == 1, out  # errored executions fail the gate; the run ends
     assert "6 errored" in out
-    # six checks, two slots (a server on this machine): three rounds of ~0.8 s each, since a
-    # call's deadline starts when it first gets a slot
+    # six checks, all in flight at once (32 slots): one round of ~0.8 s, well within 8 s
     assert took < 8.0
     results = list(stored(tmp_path).iter_results(stored(tmp_path).get_run("latest").id))
     errors = [r.verdicts["grounded"].error or "" for r in results]

@@ -1,5 +1,5 @@
-"""Recorded cases are admitted as fast as the judge's pool takes them: by default its limit,
-not the agent's concurrency, bounds a judged run of recorded cases."""
+"""Recorded cases are admitted as fast as the judge's pool takes them: its limit, never the
+agent's concurrency, bounds a judged run of recorded cases."""
 
 from __future__ import annotations
 
@@ -61,8 +61,10 @@ def test_the_judge_pool_is_kept_full_by_default(tmp_path: Path) -> None:
         assert judge.peak_in_flight == limit
 
 
-def test_a_run_that_sets_its_concurrency_admits_that_many(tmp_path: Path) -> None:
+def test_the_agent_concurrency_does_not_bound_recorded_cases(tmp_path: Path) -> None:
+    # --concurrency limits agent calls only: a run of recorded cases that sets it still keeps
+    # the judge's pool full
     suite = load_suite(_suite(tmp_path, 60))
     judge = MeteredJudge(SlowYes(), concurrency=16)
     asyncio.run(arun(suite, judge=judge, concurrency=3))
-    assert judge.peak_in_flight == 3
+    assert judge.peak_in_flight == 16

@@ -101,8 +101,8 @@ def run(
             "--concurrency",
             min=1,
             max=1024,
-            help="Cases at once (default: the target's concurrency; recorded cases: as many "
-            "as keep the judge's pool full).",
+            help="Agent calls at once (default: the target's concurrency). Recorded cases "
+            "are admitted as the judge's pool takes them (--judge-concurrency).",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -120,7 +120,7 @@ def run(
             "--judge-concurrency",
             min=1,
             max=1024,
-            help="Judge calls at once [16; 2 for a server on this machine].",
+            help="Judge calls at once [32; 2 for a local inference server].",
             show_default=False,
         ),
     ] = None,

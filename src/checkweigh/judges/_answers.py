@@ -6,6 +6,7 @@ a missing reason are rejected, never coerced.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Literal, TypeVar
 
@@ -104,6 +105,10 @@ def parse_answer(text: str, shape: type[Answer]) -> Answer:
         raise AnswerError(f"{where}: {err['msg']}") from None
 
 
+@functools.cache
 def schema_of(shape: type[BaseModel]) -> dict[str, object]:
-    """The JSON schema of ``shape``, for providers with structured output."""
+    """The JSON schema of ``shape``, for providers with structured output.
+
+    Built once per shape (pydantic takes about half a millisecond to generate one) and shared by
+    every request that asks for it: callers read it, never change it."""
     return shape.model_json_schema()

@@ -100,6 +100,11 @@ class AnthropicJudge:
         return is_loopback(str(self._client.base_url))
 
     @property
+    def base_url(self) -> str:
+        """Where the calls go."""
+        return str(self._client.base_url)
+
+    @property
     def output_format(self) -> JudgeFormat:
         """``json_schema`` (a forced tool call) or ``prompt``."""
         return self._format

@@ -29,11 +29,12 @@ def judge_settings(judge: object | None) -> dict[str, Any] | None:
 
 
 def judge_notes(judge: object | None) -> list[str]:
-    """Report notes about the judge: the output format in use (once it is known) and answers
-    the cache could not store, from whichever layer knows them."""
+    """Report notes about the judge: the output format in use (once it is known), a concurrency
+    lowered for a local server and answers the cache could not store, from whichever layer
+    knows them."""
     notes: list[str] = []
     for layer in _layers(judge):
-        for name in ("format_note", "cache_note"):
+        for name in ("format_note", "concurrency_note", "cache_note"):
             note = getattr(layer, name, None)
             text = note() if callable(note) else None
             if isinstance(text, str):

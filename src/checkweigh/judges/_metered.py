@@ -38,6 +38,8 @@ class MeteredJudge:
     prices: Prices | None = None
     options: JudgeOptions | None = None
     """The settings the judge was built with, recorded with the run."""
+    concurrency_reason: str | None = None
+    """Why the concurrency is below the default, for the report (a local server)."""
     calls: int = 0
     errors: int = 0
     input_tokens: int = 0
@@ -64,6 +66,10 @@ class MeteredJudge:
         if self._gate is None or self._gate[0] is not loop:
             self._gate = (loop, _Gate(self))
         return self._gate[1]
+
+    def concurrency_note(self) -> str | None:
+        """What the run's report says about the concurrency when it was lowered."""
+        return self.concurrency_reason
 
     async def aclose(self) -> None:
         """Close the wrapped judge's client, if it has one."""

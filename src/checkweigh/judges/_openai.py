@@ -112,6 +112,11 @@ class OpenAIJudge:
         return is_loopback(str(self._client.base_url))
 
     @property
+    def base_url(self) -> str:
+        """Where the calls go."""
+        return str(self._client.base_url)
+
+    @property
     def output_format(self) -> JudgeFormat:
         """The structured-output format in use (the negotiated one, once a call succeeded)."""
         return self._format

@@ -10,7 +10,8 @@ Defaults (documented in the README):
   plus up to as much again of random jitter) capped at ``backoff_max_s`` = 20 s;
 - all attempts and waits of one call end within ``deadline_s`` = 120 s, so a hung provider
   costs at most two attempts and holds a concurrency slot only while an attempt is in flight;
-- ``concurrency`` = 16 calls in flight, or 2 for a server on this machine.
+- ``concurrency`` = 32 calls in flight, or 2 for a single-request inference server on this
+  machine (llama-cpp-python, llama.cpp, Ollama, LM Studio).
 """
 
 from __future__ import annotations
@@ -23,11 +24,18 @@ from typing import Any, Literal, get_args
 from ..errors import InputError
 from ._retry import RetryPolicy
 
-DEFAULT_CONCURRENCY = 16
-"""Judge calls in flight at once, unless told otherwise."""
+DEFAULT_CONCURRENCY = 32
+"""Judge calls in flight at once, unless told otherwise.
+
+Why 32: a judge call to a provider takes 1-3 s, so 32 in flight is about 640-1,900 requests a
+minute, within what a paid tier accepts (OpenAI's usage tier 2: 5,000 requests a minute for its
+models; Anthropic's first paid tier: 1,000 a minute, which calls of 2 s or more stay under). Past
+a tier's limits, a 429 is retried after the provider's ``Retry-After`` without holding a slot.
+16 left a judged run at twice the wall time of 32 with the provider far from its limits."""
 LOCAL_CONCURRENCY = 2
-"""The same for a server on this machine (a loopback base URL, Ollama): such a server decodes
-one request at a time, so more calls in flight only queue there and run into the timeout."""
+"""The same for an inference server on this machine that decodes one request at a time
+(llama-cpp-python, llama.cpp's server, Ollama, LM Studio): more calls in flight only queue there
+and run into the timeout."""
 
 JudgeFormat = Literal["auto", "json_schema", "json_object", "prompt"]
 """How a structured answer is asked for: negotiated (``auto``), or one of the three forced."""
@@ -52,7 +60,7 @@ class JudgeOptions:
     format: JudgeFormat = "auto"
     """Structured output: ``auto`` negotiates json_schema, then json_object, then prompt."""
     concurrency: int | None = None
-    """Judge calls in flight at once (None: 16, or 2 for a server on this machine)."""
+    """Judge calls in flight at once (None: 32, or 2 for a local inference server)."""
 
     def __post_init__(self) -> None:
         for name in ("timeout_s", "deadline_s", "backoff_max_s"):
@@ -90,12 +98,32 @@ class JudgeOptions:
             raise InputError(message, field=flag) from None
 
     def for_judge(self, judge: object) -> JudgeOptions:
-        """These options with the concurrency settled for ``judge`` (``local`` judges, on a
-        loopback base URL, get :data:`LOCAL_CONCURRENCY` unless it was given)."""
+        """These options with the concurrency settled for ``judge`` (see :meth:`settle`)."""
+        return self.settle(judge)[0]
+
+    def settle(self, judge: object) -> tuple[JudgeOptions, str | None]:
+        """These options with the concurrency settled for ``judge``, and a note for the report
+        when it was lowered: a judge served on this machine by an inference server that decodes
+        one request at a time gets :data:`LOCAL_CONCURRENCY` unless the concurrency was given;
+        everything else gets :data:`DEFAULT_CONCURRENCY`."""
         if self.concurrency is not None:
-            return self
-        local = getattr(judge, "local", False) is True
-        return replace(self, concurrency=LOCAL_CONCURRENCY if local else DEFAULT_CONCURRENCY)
+            return self, None
+        base_url = getattr(judge, "base_url", None)
+        server = None
+        if getattr(judge, "local", False) is True and isinstance(base_url, str):
+            if str(getattr(judge, "name", "")).startswith("ollama:"):
+                server = "Ollama"
+            else:
+                from ._local import local_server  # a probe, only for a loopback base URL
+
+                server = local_server(base_url)
+        if server is None:
+            return replace(self, concurrency=DEFAULT_CONCURRENCY), None
+        note = (
+            f"judge concurrency {LOCAL_CONCURRENCY}: {server} on this machine decodes one request"
+            " at a time (--judge-concurrency to change)"
+        )
+        return replace(self, concurrency=LOCAL_CONCURRENCY), note
 
     @property
     def limit(self) -> int:

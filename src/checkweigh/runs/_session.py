@@ -239,13 +239,13 @@ async def _execute(
         told = notes + source.notes(tally) + judge_notes(judge)
         return summary.model_copy(update={"notes": told, "judge": stats})
 
-    # an agent target's concurrency bounds its calls; recorded cases are admitted as the
-    # judge's pool takes them (its own limit bounds the calls), so that the pool stays full,
-    # unless the run sets a bound itself
+    # ``concurrency`` (--concurrency, else the target's) bounds agent calls only; recorded
+    # cases are admitted as the judge's pool takes them (its own limit bounds the judge
+    # calls), so that the pool stays full while memory stays bounded
     if target is not None:
         limit = concurrency or (suite.target.concurrency if suite.target else 8)
     else:
-        limit = concurrency or admitted(judge)
+        limit = admitted(judge)
 
     def stored(batch: list[CaseResult]) -> None:
         for result in batch:

@@ -296,6 +296,8 @@ def make_cached_judge(
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
     options = options or JudgeOptions()
     model = make_judge(spec, options=options, offline=replay)
-    options = options.for_judge(model)
-    metered = MeteredJudge(model, concurrency=options.limit, prices=prices, options=options)
+    options, reason = options.settle(model)
+    metered = MeteredJudge(
+        model, concurrency=options.limit, prices=prices, options=options, concurrency_reason=reason
+    )
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)

@@ -7,7 +7,7 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._fake_llm import FakeLLM, Reply, fake_llm_server
+    from ._fake_llm import FakeLLM, Reply, by_schema, fake_llm_server, schema_name
     from ._fake_user import scripted_users
     from ._report import case_report
     from ._suite_cache import SuiteCache
@@ -26,7 +26,9 @@ else:  # the names load when first read: see checkweigh._lazy
         {
             "FakeLLM": "._fake_llm",
             "Reply": "._fake_llm",
+            "by_schema": "._fake_llm",
             "fake_llm_server": "._fake_llm",
+            "schema_name": "._fake_llm",
             "scripted_users": "._fake_user",
             "case_report": "._report",
             "SuiteCache": "._suite_cache",
@@ -43,7 +45,9 @@ else:  # the names load when first read: see checkweigh._lazy
 __all__ = [
     "FakeLLM",
     "Reply",
+    "by_schema",
     "fake_llm_server",
+    "schema_name",
     "scripted_users",
     "NO_JUDGE_HINT",
     "CaseLike",

@@ -1,17 +1,28 @@
 """Serve a scripted LLM on 127.0.0.1 from its own process, until stdin closes.
 
 ``python -m checkweigh.testing [--wire openai|anthropic] [--latency S] [--answer TEXT]
-[--structured all|llama|none]`` prints the base URL on its first line; every request gets
-``--answer`` after ``--latency``; ``--structured`` picks the ``response_format`` types the
-server accepts (``llama``: like llama-cpp-python's server).
+[--answer-for NAME=TEXT ...] [--structured all|llama|none] [--keep-alive] [--stats]`` prints
+the base URL on its first line; every request gets ``--answer`` (or, when it asks for the answer
+schema NAME, that ``--answer-for``) after ``--latency``; ``--structured`` picks the
+``response_format`` types the server accepts (``llama``: like llama-cpp-python's server).
+With ``--stats``, a last line gives what the server saw as JSON: requests, the peak of requests
+in flight and the span from the first request to the last answer.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-from ._fake_llm import Reply, fake_llm_server
+from ._fake_llm import Reply, by_schema, fake_llm_server
+
+
+def _answer_for(text: str) -> tuple[str, str]:
+    name, sep, answer = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=TEXT, got {text!r}")
+    return name, answer
 
 
 def main() -> None:
@@ -20,15 +31,32 @@ def main() -> None:
     p.add_argument("--wire", choices=["openai", "anthropic"], default="openai")
     p.add_argument("--latency", type=float, default=0.0)
     p.add_argument("--answer", default='{"verdict": "yes", "reason": "scripted"}')
+    p.add_argument(
+        "--answer-for",
+        type=_answer_for,
+        action="append",
+        default=[],
+        metavar="NAME=TEXT",
+        help="the answer to requests for the answer schema NAME",
+    )
     p.add_argument("--keep-alive", action="store_true", help="HTTP/1.1 keep-alive")
     p.add_argument("--structured", choices=["all", "llama", "none"], default="all")
+    p.add_argument("--stats", action="store_true", help="print what the server saw at the end")
     a = p.parse_args()
     reply = Reply(a.answer, delay_s=a.latency)
+    answers = {name: Reply(text, delay_s=a.latency) for name, text in a.answer_for}
     with fake_llm_server(
-        [], wire=a.wire, default=reply, keep_alive=a.keep_alive, structured=a.structured
+        [],
+        wire=a.wire,
+        default=reply,
+        keep_alive=a.keep_alive,
+        structured=a.structured,
+        respond=by_schema(answers) if answers else None,
     ) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()  # returns when the parent closes our stdin
+        if a.stats:
+            print(json.dumps(server.stats()), flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 ``wire`` picks the format: OpenAI chat completions or Anthropic messages. ``structured``
 makes the OpenAI server behave like one that supports every ``response_format`` (``all``),
 like llama-cpp-python's server (``llama``: ``json_schema`` is refused with a 500 naming
-``response_format``, ``json_object`` with a ``schema`` is accepted) or like one that
+``response_format``, ``json_object`` with a ``schema`` is accepted, and ``GET /v1/models`` lists
+a model ``owned_by: me``) or like one that
 supports none (``none``: any ``response_format`` is refused with a 400)."""
 
 from __future__ import annotations
@@ -73,6 +74,41 @@ class FakeLLM:
     """Picks the reply from the request body (None: the script's next one)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
+    in_flight: int = 0
+    """Requests received and not yet answered."""
+    peak_in_flight: int = 0
+    """The most requests in flight at once."""
+    first_at: float | None = None
+    """When the first request arrived (``time.monotonic``)."""
+    last_done_at: float | None = None
+    """When the last answer was sent."""
+
+    def arrived(self) -> None:
+        """Count a request in flight (called as soon as its headers are read)."""
+        with self.lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            if self.first_at is None:
+                self.first_at = time.monotonic()
+
+    def answered(self) -> None:
+        """A request is no longer in flight."""
+        with self.lock:
+            self.in_flight -= 1
+            self.last_done_at = time.monotonic()
+
+    def stats(self) -> dict[str, Any]:
+        """What the server saw: requests, the peak in flight and the span from the first
+        request to the last answer (the judge side of a run)."""
+        with self.lock:
+            span = None
+            if self.first_at is not None and self.last_done_at is not None:
+                span = self.last_done_at - self.first_at
+            return {
+                "requests": len(self.requests),
+                "peak_in_flight": self.peak_in_flight,
+                "span_s": span,
+            }
 
     def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self.lock:
@@ -173,7 +209,26 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             return
 
+        def do_GET(self) -> None:
+            # the model listing: llama-cpp-python's (``owned_by: me``) for ``structured="llama"``,
+            # so a judge recognises a single-request local server; nothing for the others
+            listing = {"object": "list", "data": [{"id": "scripted", "owned_by": "me"}]}
+            found = state.structured == "llama" and self.path.rstrip("/").endswith("/models")
+            data = json.dumps(listing if found else {"error": "not found"}).encode()
+            self.send_response(200 if found else 404)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_POST(self) -> None:
+            state.arrived()
+            try:
+                self._post()
+            finally:
+                state.answered()
+
+        def _post(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             headers = {k.lower(): v for k, v in self.headers.items()}
@@ -251,3 +306,30 @@ def fake_llm_server(
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def schema_name(body: dict[str, Any]) -> str | None:
+    """The name of the answer schema a request asks for: OpenAI's ``response_format``
+    ``json_schema.name`` or Anthropic's forced ``tool_choice`` name (None: neither)."""
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict):
+        schema = response_format.get("json_schema")
+        if isinstance(schema, dict) and isinstance(schema.get("name"), str):
+            return str(schema["name"])
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and isinstance(choice.get("name"), str):
+        return str(choice["name"])
+    return None
+
+
+def by_schema(
+    answers: dict[str, Reply],
+) -> Callable[[dict[str, Any]], Reply | None]:
+    """A ``respond`` that answers each request with ``answers[its schema name]`` (None for a
+    name not listed: the script's next reply or the default)."""
+
+    def respond(body: dict[str, Any]) -> Reply | None:
+        name = schema_name(body)
+        return answers.get(name) if name is not None else None
+
+    return respond
