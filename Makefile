@@ -52,6 +52,7 @@ bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_http_target.py
 	$(BIN)/python benchmarks/bench_command_target.py
 	$(BIN)/python benchmarks/bench_multiturn.py
+	$(BIN)/python benchmarks/bench_startup.py
 
 llama: ## Install the local llama.cpp judge server the tests use (built once, cached)
 	scripts/setup_llama.sh

@@ -61,10 +61,10 @@ def test_2_for_the_users_input_or_database(tmp_path: Path, args: list[str], mess
 
 # a bug, simulated: the console report raises something checkweigh never raises on purpose
 BUG = (
-    "import checkweigh.cli._app as app\n"
+    "import checkweigh.reports as reports\n"
     "def _broken(*args, **kwargs):\n"
     "    raise KeyError('rubric')\n"
-    "app.render_summary = _broken\n"
+    "reports.render_summary = _broken\n"
 )
 
 

@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import Field, model_validator
 
 from ..core import Case, Verdict, failed, not_applicable, passed, strict_equal
@@ -371,6 +370,8 @@ class JsonSchema(Compiled, FieldCheck):
 
     @model_validator(mode="after")
     def _compile(self) -> JsonSchema:
+        import jsonschema  # 0.1 s to import: only for suites that use this check
+
         cls = jsonschema.validators.validator_for(self.json_schema)
         try:
             cls.check_schema(self.json_schema)
@@ -383,6 +384,8 @@ class JsonSchema(Compiled, FieldCheck):
         return self.over(self._build, NO_EXPECTATION)
 
     def _build(self, get: Getter, _expected: Getter) -> Runner:
+        from jsonschema.exceptions import best_match
+
         path, parse_text, validator = self.path, self.parse_text, self._validator
 
         def run(case: Any) -> Verdict:
@@ -394,7 +397,7 @@ class JsonSchema(Compiled, FieldCheck):
                     actual = json.loads(actual)
                 except json.JSONDecodeError as exc:
                     return failed(f"{path} is not valid JSON: {exc.msg} at char {exc.pos}")
-            error = jsonschema.exceptions.best_match(validator.iter_errors(actual))
+            error = best_match(validator.iter_errors(actual))
             if error is None:
                 return passed(f"{path} is valid against the schema")
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"

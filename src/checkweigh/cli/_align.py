@@ -7,11 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..alignment import load_labels, render_alignment, write_alignment_json
-from ..core import align, pair_labels
 from ..errors import InputError
 from ..reports import plain
-from ..store import Store
 from ._common import DbOption, app, consoles, fail_input
 
 
@@ -40,6 +37,10 @@ def align_command(
 ) -> None:
     """Compare RUN's verdicts with human LABELS: accuracy, Cohen's kappa, precision and recall
     of yes per check, and the cases where they disagree."""
+    from ..alignment import load_labels, render_alignment, write_alignment_json
+    from ..core import align, pair_labels
+    from ..store import Store
+
     out, err = consoles()
     try:
         labels = load_labels(labels_path)

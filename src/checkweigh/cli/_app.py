@@ -13,41 +13,14 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from .._process import real_exit
-from ..core import CaseResult, CaseState
 from ..errors import CheckweighError, InputError, StoreError
-from ..reports import clean, plain, render_summary
-from ..runs import (
-    Interrupted,
-    RunOutcome,
-    RunStopped,
-    StopToken,
-    stop_on_signals,
-)
-from ..service import (
-    Exports,
-    JudgeRequest,
-    RunRequest,
-    Thresholds,
-    prepare_run,
-    run_prepared,
-    write_exports,
-)
-from ..store import RunStatus, Store, database_file
+from ..reports import clean, plain
 from ._common import (
     EXIT_GATES_FAILED,
     EXIT_INPUT,
@@ -65,6 +38,14 @@ from ._common import (
     user_output_inert,
     warn_abandoned,
 )
+
+if TYPE_CHECKING:
+    from ..core import CaseResult
+    from ..runs import RunOutcome, RunStopped
+    from ..store import Store
+
+# The engine, the store (SQLAlchemy) and the service load inside the commands that use them,
+# so that `checkweigh --help` and the other commands start without them.
 
 JsonOption = Annotated[
     Path | None, typer.Option("--json", help="Write the full results as JSON here.")
@@ -239,6 +220,27 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from ..core import CaseState
+    from ..runs import RunStopped, StopToken, stop_on_signals
+    from ..service import (
+        Exports,
+        JudgeRequest,
+        RunRequest,
+        Thresholds,
+        prepare_run,
+        run_prepared,
+        write_exports,
+    )
+
     out, err = consoles()
     try:
         request = RunRequest(
@@ -328,6 +330,8 @@ def run(
 
 def _stopped(err: Console, stopped: RunStopped) -> NoReturn:
     """Say why the run stopped early and what it kept (the count the store holds)."""
+    from ..runs import Interrupted
+
     cause, outcome = stopped.cause, stopped.outcome
     kept = f"run {outcome.run_id} kept {outcome.kept} finished execution(s), marked incomplete"
     if isinstance(cause, Interrupted | KeyboardInterrupt):
@@ -347,6 +351,8 @@ def _fail_store(err: Console, exc: StoreError) -> NoReturn:
 
 
 def _report(out: Console, outcome: RunOutcome, title: str, store: Store) -> None:
+    from ..reports import render_summary
+
     render_summary(
         out, outcome.summary, title=title, run_id=outcome.run_id, status=outcome.status.value
     )
@@ -367,6 +373,10 @@ def list_runs(
     suite: Annotated[str | None, typer.Option("--suite", help="Only this suite.")] = None,
 ) -> None:
     """List stored runs, newest first."""
+    from rich.table import Table
+
+    from ..store import Store
+
     out, err = consoles()
     try:
         store = Store(db)
@@ -411,6 +421,10 @@ def show(
     markdown: MarkdownOption = None,
 ) -> None:
     """Print the report of a stored run."""
+    from ..runs import RunOutcome
+    from ..service import Exports, write_exports
+    from ..store import RunStatus, Store, database_file
+
     out, err = consoles()
     try:
         exports = Exports(json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any, NoReturn, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -16,11 +16,12 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from ..errors import InputError
-from ..importers import OnBadRecord
 from ..reports import clean
-from ..service import check_writable as check_writable  # the commands import it from here
-from ..store import RunInfo
 from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
+
+if TYPE_CHECKING:
+    from ..importers import OnBadRecord
+    from ..store import RunInfo
 
 
 class _OneLineUsage(TyperGroup):
@@ -65,6 +66,8 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
+        from importlib.metadata import PackageNotFoundError, version
+
         try:
             number = version("checkweigh")
         except PackageNotFoundError:  # run from a source tree that is not installed
@@ -187,6 +190,14 @@ OnBadRecordOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def check_writable(path: Path, flag: str, inputs: Mapping[str, Path | None] | None = None) -> None:
+    """:func:`checkweigh.service.check_writable`, imported when a command first checks a file
+    (the service package is not needed to parse flags or print help)."""
+    from ..service import check_writable as check
+
+    check(path, flag, inputs)
 
 
 def bad_record_choice(value: str | None) -> OnBadRecord | None:

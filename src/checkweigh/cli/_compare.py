@@ -13,17 +13,9 @@ from typing import Annotated
 import orjson
 import typer
 
-from ..core import CompareVerdict, compare_runs
+from ..core._thresholds import CompareThresholds
 from ..errors import InputError, StoreError
-from ..reports import comparison_markdown, json_inert, plain, render_comparison, server_url
-from ..service import (
-    COMPARE_DEFAULTS,
-    compare_thresholds,
-    comparison_json,
-    judged,
-    require_pairs,
-)
-from ..store import database_file
+from ..reports import json_inert, plain
 from ._common import (
     EXIT_GATES_FAILED,
     DbOption,
@@ -33,7 +25,6 @@ from ._common import (
     fail_input,
     warn_abandoned,
 )
-from ._compare_runs import resolve
 
 _BaseRef = Annotated[
     str | None,
@@ -60,7 +51,7 @@ _FLAGS = {
     "case_score_delta": "--case-score-threshold",
     "alpha": "--alpha",
 }
-_D = COMPARE_DEFAULTS
+_D = CompareThresholds()
 """The defaults live with the thresholds, where the API reads them too."""
 
 
@@ -149,6 +140,12 @@ def compare(
     Runs come from the database, or from exports: `compare --baseline results.json` compares
     the latest run of the same suite in --db with a run exported on the main branch.
     """
+    from ..core import CompareVerdict, compare_runs
+    from ..reports import comparison_markdown, render_comparison, server_url
+    from ..service import compare_thresholds, comparison_json, judged, require_pairs
+    from ..store import database_file
+    from ._compare_runs import resolve
+
     out, err = consoles()
     try:
         thresholds = compare_thresholds(

@@ -14,15 +14,13 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from ..errors import InputError
-from ..importers import ImportContext, format_names, get_format, import_lines
 from ..reports import plain
-from ..suites import load_mapping
 from ._common import (
     EXIT_INTERRUPTED,
     OnBadRecordOption,
@@ -33,6 +31,9 @@ from ._common import (
     fail_input,
     labelled,
 )
+
+if TYPE_CHECKING:
+    from ..importers import ImportContext
 
 SHOWN_SKIPPED = 10
 """How many skipped records the command lists one by one."""
@@ -69,6 +70,8 @@ def import_logs(
     ] = None,
 ) -> None:
     """Convert agent logs in FORMAT to a checkweigh cases file (checkweigh run reads it)."""
+    from ..importers import ImportContext, get_format, import_lines
+
     stdout, err = consoles()
     ctx = ImportContext()
     try:
@@ -89,6 +92,9 @@ def import_logs(
 def _options(fmt: str, mapping: Path | None) -> dict[str, Any]:
     """The format's options; a format that is not registered, or a mapping where it does not
     belong, is the user's mistake."""
+    from ..importers import format_names
+    from ..suites import load_mapping
+
     if fmt not in format_names():
         raise InputError(
             f"unknown log format {fmt!r}; expected one of {', '.join(format_names())}",

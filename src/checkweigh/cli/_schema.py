@@ -10,9 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..core import Case, ResultRecord, RunConfig
 from ..errors import InputError
-from ..suites._schema import SuiteSpec
 from ._common import app, consoles, fail_input
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -30,11 +28,15 @@ class SchemaKind(StrEnum):
 def case_schema() -> dict[str, Any]:
     """The JSON Schema of one case (one line of a JSONL cases file, or one item of a YAML or
     JSON list of cases), derived from :class:`~checkweigh.core.Case`."""
+    from ..core import Case
+
     return {"$schema": _DIALECT, **Case.model_json_schema()}
 
 
 def suite_schema() -> dict[str, Any]:
     """The JSON Schema of a suite file (each check's own fields are not spelled out)."""
+    from ..suites._schema import SuiteSpec
+
     return {"$schema": _DIALECT, **_with_shorthands(SuiteSpec.model_json_schema())}
 
 
@@ -75,6 +77,8 @@ def schema_command(
     elif kind is SchemaKind.suite:
         schema = suite_schema()
     else:
+        from ..core import ResultRecord, RunConfig
+
         model = RunConfig if kind is SchemaKind.run_config else ResultRecord
         schema = {"$schema": _DIALECT, **model.model_json_schema()}
     text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

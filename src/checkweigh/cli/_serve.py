@@ -14,7 +14,6 @@ import typer
 
 from ..errors import InputError, StoreError
 from ..server import TOKEN_ENV, is_loopback
-from ..store import Store
 from ._common import EXIT_INPUT, DbOption, app, consoles, fail_input, labelled
 
 
@@ -53,6 +52,8 @@ def serve(
                 f"checkweigh serve needs the server extra ({exc.name} is not installed): "
                 "pip install 'checkweigh[server]'"
             ) from None
+        from ..store import Store
+
         store = Store(db)
         sock = _bind(host, port)
     except InputError as exc:

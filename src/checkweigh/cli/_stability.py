@@ -9,18 +9,9 @@ from typing import Annotated
 
 import typer
 
-from ..core import DEFAULT_SIMULATIONS
+from ..core._stability_defaults import DEFAULT_SIMULATIONS
 from ..errors import InputError
-from ..reports import (
-    json_inert,
-    plain,
-    plots_missing,
-    render_stability,
-    write_stability_html,
-    write_stability_png,
-)
-from ..service import parse_noise, stability_json, stability_of
-from ..store import Store, database_file
+from ..reports import json_inert, plain
 from ._common import DbOption, app, check_writable, consoles, fail_input
 
 _RATE_HELP = "RATE from 0 to 0.5 (the chance one judge answer differs from its usual answer)"
@@ -58,6 +49,10 @@ def stability_command(
 ) -> None:
     """Estimate how often a rerun of RUN would flip each case's pass/fail and the run's gates,
     from its judge checks' noise; plot the score spread across simulated reruns."""
+    from ..reports import plots_missing, render_stability, write_stability_html, write_stability_png
+    from ..service import parse_noise, stability_json, stability_of
+    from ..store import Store, database_file
+
     out, err = consoles()
     try:
         default, per_check = parse_noise(noise or [])

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import ValidationError
-
 try:  # typer carries its own copy of click since 0.2x
     from typer._click.core import Context
     from typer._click.exceptions import (
@@ -94,6 +92,8 @@ def _name(param: Any) -> str:
 
 
 def _expected(exc: BadParameter) -> str:
+    from pydantic import ValidationError  # only on this error path: not needed to start
+
     cause = exc.__cause__
     if not isinstance(cause, ValidationError) or not cause.errors():
         return _sentence(exc.message)

@@ -3,123 +3,259 @@
 Nothing here does I/O; everything that touches files, agents or databases calls into it.
 """
 
-from ._aggregate import RunAggregator
-from ._alignment import (
-    AlignmentFigures,
-    AlignmentReport,
-    CheckAlignment,
-    Confusion,
-    Disagreement,
-    HumanLabel,
-    KappaBand,
-    LabelPair,
-    NotCompared,
-    align,
-    kappa_band,
-    pair_labels,
-)
-from ._case import Case, Step, StepKind
-from ._case_pass import (
-    DEFAULT_CASES_PASS_THRESHOLD,
-    DEFAULT_METRICS_PASS_THRESHOLD,
-    DEFAULT_PASS_THRESHOLD,
-    CaseState,
-    CaseVerdict,
-    PassMode,
-    PassPolicy,
-)
-from ._case_tally import CaseTally
-from ._compare import (
-    CaseChange,
-    CaseChangeKind,
-    CompareThresholds,
-    CompareVerdict,
-    Comparison,
-    SuiteDelta,
-    compare_decided,
-    compare_runs,
-)
-from ._conditions import Condition, ConditionOp, strict_equal
-from ._conversation import ScriptedUser, SimulatedUser, Turn, UserSpec, turns_of
-from ._exchange import ExchangeMessage, JudgeExchange
-from ._gates import DEFAULT_GATES, RUN_METRICS, Gate, GateMetric, apply_gates
-from ._noise import (
-    CheckNoise,
-    answer_noise_from_share,
-    expected_minority_share,
-    majority_flip,
-    noise_model,
-)
-from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
-from ._paired import CheckDelta, Decided, decided
-from ._paths import FieldPath, PathSyntaxError
-from ._records import (
-    CONFIG_VERSION,
-    AgentSource,
-    CheckSnapshot,
-    ResultRecord,
-    RunConfig,
-    ScoreRecord,
-    UsageRecord,
-    VerdictRecord,
-    judging_differences,
-    read_config,
-)
-from ._reliability import (
-    FlakyTask,
-    Reliability,
-    ReliabilityAtK,
-    RepeatTally,
-    TaskReliability,
-    pass_at_k,
-    pass_hat_k,
-)
-from ._result import RECORD_VERSION, CaseResult
-from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
-from ._scoring import EvaluationResult, ScoreStatus, score_rubric
-from ._stability import (
-    DEFAULT_SIMULATIONS,
-    CaseStability,
-    FlipChance,
-    GateStability,
-    RerunSpread,
-    StabilityReport,
-    rubrics_from_snapshot,
-    simulate_reruns,
-)
-from ._stats import (
-    Bootstrap,
-    mcnemar_exact,
-    mean_interval,
-    paired_bootstrap,
-    t_quantile,
-    wilson_interval,
-)
-from ._summary import (
-    AgentUsage,
-    CaseGates,
-    CaseVariance,
-    CheckStats,
-    FailingCase,
-    GateResult,
-    JudgeStats,
-    RubricSummary,
-    RunSummary,
-    SlowCase,
-    WorstCase,
-)
-from ._usage import CaseUsage, trace_usage
-from ._verdict import (
-    MeasuredVerdict,
-    Verdict,
-    VerdictState,
-    errored,
-    failed,
-    from_bool,
-    measured,
-    not_applicable,
-    passed,
-)
+import typing as _typing
+
+from .. import _lazy
+
+if _typing.TYPE_CHECKING:
+    from ._aggregate import RunAggregator
+    from ._alignment import (
+        AlignmentFigures,
+        AlignmentReport,
+        CheckAlignment,
+        Confusion,
+        Disagreement,
+        HumanLabel,
+        KappaBand,
+        LabelPair,
+        NotCompared,
+        align,
+        kappa_band,
+        pair_labels,
+    )
+    from ._case import Case, Step, StepKind
+    from ._case_pass import (
+        DEFAULT_CASES_PASS_THRESHOLD,
+        DEFAULT_METRICS_PASS_THRESHOLD,
+        DEFAULT_PASS_THRESHOLD,
+        CaseState,
+        CaseVerdict,
+        PassMode,
+        PassPolicy,
+    )
+    from ._case_tally import CaseTally
+    from ._compare import (
+        CaseChange,
+        CaseChangeKind,
+        CompareVerdict,
+        Comparison,
+        SuiteDelta,
+        compare_decided,
+        compare_runs,
+    )
+    from ._conditions import Condition, ConditionOp, strict_equal
+    from ._conversation import ScriptedUser, SimulatedUser, Turn, UserSpec, turns_of
+    from ._exchange import ExchangeMessage, JudgeExchange
+    from ._gates import DEFAULT_GATES, RUN_METRICS, Gate, GateMetric, apply_gates
+    from ._noise import (
+        CheckNoise,
+        answer_noise_from_share,
+        expected_minority_share,
+        majority_flip,
+        noise_model,
+    )
+    from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
+    from ._paired import CheckDelta, Decided, decided
+    from ._paths import FieldPath, PathSyntaxError
+    from ._records import (
+        CONFIG_VERSION,
+        AgentSource,
+        CheckSnapshot,
+        ResultRecord,
+        RunConfig,
+        ScoreRecord,
+        UsageRecord,
+        VerdictRecord,
+        judging_differences,
+        read_config,
+    )
+    from ._reliability import (
+        FlakyTask,
+        Reliability,
+        ReliabilityAtK,
+        RepeatTally,
+        TaskReliability,
+        pass_at_k,
+        pass_hat_k,
+    )
+    from ._result import RECORD_VERSION, CaseResult
+    from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
+    from ._scoring import EvaluationResult, ScoreStatus, score_rubric
+    from ._stability import (
+        CaseStability,
+        FlipChance,
+        GateStability,
+        RerunSpread,
+        StabilityReport,
+        rubrics_from_snapshot,
+        simulate_reruns,
+    )
+    from ._stability_defaults import DEFAULT_SIMULATIONS
+    from ._stats import (
+        Bootstrap,
+        mcnemar_exact,
+        mean_interval,
+        paired_bootstrap,
+        t_quantile,
+        wilson_interval,
+    )
+    from ._summary import (
+        AgentUsage,
+        CaseGates,
+        CaseVariance,
+        CheckStats,
+        FailingCase,
+        GateResult,
+        JudgeStats,
+        RubricSummary,
+        RunSummary,
+        SlowCase,
+        WorstCase,
+    )
+    from ._thresholds import CompareThresholds
+    from ._usage import CaseUsage, trace_usage
+    from ._verdict import (
+        MeasuredVerdict,
+        Verdict,
+        VerdictState,
+        errored,
+        failed,
+        from_bool,
+        measured,
+        not_applicable,
+        passed,
+    )
+else:  # the names load when first read: see checkweigh._lazy
+    __getattr__, __dir__ = _lazy.exports(
+        __name__,
+        {
+            "RunAggregator": "._aggregate",
+            "AlignmentFigures": "._alignment",
+            "AlignmentReport": "._alignment",
+            "CheckAlignment": "._alignment",
+            "Confusion": "._alignment",
+            "Disagreement": "._alignment",
+            "HumanLabel": "._alignment",
+            "KappaBand": "._alignment",
+            "LabelPair": "._alignment",
+            "NotCompared": "._alignment",
+            "align": "._alignment",
+            "kappa_band": "._alignment",
+            "pair_labels": "._alignment",
+            "Case": "._case",
+            "Step": "._case",
+            "StepKind": "._case",
+            "DEFAULT_CASES_PASS_THRESHOLD": "._case_pass",
+            "DEFAULT_METRICS_PASS_THRESHOLD": "._case_pass",
+            "DEFAULT_PASS_THRESHOLD": "._case_pass",
+            "CaseState": "._case_pass",
+            "CaseVerdict": "._case_pass",
+            "PassMode": "._case_pass",
+            "PassPolicy": "._case_pass",
+            "CaseTally": "._case_tally",
+            "CaseChange": "._compare",
+            "CaseChangeKind": "._compare",
+            "CompareThresholds": "._thresholds",
+            "CompareVerdict": "._compare",
+            "Comparison": "._compare",
+            "SuiteDelta": "._compare",
+            "compare_decided": "._compare",
+            "compare_runs": "._compare",
+            "Condition": "._conditions",
+            "ConditionOp": "._conditions",
+            "strict_equal": "._conditions",
+            "ScriptedUser": "._conversation",
+            "SimulatedUser": "._conversation",
+            "Turn": "._conversation",
+            "UserSpec": "._conversation",
+            "turns_of": "._conversation",
+            "ExchangeMessage": "._exchange",
+            "JudgeExchange": "._exchange",
+            "DEFAULT_GATES": "._gates",
+            "RUN_METRICS": "._gates",
+            "Gate": "._gates",
+            "GateMetric": "._gates",
+            "apply_gates": "._gates",
+            "CheckNoise": "._noise",
+            "answer_noise_from_share": "._noise",
+            "expected_minority_share": "._noise",
+            "majority_flip": "._noise",
+            "noise_model": "._noise",
+            "OutcomeBasis": "._outcome",
+            "OutcomeClass": "._outcome",
+            "OutcomeRule": "._outcome",
+            "classify": "._outcome",
+            "default_outcome_rules": "._outcome",
+            "CheckDelta": "._paired",
+            "Decided": "._paired",
+            "decided": "._paired",
+            "FieldPath": "._paths",
+            "PathSyntaxError": "._paths",
+            "CONFIG_VERSION": "._records",
+            "AgentSource": "._records",
+            "CheckSnapshot": "._records",
+            "ResultRecord": "._records",
+            "RunConfig": "._records",
+            "ScoreRecord": "._records",
+            "UsageRecord": "._records",
+            "VerdictRecord": "._records",
+            "judging_differences": "._records",
+            "read_config": "._records",
+            "FlakyTask": "._reliability",
+            "Reliability": "._reliability",
+            "ReliabilityAtK": "._reliability",
+            "RepeatTally": "._reliability",
+            "TaskReliability": "._reliability",
+            "pass_at_k": "._reliability",
+            "pass_hat_k": "._reliability",
+            "RECORD_VERSION": "._result",
+            "CaseResult": "._result",
+            "Bands": "._rubric",
+            "NotApplicablePolicy": "._rubric",
+            "Rubric": "._rubric",
+            "RubricError": "._rubric",
+            "RubricItem": "._rubric",
+            "EvaluationResult": "._scoring",
+            "ScoreStatus": "._scoring",
+            "score_rubric": "._scoring",
+            "DEFAULT_SIMULATIONS": "._stability_defaults",
+            "CaseStability": "._stability",
+            "FlipChance": "._stability",
+            "GateStability": "._stability",
+            "RerunSpread": "._stability",
+            "StabilityReport": "._stability",
+            "rubrics_from_snapshot": "._stability",
+            "simulate_reruns": "._stability",
+            "Bootstrap": "._stats",
+            "mcnemar_exact": "._stats",
+            "mean_interval": "._stats",
+            "paired_bootstrap": "._stats",
+            "t_quantile": "._stats",
+            "wilson_interval": "._stats",
+            "AgentUsage": "._summary",
+            "CaseGates": "._summary",
+            "CaseVariance": "._summary",
+            "CheckStats": "._summary",
+            "FailingCase": "._summary",
+            "GateResult": "._summary",
+            "JudgeStats": "._summary",
+            "RubricSummary": "._summary",
+            "RunSummary": "._summary",
+            "SlowCase": "._summary",
+            "WorstCase": "._summary",
+            "CaseUsage": "._usage",
+            "trace_usage": "._usage",
+            "MeasuredVerdict": "._verdict",
+            "Verdict": "._verdict",
+            "VerdictState": "._verdict",
+            "errored": "._verdict",
+            "failed": "._verdict",
+            "from_bool": "._verdict",
+            "measured": "._verdict",
+            "not_applicable": "._verdict",
+            "passed": "._verdict",
+        },
+    )
 
 __all__ = [
     "AgentSource",

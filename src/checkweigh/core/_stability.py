@@ -32,9 +32,9 @@ from ._noise import CheckNoise
 from ._result import CaseResult
 from ._rubric import NotApplicablePolicy, Rubric, RubricItem
 from ._scoring import ScoreStatus, score_rubric
+from ._stability_defaults import DEFAULT_SIMULATIONS
 from ._verdict import Verdict, VerdictState, errored, failed, passed
 
-DEFAULT_SIMULATIONS = 2000
 _PASSED, _FAILED = VerdictState.PASSED, VerdictState.FAILED
 _FLIPPED = {
     _PASSED: failed("simulated rerun: the judge answered the other way"),

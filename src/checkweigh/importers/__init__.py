@@ -6,17 +6,40 @@ knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a
 :func:`import_lines` gives them as the lines of a cases file (``checkweigh import``).
 """
 
-from ._base import (
-    BadRecord,
-    Format,
-    ImportContext,
-    OnBadRecord,
-    import_cases,
-    import_lines,
-    iter_records,
-)
-from ._mapping import FieldMapping
-from ._registry import format_factory, format_names, get_format, register
+import typing as _typing
+
+from .. import _lazy
+
+if _typing.TYPE_CHECKING:
+    from ._base import (
+        BadRecord,
+        Format,
+        ImportContext,
+        OnBadRecord,
+        import_cases,
+        import_lines,
+        iter_records,
+    )
+    from ._mapping import FieldMapping
+    from ._registry import format_factory, format_names, get_format, register
+else:  # the names load when first read: see checkweigh._lazy
+    __getattr__, __dir__ = _lazy.exports(
+        __name__,
+        {
+            "BadRecord": "._base",
+            "Format": "._base",
+            "ImportContext": "._base",
+            "OnBadRecord": "._base",
+            "import_cases": "._base",
+            "import_lines": "._base",
+            "iter_records": "._base",
+            "FieldMapping": "._mapping",
+            "format_factory": "._registry",
+            "format_names": "._registry",
+            "get_format": "._registry",
+            "register": "._registry",
+        },
+    )
 
 __all__ = [
     "BadRecord",

@@ -1,23 +1,30 @@
 """Schema migrations with Alembic, run by the store itself: opening a Store brings its database
-to the newest revision. No ``alembic.ini`` is needed; the configuration is built here."""
+to the newest revision. No ``alembic.ini`` is needed; the configuration is built here.
+
+Alembic (and Mako, which it loads) is imported only when a migration is due: opening a database
+that is already at :data:`HEAD_REVISION` reads its version with one query.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, inspect, text
 
 from ..errors import StoreError
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 INITIAL_REVISION = "0001"
 """The revision whose schema ``Base.metadata.create_all`` made before there were migrations."""
+HEAD_REVISION = "0003"
+"""The newest revision in ``migrations/versions`` (a test keeps it equal to Alembic's head): a
+database already at it is opened without importing Alembic."""
+_VERSION_TABLE = "alembic_version"
 
 _SCRIPTS = "checkweigh.store:migrations"
 _PG_LOCK = 0x636B77_7374_6F72  # any fixed number: the advisory lock all checkweigh stores share
@@ -30,6 +37,8 @@ def alembic_config(connection: Connection | None = None, *, url: str | None = No
         connection: the connection to migrate on (env.py uses it, in its open transaction).
         url: a database URL, for Alembic's own commands when there is no connection.
     """
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", _SCRIPTS)
     if url is not None:
@@ -41,7 +50,9 @@ def alembic_config(connection: Connection | None = None, *, url: str | None = No
 
 @functools.cache
 def head_revision() -> str:
-    """The newest revision of the schema."""
+    """The newest revision of the schema, as Alembic reads it from the migration scripts."""
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:  # pragma: no cover - the package ships its revisions
         raise StoreError("checkweigh's store migrations are missing")
@@ -50,6 +61,8 @@ def head_revision() -> str:
 
 def current_revision(conn: Connection) -> str | None:
     """The revision the database is at; None if it has no ``alembic_version`` table."""
+    from alembic.runtime.migration import MigrationContext
+
     return MigrationContext.configure(conn).get_current_revision()
 
 
@@ -64,10 +77,13 @@ def upgrade(engine: Engine) -> None:
     Raises:
         StoreError: the database is at a revision this version of checkweigh does not know.
     """
-    head = head_revision()
     with engine.connect() as conn:
-        if current_revision(conn) == head:
+        if _stored_revision(conn) == HEAD_REVISION:
             return
+    from alembic import command
+    from alembic.util import CommandError
+
+    head = head_revision()
     with _migration_transaction(engine) as conn:
         current = current_revision(conn)
         if current == head:
@@ -82,6 +98,15 @@ def upgrade(engine: Engine) -> None:
                 f"the database's schema is at revision {current!r}, which this version of "
                 f"checkweigh does not know (its newest is {head!r}); upgrade checkweigh: {exc}"
             ) from None
+
+
+def _stored_revision(conn: Connection) -> str | None:
+    """The one revision in the database's version table, read without Alembic; None when
+    there is no table, or not exactly one row (Alembic then decides what to do)."""
+    if not inspect(conn).has_table(_VERSION_TABLE):
+        return None
+    rows = conn.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).all()
+    return str(rows[0][0]) if len(rows) == 1 else None
 
 
 @contextmanager

@@ -1,29 +1,63 @@
 """Suite files and cases files: loading, strict validation and one-line errors."""
 
-from ._cases import count_cases, iter_cases, iter_sourced
-from ._check_types import BUILTIN_CHECKS
-from ._http import ReplySpec
-from ._loader import load_suite
-from ._schema import (
-    BandsSpec,
-    CasesSpec,
-    ConditionSpec,
-    GateSpec,
-    OutcomeDefaults,
-    OutcomeRuleSpec,
-    RubricSpec,
-    SuiteSpec,
-    WeightSpec,
-)
-from ._source import CasesSource, load_mapping
-from ._suite import Suite
-from ._targets import (
-    TARGET_KINDS,
-    CommandTargetSpec,
-    HttpTargetSpec,
-    PythonTargetSpec,
-    TargetSpec,
-)
+import typing as _typing
+
+from .. import _lazy
+
+if _typing.TYPE_CHECKING:
+    from ._cases import count_cases, iter_cases, iter_sourced
+    from ._check_types import BUILTIN_CHECKS
+    from ._http import ReplySpec
+    from ._loader import load_suite
+    from ._schema import (
+        BandsSpec,
+        CasesSpec,
+        ConditionSpec,
+        GateSpec,
+        OutcomeDefaults,
+        OutcomeRuleSpec,
+        RubricSpec,
+        SuiteSpec,
+        WeightSpec,
+    )
+    from ._source import CasesSource, load_mapping
+    from ._suite import Suite
+    from ._targets import (
+        TARGET_KINDS,
+        CommandTargetSpec,
+        HttpTargetSpec,
+        PythonTargetSpec,
+        TargetSpec,
+    )
+else:  # the names load when first read: see checkweigh._lazy
+    __getattr__, __dir__ = _lazy.exports(
+        __name__,
+        {
+            "count_cases": "._cases",
+            "iter_cases": "._cases",
+            "iter_sourced": "._cases",
+            "BUILTIN_CHECKS": "._check_types",
+            "ReplySpec": "._http",
+            "load_suite": "._loader",
+            "BandsSpec": "._schema",
+            "CasesSpec": "._schema",
+            "ConditionSpec": "._schema",
+            "GateSpec": "._schema",
+            "OutcomeDefaults": "._schema",
+            "OutcomeRuleSpec": "._schema",
+            "RubricSpec": "._schema",
+            "SuiteSpec": "._schema",
+            "WeightSpec": "._schema",
+            "CasesSource": "._source",
+            "load_mapping": "._source",
+            "Suite": "._suite",
+            "TARGET_KINDS": "._targets",
+            "CommandTargetSpec": "._targets",
+            "HttpTargetSpec": "._targets",
+            "PythonTargetSpec": "._targets",
+            "TargetSpec": "._targets",
+        },
+    )
 
 __all__ = [
     "BUILTIN_CHECKS",
