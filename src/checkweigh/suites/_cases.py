@@ -14,6 +14,7 @@ from pydantic_core import from_json
 from ..core import Case, ScriptedUser, SimulatedUser, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
+from ._screen import screened_id
 from ._text import BOM, TextFileError, decode_utf8, read_text, shown
 from ._yaml import YamlSyntaxError, load_yaml
 
@@ -38,8 +39,12 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         # a buffer well beyond a line: with the default 8 KB, a 14 KB case line is read in
         # pieces and joined, which costs more than parsing a third of it
         with path.open("rb", buffering=_BUFFER) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                yield lineno, raw[len(BOM) :] if lineno == 1 and raw.startswith(BOM) else raw
+            first = fh.readline()
+            if not first:
+                return
+            yield 1, first[len(BOM) :] if first.startswith(BOM) else first
+            # the rest straight from enumerate: no step of this generator per line
+            yield from enumerate(fh, start=2)
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
     except OSError as exc:
@@ -55,16 +60,37 @@ def _json_error(message: str, line: int | None = None) -> tuple[str, int | None]
     return f"invalid JSON: {message[: found.start()]} at column {found.group(2)}", at
 
 
-def count_cases(path: Path) -> int:
+def count_cases(path: str | Path) -> int:
     """How many cases the file holds, validating every one of them on the way.
 
     A run calls this before it starts, so a bad case anywhere in the file is one error and
-    nothing stored; JSONL is still streamed, so memory stays flat.
+    nothing stored; JSONL is still streamed, so memory stays flat. A JSONL line is screened
+    at the speed of decoding it (see :mod:`._screen`); only a line the screen cannot vouch for
+    is validated in full, which gives the same error as :func:`iter_cases`.
 
     Raises:
         CaseFileError: as :func:`iter_cases`.
     """
-    return sum(1 for _ in iter_cases(path))
+    path = Path(path)
+    if path.suffix not in _STREAMED:
+        return sum(1 for _ in iter_cases(path))
+    seen: set[str] = set()
+    for lineno, raw in _lines(path):
+        case_id = screened_id(raw)
+        if case_id is None:
+            try:
+                case_id = _validate(_decode(raw)).id
+            except (ValueError, RecursionError):
+                case = _slow_path(path, lineno, raw)
+                if case is None:
+                    continue
+                case_id = case.id
+        if case_id in seen:
+            raise CaseFileError(
+                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
+            )
+        seen.add(case_id)
+    return len(seen)
 
 
 def iter_cases(path: str | Path) -> Iterator[Case]:
@@ -102,30 +128,33 @@ def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
 def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
     """The cases of a JSONL file with their lines (without the line break)."""
     seen: set[str] = set()
+    add = seen.add
+    decode, validate = _decode, _validate
     for lineno, raw in _lines(path):
-        case = _fast_case(raw)
-        if case is None:
-            line = _checked_line(path, lineno, raw)
-            if line is None:
+        # the fast path inline (it runs once per line): msgspec decodes, pydantic validates;
+        # a line either refuses (not JSON, not UTF-8, nested past the recursion limit, not a
+        # valid case) takes the slow path, where pydantic's own parser tells where
+        try:
+            case: Case = validate(decode(raw))
+        except (ValueError, RecursionError):  # msgspec's DecodeError and pydantic's too
+            slow = _slow_path(path, lineno, raw)
+            if slow is None:
                 continue
-            case = _slow_case(path, lineno, line)
-        if case.id in seen:
+            case = slow
+        case_id = case.id
+        if case_id in seen:
             raise CaseFileError(
-                f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
+                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
-        seen.add(case.id)
+        add(case_id)
         yield case, raw.rstrip(b"\r\n")
 
 
-def _fast_case(raw: bytes) -> Case | None:
-    """The line decoded by msgspec and validated, or None when it must take the slow path: a
-    line msgspec refuses (not JSON, not UTF-8, nested past the recursion limit) or that is not
-    a valid case, for pydantic's parser to tell where."""
-    try:
-        case: Case = _validate(_decode(raw))
-    except (ValueError, RecursionError):  # msgspec's DecodeError and pydantic's are ValueErrors
-        return None
-    return case
+def _slow_path(path: Path, lineno: int, raw: bytes) -> Case | None:
+    """A line the fast path refused: None when blank, else validated by pydantic's parser,
+    which raises the error naming the line, the column or the field."""
+    line = _checked_line(path, lineno, raw)
+    return None if line is None else _slow_case(path, lineno, line)
 
 
 def _checked_line(path: Path, lineno: int, raw: bytes) -> str | None:
