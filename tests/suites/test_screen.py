@@ -104,9 +104,10 @@ def _full(line: bytes) -> Case | None:
 
 
 @PROPS
-@given(cases)
-def test_the_screen_vouches_only_for_valid_cases(data: dict[str, Any]) -> None:
-    line = json.dumps(data).encode()
+@given(cases, st.booleans())
+def test_the_screen_vouches_only_for_valid_cases(data: dict[str, Any], ascii_only: bool) -> None:
+    # an ASCII line is skimmed, any other decoded: both ways are tried
+    line = json.dumps(data, ensure_ascii=ascii_only).encode()
     vouched = screened_id(line)
     if vouched is not None:
         case = _full(line)
@@ -164,6 +165,8 @@ def test_valid_lines_the_screen_refuses_still_count(tmp_path: Path, data: dict[s
 
 
 GOOD = json.dumps({"id": "ok"})
+LONG_RESULT = '{"id": "c1", "trace": [{"kind": "tool_call", "result": {"total": DIGITS}}]}'
+
 # bad lines: counting stops at the same line with the same words as reading
 BAD_LINES = [
     ("negative latency", json.dumps({**CASE, "latency_ms": -1})),
@@ -189,6 +192,10 @@ BAD_LINES = [
     ("user text", json.dumps({"id": "c1", "user": "alice"})),
     ("id a number", json.dumps({"id": 12})),
     ("step latency past a float", '{"id": "c1", "trace": [{"kind": "user", "latency_ms": 2e308}]}'),
+    ("an integer of 5,000 digits", '{"id": "c1", "input": ' + "9" * 5000 + "}"),
+    ("a negative one in a result", LONG_RESULT.replace("DIGITS", "-" + "7" * 4301)),
+    ("one with a fraction", '{"id": "c1", "final_state": {"n": ' + "1" * 4400 + ".5}}"),
+    ("one with an exponent", '{"id": "c1", "ground_truth": [' + "3" * 4500 + "e2]}"),
     ("a duplicate id", GOOD),
     ("not JSON", '{"id": "c1",'),
     ("a JSON list", "[1, 2]"),
@@ -205,3 +212,34 @@ def test_counting_fails_like_reading(tmp_path: Path, line: str) -> None:
         list(iter_cases(path))
     assert str(counted.value) == str(read.value)
     assert ":3:" in str(counted.value)
+
+
+@pytest.mark.parametrize("digits", [1, 4299, 4300])
+@pytest.mark.parametrize("at", [0, 1, 2150, 2151, 3000])
+def test_integers_as_long_as_python_converts_are_counted(
+    tmp_path: Path, digits: int, at: int
+) -> None:
+    # the run of digits starts anywhere against the sampling stride
+    line = '{"id": "c1", "input": "' + "x" * at + '", "ground_truth": ' + "8" * digits + "}"
+    assert _full(line.encode()) is not None
+    path = tmp_path / "cases.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert count_cases(path) == 1
+
+
+@pytest.mark.parametrize("at", [0, 1, 2149, 2150, 2151, 4300, 7000])
+def test_a_run_of_digits_too_long_for_an_integer_is_never_vouched_for(at: int) -> None:
+    line = '{"id": "c1", "input": "' + "x" * at + '", "metadata": {"n": ' + "5" * 4301 + "}}"
+    assert _full(line.encode()) is None
+    assert screened_id(line.encode()) is None
+
+
+def test_a_number_past_any_float_where_any_value_goes_is_counted(tmp_path: Path) -> None:
+    # skimmed, the screen vouches for it; a run reads it with pydantic's parser, as infinity
+    line = '{"id": "c1", "input": {"huge": 1e400}}'
+    assert screened_id(line.encode()) == "c1"
+    path = tmp_path / "cases.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    (case,) = iter_cases(path)
+    assert case.input == {"huge": float("inf")}
+    assert count_cases(path) == 1
