@@ -132,8 +132,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
     decode, validate = _decode, _validate
     for lineno, raw in _lines(path):
         # the fast path inline (it runs once per line): msgspec decodes, pydantic validates;
-        # a line either refuses (not JSON, not UTF-8, nested past the recursion limit, not a
-        # valid case) takes the slow path, where pydantic's own parser tells where
+        # a line either of them refuses (not JSON, not UTF-8, nested past the recursion limit,
+        # not a valid case) takes the slow path, where pydantic's own parser tells where
         try:
             case: Case = validate(decode(raw))
         except (ValueError, RecursionError):  # msgspec's DecodeError and pydantic's too
