@@ -4,6 +4,7 @@ the full validation would refuse, and counting gives the errors that reading giv
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -243,3 +244,29 @@ def test_a_number_past_any_float_where_any_value_goes_is_counted(tmp_path: Path)
     (case,) = iter_cases(path)
     assert case.input == {"huge": float("inf")}
     assert count_cases(path) == 1
+
+
+def _from_depth(frames: int, read: Callable[[], Any]) -> Any:
+    """``read()`` called ``frames`` Python frames deep (a run reads its cases deeper in the
+    stack than the count before it)."""
+    return read() if frames == 0 else _from_depth(frames - 1, read)
+
+
+@pytest.mark.parametrize("frames", [0, 300, 700])
+def test_deep_nesting_reads_alike_from_any_depth_of_the_stack(tmp_path: Path, frames: int) -> None:
+    # msgspec's nesting limit is the interpreter's recursion headroom; orjson takes the lines
+    # past it, with its fixed limit of 1,024 levels
+    deep = '{"id": "deep", "input": ' + "[" * 900 + "]" * 900 + "}"
+    path = tmp_path / "cases.jsonl"
+    path.write_text(f"{GOOD}\n{deep}\n", encoding="utf-8")
+    cases = _from_depth(frames, lambda: list(iter_cases(path)))
+    assert [c.id for c in cases] == ["ok", "deep"]
+    assert _from_depth(frames, lambda: count_cases(path)) == 2
+    too_deep = '{"id": "deep", "input": ' + "[" * 1100 + "]" * 1100 + "}"
+    path.write_text(f"{GOOD}\n{too_deep}\n", encoding="utf-8")
+    with pytest.raises(CaseFileError) as counted:
+        _from_depth(frames, lambda: count_cases(path))
+    with pytest.raises(CaseFileError) as read:
+        _from_depth(frames, lambda: list(iter_cases(path)))
+    assert str(counted.value) == str(read.value)
+    assert ":2:" in str(read.value)

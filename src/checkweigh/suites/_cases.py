@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import orjson
 from pydantic import ValidationError
 from pydantic_core import from_json
 
@@ -27,8 +28,11 @@ _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
 _BUFFER = 2**20
 _validate = Case.__pydantic_validator__.validate_python  # Case.model_validate, one call less
 # msgspec decodes as fast as orjson and reads every integer exactly (orjson reads one past 64
-# bits as a float), so a line needs no scan for long digit runs before it is trusted
+# bits as a float), so a line needs no scan for long digit runs before it is trusted; only a
+# line nested too deep for msgspec is read by orjson (see _deep_case), after such a scan
 _decode = msgspec.json.Decoder().decode
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -80,7 +84,9 @@ def count_cases(path: str | Path) -> int:
         if case_id is None:
             try:
                 case_id = _validate(_decode(raw)).id
-            except (ValueError, RecursionError):
+            except RecursionError:
+                case_id = _deep_case(path, lineno, raw).id
+            except ValueError:
                 case = _slow_path(path, lineno, raw)
                 if case is None:
                     continue
@@ -132,11 +138,13 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
     decode, validate = _decode, _validate
     for lineno, raw in _lines(path):
         # the fast path inline (it runs once per line): msgspec decodes, pydantic validates;
-        # a line either of them refuses (not JSON, not UTF-8, nested past the recursion limit,
-        # not a valid case) takes the slow path, where pydantic's own parser tells where
+        # a line either of them refuses (not JSON, not UTF-8, not a valid case) takes the slow
+        # path, where pydantic's own parser tells where
         try:
             case: Case = validate(decode(raw))
-        except (ValueError, RecursionError):  # msgspec's DecodeError and pydantic's too
+        except RecursionError:
+            case = _deep_case(path, lineno, raw)
+        except ValueError:  # msgspec's DecodeError and pydantic's ValidationError
             slow = _slow_path(path, lineno, raw)
             if slow is None:
                 continue
@@ -148,6 +156,23 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
             )
         add(case_id)
         yield case, raw.rstrip(b"\r\n")
+
+
+def _deep_case(path: Path, lineno: int, raw: bytes) -> Case:
+    """A line nested deeper than msgspec decodes from where it was called: its limit is the
+    interpreter's recursion headroom, so it depends on the caller's stack, and the count before
+    a run and the run itself must read every line alike. orjson's limit is fixed (1,024
+    levels): it reads the line, unless the line may hold an integer past 64 bits, which orjson
+    would read as a float; pydantic's parser reads that one (or says why it cannot)."""
+    try:
+        if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+            raise ValueError("may hold an integer orjson would read as a float")
+        case: Case = _validate(orjson.loads(raw))
+    except ValueError:  # orjson's JSONDecodeError and pydantic's ValidationError too
+        slow = _slow_path(path, lineno, raw)
+        assert slow is not None  # a blank line is no nesting
+        return slow
+    return case
 
 
 def _slow_path(path: Path, lineno: int, raw: bytes) -> Case | None:
