@@ -9,7 +9,9 @@ only), step checks selecting by name pattern, arguments from the case and outcom
 checks over every assistant reply (required facts in any reply, no card number leaked, a
 confirmation asked). Then, each run in its own process, times the whole ``checkweigh run``
 path on one core: stream and validate the JSONL, score, aggregate, write every result to a
-fresh SQLite database. Prints the median with the lowest and highest run, and peak RSS.
+fresh SQLite database; and the ``checkweigh run`` command on the same suite, timed from the
+outside (start-up, reading the cases once to check and count them, the run, the report).
+Prints the median with the lowest and highest run, and peak RSS.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,16 +64,40 @@ def phase_run(suite_path: Path, db: Path) -> dict[str, float]:
     }
 
 
+def phase_cli(suite_path: Path, db: Path, cases: int) -> dict[str, float]:
+    """``checkweigh run SUITE`` in a process of its own, timed from the outside."""
+    command = [sys.executable, "-m", "checkweigh", "run", str(suite_path)]
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [*command, "--db", f"sqlite:///{db}", "-q"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):  # 1: a gate failed, which is the agent's doing
+        raise SystemExit(f"checkweigh run failed ({proc.returncode}):\n{proc.stderr}")
+    return {
+        "cases": cases,
+        "seconds": elapsed,
+        "cases_per_s": cases / elapsed,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0,
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=10_000)
     p.add_argument("--runs", type=int, default=3, help="runs (median reported)")
-    p.add_argument("--phase", choices=["run"])
+    p.add_argument("--phase", choices=["run", "cli"])
     p.add_argument("--suite", type=Path)
     p.add_argument("--db", type=Path)
     a = p.parse_args()
     if a.phase == "run":
         print(json.dumps(phase_run(a.suite, a.db)))
+        return
+    if a.phase == "cli":
+        print(json.dumps(phase_cli(a.suite, a.db, a.cases)))
         return
     with tempfile.TemporaryDirectory(prefix="checkweigh-bench-") as tmp:
         suite = write_inputs(Path(tmp), a.cases)
@@ -85,6 +112,11 @@ def main() -> None:
             runs.append(
                 in_child(__file__, ["--phase", "run", "--suite", str(suite), "--db", str(db)])
             )
+        cli_args = ["--phase", "cli", "--suite", str(suite), "--cases", str(a.cases)]
+        cli = [
+            in_child(__file__, [*cli_args, "--db", str(Path(tmp) / f"cli{i}.db")])
+            for i in range(a.runs)
+        ]
     rates = sorted(r["cases_per_s"] for r in runs)
     first = runs[0]
     print(f"median of {a.runs} run(s), each in its own process; 10 checks per case")
@@ -92,11 +124,19 @@ def main() -> None:
         f"end to end + SQLite:   {statistics.median(rates):>8,.0f} cases/s  "
         f"(runs {rates[0]:,.0f} .. {rates[-1]:,.0f}); bar >= 5,000"
     )
+    cli_rates = sorted(r["cases_per_s"] for r in cli)
+    print(
+        f"checkweigh run (CLI):  {statistics.median(cli_rates):>8,.0f} cases/s  "
+        f"(runs {cli_rates[0]:,.0f} .. {cli_rates[-1]:,.0f}); wall from the outside, "
+        "start-up included"
+    )
     print(
         f"stored {first['stored']:,.0f} results, TCR {first['tcr']:.1f}, "
-        f"{first['errored']:.0f} errored; peak RSS {max(r['peak_rss_mb'] for r in runs):.0f} MB"
+        f"{first['errored']:.0f} errored; peak RSS "
+        f"{max(r['peak_rss_mb'] for r in runs):.0f} MB (CLI "
+        f"{max(r['peak_rss_mb'] for r in cli):.0f} MB)"
     )
-    print(json.dumps({"runs": runs}))
+    print(json.dumps({"runs": runs, "cli": cli}))
 
 
 if __name__ == "__main__":

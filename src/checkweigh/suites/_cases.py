@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 from pydantic import ValidationError
 from pydantic_core import from_json
@@ -14,6 +15,7 @@ from pydantic_core import from_json
 from ..core import Case, ScriptedUser, SimulatedUser, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
+from ._screen import screened_id
 from ._text import BOM, TextFileError, decode_utf8, read_text, shown
 from ._yaml import YamlSyntaxError, load_yaml
 
@@ -23,10 +25,14 @@ DOCUMENT_LIMIT = 512 * 2**20
 _CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
 _CASE_KEYS |= frozenset(ScriptedUser.model_fields) | frozenset(SimulatedUser.model_fields)
 _JSON_AT = re.compile(r" at line (\d+) column (\d+)\Z")
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_DIGITS = b"0" * 19
 _BUFFER = 2**20
 _validate = Case.__pydantic_validator__.validate_python  # Case.model_validate, one call less
+# msgspec decodes as fast as orjson and reads every integer exactly (orjson reads one past 64
+# bits as a float), so a line needs no scan for long digit runs before it is trusted; only a
+# line nested too deep for msgspec is read by orjson (see _deep_case), after such a scan
+_decode = msgspec.json.Decoder().decode
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -37,8 +43,12 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         # a buffer well beyond a line: with the default 8 KB, a 14 KB case line is read in
         # pieces and joined, which costs more than parsing a third of it
         with path.open("rb", buffering=_BUFFER) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                yield lineno, raw[len(BOM) :] if lineno == 1 and raw.startswith(BOM) else raw
+            first = fh.readline()
+            if not first:
+                return
+            yield 1, first[len(BOM) :] if first.startswith(BOM) else first
+            # the rest straight from enumerate: no step of this generator per line
+            yield from enumerate(fh, start=2)
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
     except OSError as exc:
@@ -54,16 +64,39 @@ def _json_error(message: str, line: int | None = None) -> tuple[str, int | None]
     return f"invalid JSON: {message[: found.start()]} at column {found.group(2)}", at
 
 
-def count_cases(path: Path) -> int:
+def count_cases(path: str | Path) -> int:
     """How many cases the file holds, validating every one of them on the way.
 
     A run calls this before it starts, so a bad case anywhere in the file is one error and
-    nothing stored; JSONL is still streamed, so memory stays flat.
+    nothing stored; JSONL is still streamed, so memory stays flat. A JSONL line is screened
+    at the speed of decoding it (see :mod:`._screen`); only a line the screen cannot vouch for
+    is validated in full, which gives the same error as :func:`iter_cases`.
 
     Raises:
         CaseFileError: as :func:`iter_cases`.
     """
-    return sum(1 for _ in iter_cases(path))
+    path = Path(path)
+    if path.suffix not in _STREAMED:
+        return sum(1 for _ in iter_cases(path))
+    seen: set[str] = set()
+    for lineno, raw in _lines(path):
+        case_id = screened_id(raw)
+        if case_id is None:
+            try:
+                case_id = _validate(_decode(raw)).id
+            except RecursionError:
+                case_id = _deep_case(path, lineno, raw).id
+            except ValueError:
+                case = _slow_path(path, lineno, raw)
+                if case is None:
+                    continue
+                case_id = case.id
+        if case_id in seen:
+            raise CaseFileError(
+                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
+            )
+        seen.add(case_id)
+    return len(seen)
 
 
 def iter_cases(path: str | Path) -> Iterator[Case]:
@@ -101,32 +134,52 @@ def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
 def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
     """The cases of a JSONL file with their lines (without the line break)."""
     seen: set[str] = set()
+    add = seen.add
+    decode, validate = _decode, _validate
     for lineno, raw in _lines(path):
-        case = _fast_case(raw)
-        if case is None:
-            line = _checked_line(path, lineno, raw)
-            if line is None:
+        # the fast path inline (it runs once per line): msgspec decodes, pydantic validates;
+        # a line either of them refuses (not JSON, not UTF-8, not a valid case) takes the slow
+        # path, where pydantic's own parser tells where
+        try:
+            case: Case = validate(decode(raw))
+        except RecursionError:
+            case = _deep_case(path, lineno, raw)
+        except ValueError:  # msgspec's DecodeError and pydantic's ValidationError
+            slow = _slow_path(path, lineno, raw)
+            if slow is None:
                 continue
-            case = _slow_case(path, lineno, line)
-        if case.id in seen:
+            case = slow
+        case_id = case.id
+        if case_id in seen:
             raise CaseFileError(
-                f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
+                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
-        seen.add(case.id)
+        add(case_id)
         yield case, raw.rstrip(b"\r\n")
 
 
-def _fast_case(raw: bytes) -> Case | None:
-    """The line parsed by orjson and validated, or None when it must take the slow path: a line
-    orjson refuses or that is not a valid case (pydantic's parser then tells where), or one
-    with a run of 19 digits, which may be an integer orjson would read as a float."""
-    if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
-        return None
+def _deep_case(path: Path, lineno: int, raw: bytes) -> Case:
+    """A line nested deeper than msgspec decodes from where it was called: its limit is the
+    interpreter's recursion headroom, so it depends on the caller's stack, and the count before
+    a run and the run itself must read every line alike. orjson's limit is fixed (1,024
+    levels): it reads the line, unless the line may hold an integer past 64 bits, which orjson
+    would read as a float; pydantic's parser reads that one (or says why it cannot)."""
     try:
+        if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO):
+            raise ValueError("may hold an integer orjson would read as a float")
         case: Case = _validate(orjson.loads(raw))
-    except (orjson.JSONDecodeError, ValidationError):
-        return None
+    except ValueError:  # orjson's JSONDecodeError and pydantic's ValidationError too
+        slow = _slow_path(path, lineno, raw)
+        assert slow is not None  # a blank line is no nesting
+        return slow
     return case
+
+
+def _slow_path(path: Path, lineno: int, raw: bytes) -> Case | None:
+    """A line the fast path refused: None when blank, else validated by pydantic's parser,
+    which raises the error naming the line, the column or the field."""
+    line = _checked_line(path, lineno, raw)
+    return None if line is None else _slow_case(path, lineno, line)
 
 
 def _checked_line(path: Path, lineno: int, raw: bytes) -> str | None:

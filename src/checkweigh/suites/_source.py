@@ -26,7 +26,7 @@ from ..importers import (
     get_format,
     import_cases,
 )
-from ._cases import iter_cases, iter_sourced
+from ._cases import count_cases, iter_cases, iter_sourced
 from ._errors import first_error, loc_text
 from ._text import TextFileError, read_text
 from ._yaml import YamlSyntaxError, load_yaml
@@ -116,6 +116,8 @@ class CasesSource:
         Raises:
             CaseFileError: as :meth:`iter_cases`.
         """
+        if self.format is None:
+            return count_cases(self.path)  # screened at the speed of decoding
         return sum(1 for _ in self.iter_cases())
 
     def replace(
