@@ -1,6 +1,13 @@
 """Suite files and cases files: loading, strict validation and one-line errors."""
 
-from ._cases import count_cases, iter_cases, iter_sourced
+from ._cases import (
+    case_of_line,
+    count_cases,
+    is_blank,
+    iter_cases,
+    iter_sourced,
+    numbered_lines,
+)
 from ._check_types import BUILTIN_CHECKS
 from ._http import ReplySpec
 from ._loader import load_suite
@@ -26,6 +33,9 @@ from ._targets import (
 )
 
 __all__ = [
+    "case_of_line",
+    "is_blank",
+    "numbered_lines",
     "BUILTIN_CHECKS",
     "BandsSpec",
     "CasesSource",
