@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
 
 from ...errors import InputError
@@ -51,6 +52,8 @@ def connect(address: str | None) -> RayExecutor:
             "Ray is not installed; install the extra: pip install 'checkweigh[ray]'",
             field="--executor",
         ) from None
+    if address is not None:
+        _probe(address)
     try:
         ray.init(
             address=address,
@@ -66,6 +69,34 @@ def connect(address: str | None) -> RayExecutor:
             f"cannot join the Ray cluster at {where}: {text}", field="--ray-address"
         ) from None
     return RayExecutor(ray, address)
+
+
+PROBE_S = 5.0
+"""How long joining a cluster may take to answer at all: Ray itself retries for minutes."""
+
+
+def _probe(address: str) -> None:
+    """Refuse at once an address that is not HOST:PORT or that nothing listens on.
+
+    Raises:
+        InputError: naming ``--ray-address``.
+    """
+    if address == "auto":
+        return
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(
+            f"expected HOST:PORT (or ray://HOST:PORT, or auto), got {address!r}",
+            field="--ray-address",
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S).close()
+    except OSError as exc:
+        raise InputError(
+            f"cannot join the Ray cluster at {address}: {exc.strerror or exc}",
+            field="--ray-address",
+        ) from None
 
 
 class RayExecutor:
