@@ -124,8 +124,9 @@ def _ray() -> str:
     return str(Path(sys.executable).parent / "ray")
 
 
-def start_cluster(cpus_per_node: int = 1) -> RayCluster:
-    """A head and a second node on 127.0.0.1, each with ``cpus_per_node`` CPUs."""
+def start_cluster(cpus_per_node: int = 1, nodes: int = 2) -> RayCluster:
+    """A head and (with ``nodes`` 2) a second node on 127.0.0.1, each with ``cpus_per_node``
+    CPUs."""
     # a short folder: Ray's socket paths under it must fit in 107 characters
     folder = Path(tempfile.mkdtemp(prefix="cwray-"))
     port = free_port()
@@ -133,8 +134,9 @@ def start_cluster(cpus_per_node: int = 1) -> RayCluster:
     try:
         cluster.start_node(cpus_per_node, head=True, port=port)
         cluster.wait_for_nodes(1)
-        cluster.start_node(cpus_per_node)
-        cluster.wait_for_nodes(2)
+        for n in range(2, nodes + 1):
+            cluster.start_node(cpus_per_node)
+            cluster.wait_for_nodes(n)
     except BaseException:
         cluster.stop()
         raise

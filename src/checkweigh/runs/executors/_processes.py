@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from ...errors import CheckweighError
 from ...suites import Suite
@@ -49,6 +46,11 @@ class ProcessExecutor:
                 f"--workers {self.workers}: cases that call an agent or ask the judge are "
                 "evaluated in the driver (the judge's pool bounds them, not the CPU)"
             ]
+        # imported here: a command that starts no worker does not pay for them
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         context = multiprocessing.get_context("spawn")
         pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=ignore_interrupts)
 

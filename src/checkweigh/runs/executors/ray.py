@@ -31,11 +31,14 @@ from .._engine import CheckedRun, Evaluator, OnResult, arun_cases
 from ..targets import AgentFailure, AgentRun, TargetRequest
 from ._base import LOCAL, Work
 from ._chunks import chunks_of, stream
-from ._processes import CHUNK, WorkerLost
+from ._processes import WorkerLost
 from ._worker import Chunk, Ran, Scored, WorkerSpec, run_case, score_chunk
 
 MAX_RETRIES = 3
 """Times Ray runs a task again whose worker died (killed, out of memory, its node lost)."""
+RAY_CHUNK = 1024
+"""Recorded cases per Ray task: a task costs a few milliseconds of scheduling and object
+transfer, so chunks are twice a local worker's."""
 
 
 def connect(address: str | None) -> RayExecutor:
@@ -104,7 +107,7 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, ray: Any, address: str | None, *, chunk: int = CHUNK) -> None:
+    def __init__(self, ray: Any, address: str | None, *, chunk: int = RAY_CHUNK) -> None:
         self.ray = ray
         self.address = address
         self.chunk = chunk
