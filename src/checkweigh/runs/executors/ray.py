@@ -24,7 +24,7 @@ import logging
 import socket
 from typing import Any
 
-from ...errors import InputError
+from ...errors import CheckweighError, InputError
 from ...suites import Suite
 from .._agent_source import RunAgent
 from .._engine import CheckedRun, Evaluator, OnResult, arun_cases
@@ -152,6 +152,11 @@ class RayExecutor:
         async def submit(chunk: Chunk) -> Scored:
             try:
                 scored: Scored = await self._score_chunk.remote(work.spec, chunk)
+            except self.ray.exceptions.RayTaskError as exc:  # it raised: not retried
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, CheckweighError):  # e.g. the suite changed meanwhile
+                    raise cause from None
+                raise
             except self.ray.exceptions.RayError as exc:
                 raise WorkerLost(
                     f"cases {chunk.first + 1}..{chunk.first + len(chunk)} could not be scored "
@@ -193,6 +198,9 @@ class RemoteTarget:
         except asyncio.CancelledError:
             ray.cancel(ref, force=True)
             raise
+        except ray.exceptions.RayTaskError as exc:  # it raised (not retried): e.g. no suite
+            cause = getattr(exc, "cause", None) or exc
+            raise AgentFailure(f"the Ray worker could not run the case: {_reason(cause)}") from None
         except ray.exceptions.RayError as exc:
             raise AgentFailure(
                 f"the Ray task running the case failed after {MAX_RETRIES} retries: {_reason(exc)}"
