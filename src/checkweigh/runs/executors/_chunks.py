@@ -18,6 +18,7 @@ from ...errors import CaseFileError
 from ...suites import is_blank, numbered_lines
 from ...suites._text import shown
 from .._engine import OnResult, Sourced
+from .._gc import older_objects_frozen
 from .._stop import Interrupted, StopToken
 from ._base import Work
 from ._worker import Chunk, Scored
@@ -92,29 +93,30 @@ async def stream(
                 return
             pending.append((chunk, asyncio.ensure_future(submit(chunk))))
 
-    try:
-        fill()
-        while pending:
-            chunk, running = pending[0]
-            while not running.done():
-                if token.requested:
-                    raise Interrupted(token.reason)
-                await asyncio.wait({running}, timeout=POLL_S)
-            pending.popleft()
-            scored = running.result()
-            if path is not None:
-                scored = _unique(scored, chunk, seen, path)
-            for result in scored.results:
-                on_result(result)
-            if scored.error is not None:
-                raise scored.error
+    with older_objects_frozen():  # as the engine's own loop (see checkweigh.runs._gc)
+        try:
             fill()
-        if failed:
-            raise failed[0]
-        token.raise_if_requested()
-    finally:
-        for _, running in pending:
-            running.cancel()
+            while pending:
+                chunk, running = pending[0]
+                while not running.done():
+                    if token.requested:
+                        raise Interrupted(token.reason)
+                    await asyncio.wait({running}, timeout=POLL_S)
+                pending.popleft()
+                scored = running.result()
+                if path is not None:
+                    scored = _unique(scored, chunk, seen, path)
+                for result in scored.results:
+                    on_result(result)
+                if scored.error is not None:
+                    raise scored.error
+                fill()
+            if failed:
+                raise failed[0]
+            token.raise_if_requested()
+        finally:
+            for _, running in pending:
+                running.cancel()
 
 
 def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
