@@ -122,9 +122,7 @@ def comparable(report: Any) -> tuple[list[Any], Any]:
     results = sorted(report["results"], key=lambda r: (r["position"], r["repeat"]))
     for r in results:
         r.pop("latency_ms")
-    summary = {
-        k: v for k, v in report["summary"].items() if k not in ("notes", "usage", "slowest")
-    }
+    summary = {k: v for k, v in report["summary"].items() if k not in ("notes", "usage", "slowest")}
     summary["case_gates"]["failing"].sort(key=lambda f: f["case_id"])
     return results, summary
 
