@@ -126,28 +126,30 @@ def main() -> None:
         (folder / "suite.yaml").write_text(SUITE)
         rows = (json.dumps({"id": f"case-{i:05d}", "input": {"n": i}}) for i in range(a.cases))
         (folder / "cases.jsonl").write_text("\n".join(rows) + "\n")
-        cluster = start_cluster(cpus_per_node=a.cpus, nodes=1)
-        try:
 
-            def run(suite: Path, name: str, concurrency: int) -> dict[str, float]:
-                args = ["--phase", "run", "--suite", str(suite), "--db", str(folder / name)]
-                args += ["--address", cluster.address, "--concurrency", str(concurrency)]
-                return in_child(__file__, args)
+        def run(suite: Path, name: str, concurrency: int) -> dict[str, float]:
+            args = ["--phase", "run", "--suite", str(suite), "--db", str(folder / name)]
+            args += ["--address", cluster.address, "--concurrency", str(concurrency)]
+            return in_child(__file__, args)
 
-            print(f"agent: {a.cases:,} cases, 100 ms each, {a.cpus} Ray workers per node")
-            for nodes in (1, 2):
-                if nodes == 2:
-                    cluster.start_node(a.cpus)
-                    cluster.wait_for_nodes(2)
-                limit = nodes * a.cpus / 0.1
-                got = run(folder / "suite.yaml", f"agent{nodes}.db", 2 * nodes * a.cpus)
-                print(
-                    f"  {nodes} node(s) x {a.cpus}: {got['cases_per_s']:7.1f} cases/s of a limit "
-                    f"of {limit:.0f} ({got['cases_per_s'] / limit:.0%}), {got['errored']:.0f} "
-                    f"errored, driver peak RSS {got['driver_peak_rss_mb']:.0f} MB"
-                )
-        finally:
-            cluster.stop()
+        if a.cases:  # --cases 0: the recorded part only
+            cluster = start_cluster(cpus_per_node=a.cpus, nodes=1)
+            try:
+                print(f"agent: {a.cases:,} cases, 100 ms each, {a.cpus} Ray workers per node")
+                for nodes in (1, 2):
+                    if nodes == 2:
+                        cluster.start_node(a.cpus)
+                        cluster.wait_for_nodes(2)
+                    limit = nodes * a.cpus / 0.1
+                    got = run(folder / "suite.yaml", f"agent{nodes}.db", 2 * nodes * a.cpus)
+                    rate = got["cases_per_s"]
+                    print(
+                        f"  {nodes} node(s) x {a.cpus}: {rate:7.1f} cases/s of a limit of "
+                        f"{limit:.0f} ({rate / limit:.0%}), {got['errored']:.0f} errored, "
+                        f"driver peak RSS {got['driver_peak_rss_mb']:.0f} MB"
+                    )
+            finally:
+                cluster.stop()
         # scoring is CPU-bound: as many workers as this machine has cores for it
         cluster = start_cluster(cpus_per_node=a.recorded_cpus, nodes=2)
         try:

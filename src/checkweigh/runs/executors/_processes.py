@@ -23,7 +23,11 @@ class WorkerLost(CheckweighError):
 
 class ProcessExecutor:
     """Recorded cases scored by ``workers`` processes (spawned, so nothing of the driver's
-    is inherited); the driver reads lines and stores results, in the cases' order."""
+    is inherited); the driver reads lines and stores results, in the cases' order.
+
+    A script that runs it must guard its entry point with ``if __name__ == "__main__":``
+    (each worker imports the script's main module, as with any ``spawn`` process pool).
+    """
 
     name = "processes"
 
