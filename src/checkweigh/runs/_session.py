@@ -273,17 +273,17 @@ async def _execute(
 
     try:
         work = Work(
-            evaluator,
-            source.iter_sourced(tally) if cases is None else cases,
-            source if cases is None else None,
-            WorkerSpec.of(suite, evaluator, with_agent=target is not None),
-            target,
-            agent.timeout_s,
-            repeat,
-            limit,
-            stop,
-            writer.flush if target is not None else None,
-            judge is not None and bool(judge_checks(suite.checks)),
+            evaluator=evaluator,
+            cases=source.iter_sourced(tally) if cases is None else cases,
+            source=source if cases is None else None,
+            spec=WorkerSpec.of(suite, evaluator, with_agent=target is not None),
+            target=target,
+            target_timeout_s=agent.timeout_s,
+            repeat=repeat,
+            concurrency=limit,
+            stop=stop,
+            on_batch=writer.flush if target is not None else None,
+            asks_judge=judge is not None and bool(judge_checks(suite.checks)),
         )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
             notes += await executor.run(work, handle)
