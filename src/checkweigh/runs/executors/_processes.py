@@ -17,6 +17,10 @@ CHUNK = 512
 collects few messages, and a stop waits for little."""
 
 
+RETRIES = 2
+"""Times a chunk is tried again after its worker process died."""
+
+
 class WorkerLost(CheckweighError):
     """A worker process died (a check crashed the interpreter, or it was killed)."""
 
@@ -56,17 +60,36 @@ class ProcessExecutor:
         from concurrent.futures.process import BrokenProcessPool
 
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=ignore_interrupts)
+
+        def start(workers: int) -> ProcessPoolExecutor:
+            return ProcessPoolExecutor(workers, mp_context=context, initializer=ignore_interrupts)
+
+        pools = [start(self.workers)]
 
         async def submit(chunk: Chunk) -> Scored:
+            pool = pools[-1]
             try:
                 return await asyncio.wrap_future(pool.submit(score_chunk, work.spec, chunk))
             except BrokenProcessPool:
-                raise WorkerLost(
-                    f"a worker process died while scoring cases {chunk.first + 1}.."
-                    f"{chunk.first + len(chunk)} (a check crashed it, or it was killed); "
-                    "run without --workers to see which case"
-                ) from None
+                if pools[-1] is pool:  # the first chunk to see it starts the next pool
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pools.append(start(self.workers))
+            # a dead worker breaks the whole pool and every chunk in flight in it: each is
+            # tried again in a process of its own, so only the chunk that kills its worker
+            # every time stops the run
+            for _ in range(RETRIES):
+                solo = start(1)
+                try:
+                    return await asyncio.wrap_future(solo.submit(score_chunk, work.spec, chunk))
+                except BrokenProcessPool:
+                    continue
+                finally:
+                    solo.shutdown(wait=False, cancel_futures=True)
+            raise WorkerLost(
+                f"a worker process died while scoring cases {chunk.first + 1}.."
+                f"{chunk.first + len(chunk)}, {RETRIES + 1} times (a check crashed it, or it "
+                "was killed); run without --workers to see which case"
+            )
 
         try:
             await stream(
@@ -78,5 +101,5 @@ class ProcessExecutor:
                 path=work.spec.cases if work.source is not None else None,
             )
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pools[-1].shutdown(wait=True, cancel_futures=True)
         return []
