@@ -3,6 +3,7 @@ each refused before the run with exit 2 and one line naming the flag, nothing st
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -110,8 +111,6 @@ def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fra
         return
     assert status == "complete"
     assert executions == cli.stored(db) == 1_500
-    import json
-
     results = json.loads((tmp_path / "r.json").read_text())["results"]
     exited = next(r for r in results if r["case_id"] == "booking-00300")
     assert exited["verdicts"]["killer"]["state"] == "errored"
