@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -104,6 +105,7 @@ class RayCluster:
         for proc in reversed(self.processes):
             _end_session(proc)
         self.processes.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)  # logs and sockets of ended processes
 
 
 def _end_session(proc: subprocess.Popen[bytes]) -> None:
