@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo demo-agents demo-http demo-command demo-conversations test lint types pytest bench llama clean
+.PHONY: help demo demo-agents demo-http demo-command demo-conversations test lint types pytest bench bench-ray llama clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-20s %s\n", $$1, $$2}'
@@ -53,6 +53,10 @@ bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_command_target.py
 	$(BIN)/python benchmarks/bench_multiturn.py
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_workers.py
+
+bench-ray: $(STAMP) ## Ray executor on a local 1- then 2-node cluster: agent cases/s vs the limit, memory at scale (~3 min)
+	$(BIN)/python benchmarks/bench_ray.py
 
 llama: ## Install the local llama.cpp judge server the tests use (built once, cached)
 	scripts/setup_llama.sh

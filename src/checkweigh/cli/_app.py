@@ -218,6 +218,32 @@ def run(
             show_default=False,
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=256,
+            help="Worker processes that parse and score recorded cases (1: in this process).",
+        ),
+    ] = 1,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="Where cases run: local, or ray (agents and checks as Ray tasks; needs "
+            "checkweigh[ray]).",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            metavar="ADDR",
+            help="The Ray cluster to join, e.g. 10.0.0.5:6379 [Ray's default].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
     from rich.progress import (
@@ -243,6 +269,8 @@ def run(
 
     out, err = consoles()
     try:
+        if executor not in ("local", "ray"):
+            raise InputError(f"expected local or ray, got {executor!r}", field="--executor")
         request = RunRequest(
             suite=suite,
             cases=cases,
@@ -273,6 +301,9 @@ def run(
             ),
             record_agent=record_agent,
             replay_agent=replay_agent,
+            workers=workers,
+            executor="ray" if executor == "ray" else "local",
+            ray_address=ray_address,
         )
         prepared = prepare_run(request)
     except InputError as exc:

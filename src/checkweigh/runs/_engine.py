@@ -10,7 +10,9 @@ import asyncio
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from pydantic import Field
 
 from ..checks import NamedCheck, verdict_names
 from ..core import (
@@ -39,6 +41,17 @@ from .targets import AgentFailure, AgentRun, Target, TargetRequest, failed_case,
 
 OnResult = Callable[[CaseResult], None]
 _new = tuple.__new__
+Answered = tuple[Any, list[JudgeExchange]]
+"""A check's answer (a verdict, or its named verdicts) with the judge calls it made."""
+
+
+class CheckedRun(AgentRun):
+    """An agent's run that comes with the answers of the checks that need no judge, made
+    where the agent ran (a worker of another process or machine); the engine runs only the
+    other checks (the judge's, under the driver's one pool)."""
+
+    answered: dict[str, Any] = Field(default_factory=dict)
+    """Check name -> :data:`Answered`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +148,13 @@ class Evaluator:
         index: int = 0,
         latency_ms: float | None = None,
         body: bytes | None = None,
+        answered: Mapping[str, Answered] | None = None,
     ) -> CaseResult:
         """Score one case, awaiting async checks concurrently; the judge calls they made are
-        kept with the result."""
-        checks = asyncio.gather(*(recorded(c.name, c.answers, case) for c in self.checks))
+        kept with the result. ``answered`` holds checks already answered elsewhere (by a
+        worker process, where the agent ran), by check name: they are not run again."""
+        todo = self.checks if not answered else [c for c in self.checks if c.name not in answered]
+        checks = asyncio.gather(*(recorded(c.name, c.answers, case) for c in todo))
         try:
             answers = await checks
         except asyncio.CancelledError:
@@ -147,6 +163,9 @@ class Evaluator:
             if not checks.done() or checks.cancelled():
                 raise
             answers = checks.result()
+        if answered:  # back in the checks' order
+            fresh = iter(answers)
+            answers = [answered[c.name] if c.name in answered else next(fresh) for c in self.checks]
         verdicts: dict[str, Verdict] = {}
         exchanges: list[JudgeExchange] = []
         for c, names, (answer, asked) in zip(self.checks, self._records, answers, strict=True):
@@ -465,8 +484,9 @@ async def _one(
         held, raw = failed_case(exc, case, body)
         return CaseResult(case.id, repeat, {}, {}, None, str(exc), index, None, held, raw)
     ms = ran.latency_ms if ran.latency_ms is not None else ms
+    answered = ran.answered if type(ran) is CheckedRun else None
     result = await evaluator.aevaluate(
-        ran_case(case, ran), repeat=repeat, index=index, latency_ms=ms
+        ran_case(case, ran), repeat=repeat, index=index, latency_ms=ms, answered=answered
     )
     if ran.usage is not None:
         u = ran.usage

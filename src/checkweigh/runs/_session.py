@@ -37,8 +37,9 @@ from ..judges import (
 from ..store import ResultWriter, RunStatus, Store, gate_specs
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
-from ._engine import Evaluator, arun_cases, close_target, judge_checks
+from ._engine import Evaluator, close_target, judge_checks
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
+from .executors import LOCAL, Executor, Work, WorkerSpec
 
 
 class RunStopped(Exception):
@@ -76,6 +77,7 @@ def execute(
     stop: StopToken | None = None,
     record_agent: Path | None = None,
     replay_agent: Path | None = None,
+    executor: Executor | None = None,
 ) -> RunOutcome:
     """Run ``suite`` (on ``cases`` when given, else its cases file), storing each result as it
     finishes, and return the gated summary: :func:`aexecute` in an event loop of its own, which
@@ -113,6 +115,7 @@ def execute(
                 stop=stop,
                 record_agent=record_agent,
                 replay_agent=replay_agent,
+                executor=executor,
             )
         finally:
             await close_judge(judge)  # its connections belong to this event loop
@@ -151,6 +154,7 @@ async def aexecute(
     stop: StopToken | None = None,
     record_agent: Path | None = None,
     replay_agent: Path | None = None,
+    executor: Executor | None = None,
 ) -> RunOutcome:
     """Run ``suite`` in the running event loop (a web server's, a notebook's), storing each
     result as it finishes, and return the gated summary.
@@ -159,13 +163,16 @@ async def aexecute(
     :class:`~checkweigh.core.Case`, read lazily). The caller owns ``judge`` (it is not closed);
     the suite's agent target is built and closed here. ``stop`` ends the run between cases;
     cancelling the awaiting task does too (the run is then stored as incomplete).
-    ``record_agent`` and ``replay_agent`` as in :func:`execute`.
+    ``record_agent`` and ``replay_agent`` as in :func:`execute`. ``executor`` says where the
+    cases are evaluated (default: in this process; see :mod:`checkweigh.runs.executors`); the
+    results are stored here all the same.
 
     Raises:
         RunStopped: anything that ended the run early, raised after the finished cases were
             stored (as far as the database allowed) and the run marked incomplete.
     """
-    agent = run_agent(
+    executor = executor or LOCAL
+    agent = executor.agent(suite) or run_agent(
         suite,
         record=record_agent,
         replay=replay_agent,
@@ -186,6 +193,7 @@ async def aexecute(
             graded_weights=graded_weights,
             policy=policy,
             stop=stop,
+            executor=executor,
         )
     finally:
         if agent.target is not None:
@@ -206,6 +214,7 @@ async def _execute(
     graded_weights: Mapping[str, float] | None,
     policy: PassPolicy | None,
     stop: StopToken | None,
+    executor: Executor,
 ) -> RunOutcome:
     target = agent.target
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
@@ -263,18 +272,21 @@ async def _execute(
             on_result(result)
 
     try:
+        work = Work(
+            evaluator=evaluator,
+            cases=source.iter_sourced(tally) if cases is None else cases,
+            source=source if cases is None else None,
+            spec=WorkerSpec.of(suite, evaluator, with_agent=target is not None),
+            target=target,
+            target_timeout_s=agent.timeout_s,
+            repeat=repeat,
+            concurrency=limit,
+            stop=stop,
+            on_batch=writer.flush if target is not None else None,
+            asks_judge=judge is not None and bool(judge_checks(suite.checks)),
+        )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
-            await arun_cases(
-                evaluator,
-                source.iter_sourced(tally) if cases is None else cases,
-                handle,
-                target=target,
-                target_timeout_s=agent.timeout_s,
-                repeat=repeat,
-                concurrency=limit,
-                stop=stop,
-                on_batch=writer.flush if target is not None else None,
-            )
+            notes += await executor.run(work, handle)
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)

@@ -30,6 +30,7 @@ from ..judges import (
     make_judge,
 )
 from ..runs import RunOutcome, StopToken, check_agent_flags, execute
+from ..runs.executors import Executor, ProcessExecutor
 from ..runs.targets import check_record_dir, read_manifest
 from ..store import Store, database_file, in_memory
 from ..suites import Suite, load_suite
@@ -107,6 +108,12 @@ class RunRequest(BaseModel):
     replay_agent: Path | None = None
     """A recording to answer the agent calls from, with no agent running
     (``--replay-agent``)."""
+    workers: Annotated[int, Field(ge=1, le=256)] = 1
+    """Worker processes scoring recorded cases (``--workers``; 1: in this process)."""
+    executor: Literal["local", "ray"] = "local"
+    """Where cases are evaluated (``--executor``): this machine, or a Ray cluster."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``--ray-address``; None: Ray's own default)."""
 
 
 @dataclass
@@ -127,6 +134,8 @@ class PreparedRun:
     """Executions the run will make (cases x repeats)."""
     store: Store
     """The store the run is written to."""
+    executor: Executor | None = None
+    """Where the cases are evaluated (None: in this process)."""
 
 
 def prepare_run(request: RunRequest) -> PreparedRun:
@@ -179,8 +188,9 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     }
     for path, flag in request.exports.files():
         check_writable(path, flag, inputs)
+    executor = make_executor(request, suite)
     store = Store(request.db)
-    return PreparedRun(request, suite, judge, weights, policy, total, store)
+    return PreparedRun(request, suite, judge, weights, policy, total, store, executor)
 
 
 def run_prepared(
@@ -212,7 +222,47 @@ def run_prepared(
         stop=stop,
         record_agent=r.record_agent,
         replay_agent=r.replay_agent,
+        executor=prepared.executor,
     )
+
+
+def make_executor(request: RunRequest, suite: Suite) -> Executor | None:
+    """The executor the request asks for, checked against the suite (Ray connected here, so
+    an unreachable cluster is refused before the run is created).
+
+    Raises:
+        InputError: ``--workers`` with an agent target, with Ray, or Ray flags without it, or
+            Ray not installed or not reachable.
+    """
+    if request.ray_address is not None and request.executor != "ray":
+        raise InputError("a Ray cluster is joined with --executor ray", field="--ray-address")
+    if request.executor == "ray":
+        if request.workers != 1:
+            raise InputError(
+                "Ray schedules the work on the cluster's CPUs; drop --workers", field="--workers"
+            )
+        for path, flag in (
+            (request.record_agent, "--record-agent"),
+            (request.replay_agent, "--replay-agent"),
+        ):
+            if path is not None:
+                raise InputError(
+                    "the agent's calls are recorded or replayed in this process; drop "
+                    "--executor ray",
+                    field=flag,
+                )
+        from ..runs.executors.ray import connect  # Ray only when it is asked for
+
+        return connect(request.ray_address)
+    if request.workers == 1:
+        return None
+    if suite.target is not None:
+        raise InputError(
+            f"the suite {suite.name!r} calls an agent: --workers scores recorded cases "
+            "(agent calls scale with --concurrency, or across machines with --executor ray)",
+            field="--workers",
+        )
+    return ProcessExecutor(request.workers)
 
 
 def _policy(suite: Suite, t: Thresholds) -> PassPolicy:

@@ -5,7 +5,14 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._cases import count_cases, iter_cases, iter_sourced
+    from ._cases import (
+        case_of_line,
+        count_cases,
+        is_blank,
+        iter_cases,
+        iter_sourced,
+        numbered_lines,
+    )
     from ._check_types import BUILTIN_CHECKS
     from ._http import ReplySpec
     from ._loader import load_suite
@@ -33,7 +40,10 @@ else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
         {
+            "case_of_line": "._cases",
             "count_cases": "._cases",
+            "is_blank": "._cases",
+            "numbered_lines": "._cases",
             "iter_cases": "._cases",
             "iter_sourced": "._cases",
             "BUILTIN_CHECKS": "._check_types",
@@ -60,6 +70,9 @@ else:  # the names load when first read: see checkweigh._lazy
     )
 
 __all__ = [
+    "case_of_line",
+    "is_blank",
+    "numbered_lines",
     "BUILTIN_CHECKS",
     "BandsSpec",
     "CasesSource",

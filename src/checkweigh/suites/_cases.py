@@ -261,3 +261,48 @@ def _iter_document(path: Path) -> Iterator[Case]:
             )
         seen.add(case.id)
         yield case
+
+
+def case_of_line(path: Path, lineno: int, raw: bytes) -> Case:
+    """One non-blank line of a JSONL cases file as :func:`iter_jsonl` reads it (a worker
+    process parses the lines the driver hands it; the driver skips blank lines and checks
+    that ids are unique).
+
+    Raises:
+        CaseFileError: as :func:`iter_cases`, naming ``path`` and ``lineno``.
+    """
+    try:
+        case: Case = _validate(_decode(raw))
+    except RecursionError:
+        case = _deep_case(path, lineno, raw)
+    except ValueError:  # as iter_jsonl: the slow path says where and why
+        slow = _slow_path(path, lineno, raw)
+        if slow is None:
+            raise CaseFileError(
+                "expected a case, got a blank line", file=path, line=lineno
+            ) from None
+        case = slow
+    return case
+
+
+def is_blank(raw: bytes) -> bool:
+    """Whether :func:`iter_jsonl` skips the line: only whitespace (Unicode's included)."""
+    kept = raw.strip()
+    if not kept:
+        return True
+    if kept[0] < 0x80 and not chr(kept[0]).isspace():  # a case's "{", or any JSON text
+        return False
+    try:
+        return not raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return False
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The lines of a JSONL cases file with their numbers, as :func:`iter_jsonl` reads them
+    (a leading BOM dropped), for a driver that hands them to worker processes unparsed.
+
+    Raises:
+        CaseFileError: the file cannot be read.
+    """
+    return _lines(path)

@@ -1,0 +1,147 @@
+"""``--workers N``: recorded cases per second with 1 worker (in the driver) and with N worker
+processes, end to end with SQLite, on the scoring benchmark's 1.7 KB cases.
+
+Usage: python benchmarks/bench_workers.py [--cases N] [--workers 2] [--runs 3]
+
+Each measurement runs in a fresh child process (its time is the whole ``execute``: worker
+start-up, parsing, scoring, storing every result, finishing the run). Prints cases/s for one
+worker and for N, their ratio, and whether the two runs stored identical results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _phase import in_child  # the benchmarks' own helper module
+from bench_scoring import DEFAULT_SUITE, record_cases
+
+
+def recorded_suite(cases: Path, rubric: str) -> Path:
+    """The scheduling suite without its target, reading ``cases`` and scoring one rubric,
+    written beside the original (its python checks are imported relative to that folder)."""
+    spec = yaml.safe_load(DEFAULT_SUITE.read_text())
+    spec.pop("target", None)
+    spec.pop("gates", None)
+    spec["cases"] = str(cases)
+    spec["rubrics"] = {rubric: spec["rubrics"][rubric]}
+    path = DEFAULT_SUITE.parent / f".bench-workers-{cases.parent.name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def pad_traces(cases: Path, steps: int) -> None:
+    """Give every case ``steps`` more trace steps before its last (tool calls with their
+    results, as a real agent's log has): with 20, a case weighs ~12 KB."""
+    lines = cases.read_text().splitlines()
+    with cases.open("w", encoding="utf-8") as fh:
+        for i, line in enumerate(lines):
+            row = json.loads(line)
+            extra = []
+            for k in range(steps):
+                args = {"calendar": f"team-{k}", "day": "2025-03-04", "case": i}
+                slots = [f"{h:02d}:{m:02d}" for h in range(9, 17) for m in (0, 30)]
+                extra.append(
+                    {
+                        "kind": "tool_call",
+                        "name": f"lookup_{k % 4}",
+                        "arguments": args,
+                        "result": {"free": slots, "busy": slots[::3]},
+                        "latency_ms": 35.0 + k,
+                    }
+                )
+            row["trace"] = row["trace"][:-1] + extra + row["trace"][-1:]
+            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its ended children (the worker processes)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def phase_run(suite_path: Path, db: Path, workers: int) -> dict[str, object]:
+    from checkweigh.runs import execute
+    from checkweigh.runs.executors import ProcessExecutor
+    from checkweigh.store import Store
+    from checkweigh.suites import load_suite
+
+    suite = load_suite(suite_path)
+    store = Store(f"sqlite:///{db}")
+    executor = ProcessExecutor(workers) if workers > 1 else None
+    before = _cpu_s()
+    start = time.perf_counter()
+    outcome = execute(suite, store, executor=executor)
+    elapsed = time.perf_counter() - start
+    cpu = _cpu_s() - before
+    rows = [r.to_record() for r in store.iter_results(outcome.run_id)]
+    return {
+        "cases": outcome.summary.executions,
+        "seconds": elapsed,
+        "cases_per_s": outcome.summary.executions / elapsed,
+        "cpu_us_per_case": cpu / outcome.summary.executions * 1e6,
+        "digest": hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest(),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=100_000)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--rubric", default="completion")
+    p.add_argument("--pad-steps", type=int, default=0, help="more trace steps per case")
+    p.add_argument("--runs", type=int, default=3, help="runs per figure (median reported)")
+    p.add_argument("--phase", choices=["run"])
+    p.add_argument("--suite", type=Path)
+    p.add_argument("--db", type=Path)
+    p.add_argument("--n", type=int, default=1)
+    a = p.parse_args()
+    if a.phase == "run":
+        print(json.dumps(phase_run(a.suite, a.db, a.n)))
+        return
+
+    with tempfile.TemporaryDirectory(prefix="checkweigh-bench-") as tmp:
+        cases = Path(tmp) / "recorded.jsonl"
+        record_cases(DEFAULT_SUITE, cases, a.cases)
+        if a.pad_steps:
+            pad_traces(cases, a.pad_steps)
+        size = cases.stat().st_size / a.cases
+        print(f"input: {a.cases:,} recorded cases of {size / 1000:.1f} KB (JSONL)")
+        suite = recorded_suite(cases, a.rubric)
+        try:
+            figures: dict[int, list[dict[str, float]]] = {1: [], a.workers: []}
+            for i in range(a.runs):  # interleaved, so a busy moment hits both alike
+                for n in figures:
+                    db = Path(tmp) / f"w{n}-{i}.db"
+                    args = ["--phase", "run", "--suite", str(suite), "--db", str(db)]
+                    figures[n].append(in_child(__file__, [*args, "--n", str(n)]))
+        finally:
+            suite.unlink()
+    one = statistics.median(r["cases_per_s"] for r in figures[1])
+    many = statistics.median(r["cases_per_s"] for r in figures[a.workers])
+    same = len({r["digest"] for runs in figures.values() for r in runs}) == 1
+    print(f"median of {a.runs} run(s), each in its own process, end to end with SQLite")
+    cpu_one = statistics.median(r["cpu_us_per_case"] for r in figures[1])
+    cpu_many = statistics.median(r["cpu_us_per_case"] for r in figures[a.workers])
+    label = f"{a.workers} worker processes:"
+    print(f"{'1 worker (in-process):':<26}{one:>10,.0f} cases/s  {cpu_one:5.1f} us CPU/case")
+    print(f"{label:<26}{many:>10,.0f} cases/s  {cpu_many:5.1f} us CPU/case (all processes)")
+    print(f"{'ratio:':<26}{many / one:>10.2f}x  (bar >= 1.8 on 2 cores)")
+    print(f"{'identical stored results:':<26}{'yes' if same else 'NO':>10}")
+    print(json.dumps({"workers": a.workers, "one": figures[1], "many": figures[a.workers]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The driver's side of chunked work: cut the cases into chunks, keep a bounded number in
+flight on the workers, and hand their results on in the cases' order.
+
+For a checkweigh JSONL file the driver only reads lines (the workers parse them); other
+sources (imported logs, YAML, a caller's cases) are read here and shipped as cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from pathlib import Path
+
+from ...core import Case
+from ...errors import CaseFileError
+from ...suites import is_blank, numbered_lines
+from ...suites._text import shown
+from .._engine import OnResult, Sourced
+from .._gc import older_objects_frozen
+from .._stop import Interrupted, StopToken
+from ._base import Work
+from ._worker import Chunk, Scored
+
+_STREAMED = (".jsonl", ".ndjson")
+POLL_S = 0.25
+"""How often the driver looks at the stop flag while it waits for a chunk."""
+
+
+def chunks_of(work: Work, size: int) -> Iterator[Chunk]:
+    """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order."""
+    source = work.source
+    if source is not None and source.format is None and source.path.suffix in _STREAMED:
+        return _line_chunks(source.path, work.repeat, size)
+    return _case_chunks(work.cases, work.repeat, size)
+
+
+def _line_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
+    lines = ((n, raw) for n, raw in numbered_lines(path) if not is_blank(raw))
+    first = 0
+    while batch := tuple(itertools.islice(lines, size)):
+        yield Chunk(first, repeat, lines=batch)
+        first += len(batch)
+
+
+def _case_chunks(
+    cases: Iterable[Case] | Iterable[Sourced], repeat: int, size: int
+) -> Iterator[Chunk]:
+    items = (item if type(item) is tuple else (item, None) for item in cases)
+    first = 0
+    while batch := tuple(itertools.islice(items, size)):
+        yield Chunk(first, repeat, cases=batch)  # type: ignore[arg-type]
+        first += len(batch)
+
+
+Submit = Callable[[Chunk], Awaitable[Scored]]
+
+
+async def stream(
+    submit: Submit,
+    chunks: Iterator[Chunk],
+    *,
+    window: int,
+    on_result: OnResult,
+    stop: StopToken | None,
+    path: Path | None,
+) -> None:
+    """Keep ``window`` chunks in flight through ``submit`` and hand their results to
+    ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
+    an in-process run's). ``path`` is the JSONL file whose ids are checked unique here (the
+    workers see one chunk each).
+
+    An error reading the cases, or a bad case a worker met, is raised once the results before
+    it were handed on, as an in-process run does.
+
+    Raises:
+        Interrupted: ``stop`` was requested; the chunks still running are dropped.
+    """
+    token = stop if stop is not None else StopToken()
+    pending: deque[tuple[Chunk, asyncio.Future[Scored]]] = deque()
+    failed: list[BaseException] = []
+    seen: set[str] = set()
+
+    def fill() -> None:
+        while not failed and len(pending) < window and not token.requested:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except Exception as exc:  # noqa: BLE001 - raised once the chunks before it are in
+                failed.append(exc)
+                return
+            pending.append((chunk, asyncio.ensure_future(submit(chunk))))
+
+    with older_objects_frozen():  # as the engine's own loop (see checkweigh.runs._gc)
+        try:
+            fill()
+            while pending:
+                chunk, running = pending[0]
+                while not running.done():
+                    if token.requested:
+                        raise Interrupted(token.reason)
+                    await asyncio.wait({running}, timeout=POLL_S)
+                pending.popleft()
+                scored = running.result()
+                if path is not None:
+                    scored = _unique(scored, chunk, seen, path)
+                for result in scored.results:
+                    on_result(result)
+                if scored.error is not None:
+                    raise scored.error
+                fill()
+            if failed:
+                raise failed[0]
+            token.raise_if_requested()
+        finally:
+            for _, running in pending:
+                running.cancel()
+
+
+def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
+    """``scored`` cut at the first case whose id came before, with that error."""
+    if not chunk.lines:  # cases the driver read: their reader checked them
+        return scored
+    repeat = chunk.repeat
+    for i in range(0, len(scored.results), repeat):
+        case_id = scored.results[i].case_id
+        if case_id in seen:
+            lineno = chunk.lines[i // repeat][0]
+            error = CaseFileError(
+                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
+            )
+            return Scored(scored.results[:i], error)
+        seen.add(case_id)
+    return scored

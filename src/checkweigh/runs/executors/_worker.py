@@ -1,0 +1,242 @@
+"""The worker's side: rebuild a run's evaluator (and agent) from its spec, then score chunks of
+recorded cases or run single cases through the agent.
+
+A worker never receives the driver's live objects (judge clients, semaphores, compiled
+checks, imported agent modules): it loads the suite file itself, once per process, and keeps
+what it built for the next task of the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, TypeVar
+
+from ..._process import refuse_process_exit
+from ...core import Case, CaseResult
+from ...errors import CheckweighError, InputError
+from ...judges import recorded
+from ...suites import Suite, case_of_line, load_suite
+from .._engine import Answered, Evaluator
+from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
+from ..targets.conversation import conversing
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker needs to rebuild a run's evaluator: picklable, small, hashable."""
+
+    suite: Path
+    """The suite file, read again by the worker (the same path must be readable there)."""
+    cases: Path
+    """The cases file the run reads (``--cases`` included)."""
+    on_bad_record: Literal["skip", "fail"]
+    """The run's bad-record choice (imported logs)."""
+    with_agent: bool
+    """Whether the worker runs the suite's agent (its module is then imported there)."""
+    timeout_s: float | None
+    """The agent's per-call limit."""
+    checks: tuple[str, ...]
+    """The driver's check names, so a worker that built other checks refuses to score."""
+    rubrics: tuple[str, ...]
+    """The driver's rubric names, likewise."""
+
+    @classmethod
+    def of(cls, suite: Suite, evaluator: Evaluator, *, with_agent: bool) -> WorkerSpec:
+        """The spec of a run of ``suite`` scored by ``evaluator`` (the driver's)."""
+        timeout = suite.target.timeout_s if suite.target is not None else None
+        return cls(
+            suite=suite.path.resolve(),
+            cases=suite.cases.path.resolve(),
+            on_bad_record=suite.cases.on_bad_record,
+            with_agent=with_agent,
+            timeout_s=timeout,
+            checks=tuple(c.name for c in evaluator.checks if not c.judged),
+            rubrics=tuple(r.name for r in evaluator.rubrics),
+        )
+
+
+class WorkerState(NamedTuple):
+    """What a worker built from a spec, kept for the process's next task."""
+
+    evaluator: Evaluator
+    """The suite's evaluator without a judge: judge checks are the driver's."""
+    target: Target | None
+
+
+_STATES: dict[WorkerSpec, WorkerState] = {}
+_LOOP: list[asyncio.AbstractEventLoop] = []
+
+
+def worker_state(spec: WorkerSpec) -> WorkerState:
+    """The evaluator (and agent) of ``spec``, built on the first task of this process.
+
+    Raises:
+        InputError: the suite no longer loads here, or gives other checks than the driver's.
+    """
+    state = _STATES.get(spec)
+    if state is not None:
+        return state
+    suite = load_suite(spec.suite, load_agent=spec.with_agent)
+    suite = suite.with_cases(spec.cases, spec.on_bad_record)
+    evaluator = Evaluator.from_suite(suite)
+    built = (
+        tuple(c.name for c in evaluator.checks if not c.judged),
+        tuple(r.name for r in evaluator.rubrics),
+    )
+    if built != (spec.checks, spec.rubrics):
+        raise InputError(
+            "the suite changed since the run started: a worker loaded other checks or rubrics "
+            "than the driver",
+            file=spec.suite,
+        )
+    target = None
+    if spec.with_agent and suite.target is not None:
+        # simulated users speak through the judge, which stays with the driver
+        target = conversing(build_target(suite.target, suite.base_dir), suite.target, None)
+    state = _STATES[spec] = WorkerState(evaluator, target)
+    return state
+
+
+def ignore_interrupts() -> None:
+    """A worker process's start: Ctrl-C reaches the whole process group, and the driver alone
+    decides how the run stops (it stops handing out work, and keeps what finished)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+Line = tuple[int, bytes]
+"""A line of a JSONL cases file with its number."""
+
+
+class Chunk(NamedTuple):
+    """Consecutive cases of a run, handed to one worker."""
+
+    first: int
+    """The position of the chunk's first case in the cases file."""
+    repeat: int
+    """Executions of each case."""
+    lines: tuple[Line, ...] = ()
+    """Raw lines of a JSONL cases file (the worker parses them), or ..."""
+    cases: tuple[tuple[Case, bytes | None], ...] = ()
+    """... cases read by the driver (imported logs, YAML, a caller's cases)."""
+
+    def __len__(self) -> int:
+        return len(self.lines) or len(self.cases)
+
+
+class Scored(NamedTuple):
+    """A chunk's results in order, and the error that ended it early (a bad case line)."""
+
+    results: list[CaseResult]
+    error: CheckweighError | None = None
+
+
+def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
+    """Parse and score one chunk of recorded cases (a worker's task).
+
+    A bad line ends the chunk: the results before it are returned with the error, which the
+    driver raises once it has stored them, as the in-process run does.
+    """
+    state = worker_state(spec)
+    evaluator = state.evaluator
+    with refuse_process_exit():
+        if evaluator.needs_async:
+            return _run(_ascore(evaluator, chunk, spec.cases))
+        results: list[CaseResult] = []
+        evaluate = evaluator.evaluate
+        try:
+            for index, case, body in _cases(chunk, spec.cases):
+                for r in range(chunk.repeat):
+                    results.append(evaluate(case, repeat=r, index=index, body=body))
+        except CheckweighError as exc:
+            return Scored(results, exc)
+        return Scored(results)
+
+
+def _cases(chunk: Chunk, path: Path) -> Iterable[tuple[int, Case, bytes | None]]:
+    if chunk.cases:
+        for i, (case, body) in enumerate(chunk.cases):
+            yield chunk.first + i, case, body
+        return
+    for i, (lineno, raw) in enumerate(chunk.lines):
+        yield chunk.first + i, case_of_line(path, lineno, raw), raw.rstrip(b"\r\n")
+
+
+_ASYNC_AT_ONCE = 32
+"""Cases of a chunk whose async checks are awaited at once."""
+
+
+async def _ascore(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
+    gate = asyncio.Semaphore(_ASYNC_AT_ONCE)
+
+    async def one(index: int, case: Case, body: bytes | None, r: int) -> CaseResult:
+        async with gate:
+            return await evaluator.aevaluate(case, repeat=r, index=index, body=body)
+
+    jobs = []
+    error: CheckweighError | None = None
+    try:
+        for index, case, body in _cases(chunk, path):
+            jobs += [one(index, case, body, r) for r in range(chunk.repeat)]
+    except CheckweighError as exc:
+        error = exc
+    return Scored(list(await asyncio.gather(*jobs)), error)
+
+
+class Ran(NamedTuple):
+    """What a worker sends back for one case run through the agent."""
+
+    outcome: Literal["ran", "failed"]
+    reason: str = ""
+    """Why the agent failed (``failed``)."""
+    trace: list[Any] | None = None
+    final_state: dict[str, Any] | None = None
+    usage: AgentUsage | None = None
+    latency_ms: float | None = None
+    """The agent's own latency, else the wall time of its call."""
+    answered: dict[str, Answered] | None = None
+    """The answers of the checks that need no judge, by check name."""
+
+
+def run_case(spec: WorkerSpec, case: Case, repeat: int) -> Ran:
+    """Run the agent on ``case`` and answer the checks that need no judge (a worker's task)."""
+    state = worker_state(spec)
+    if state.target is None:
+        raise InputError("the suite has no agent target to run", file=spec.suite)
+    return _run(_arun_case(state, spec.timeout_s, case, repeat))
+
+
+async def _arun_case(state: WorkerState, timeout_s: float | None, case: Case, repeat: int) -> Ran:
+    assert state.target is not None
+    with refuse_process_exit():
+        try:
+            ran, ms = await timed(state.target, TargetRequest(case, repeat), timeout_s)
+        except AgentFailure as exc:
+            return Ran("failed", str(exc))
+        done = case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
+        checks = [c for c in state.evaluator.checks if not c.judged]
+        answers = await asyncio.gather(*(recorded(c.name, c.answers, done) for c in checks))
+    return Ran(
+        "ran",
+        trace=ran.trace,
+        final_state=ran.final_state,
+        usage=ran.usage,
+        latency_ms=ran.latency_ms if ran.latency_ms is not None else ms,
+        answered={c.name: a for c, a in zip(checks, answers, strict=True)},
+    )
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on this process's one event loop, kept across tasks: an agent's
+    connections (an HTTP client's pool) belong to the loop that opened them."""
+    if not _LOOP:
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="checkweigh-worker", daemon=True).start()
+        _LOOP.append(loop)
+    return asyncio.run_coroutine_threadsafe(coro, _LOOP[0]).result()

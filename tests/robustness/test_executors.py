@@ -1,0 +1,119 @@
+"""Catalogue: bad executor flags of `checkweigh run` (--workers, --executor, --ray-address),
+each refused before the run with exit 2 and one line naming the flag, nothing stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support import cli_process as cli
+from support.worker_suite import write_worker_suite
+
+AGENT_SUITE = """\
+name: agent
+cases: cases.jsonl
+target: {agent: "agent:run"}
+checks:
+  said: {type: contains, path: output, values: ["10:00"]}
+rubrics:
+  r: {weights: {said: 1.0}}
+"""
+
+ROWS = [
+    (["--workers", "0"], "--workers"),
+    (["--workers", "2"], "--workers: the suite 'agent' calls an agent"),
+    (["--ray-address", "127.0.0.1:6379"], "--ray-address: a Ray cluster is joined with"),
+    (["--executor", "dask"], "--executor: expected local or ray, got 'dask'"),
+    (["--executor", "ray", "--workers", "2"], "--workers: Ray schedules the work"),
+    (["--executor", "ray", "--record-agent", "rec"], "--record-agent: the agent's calls"),
+]
+
+
+@pytest.mark.parametrize(("flags", "fragment"), ROWS, ids=[" ".join(r[0]) for r in ROWS])
+def test_bad_executor_flags_exit_2(tmp_path: Path, flags: list[str], fragment: str) -> None:
+    write_worker_suite(tmp_path, 3)
+    (tmp_path / "agent.py").write_text("def run(request):\n    return {'trace': []}\n")
+    (tmp_path / "agent.yaml").write_text(AGENT_SUITE)
+    suite = "agent.yaml" if flags[:2] != ["--workers", "0"] else "suite.yaml"
+    db = tmp_path / "runs.db"
+    done = cli.run(["run", suite, "-q", "--db", f"sqlite:///{db}", *flags], tmp_path)
+    assert done.code == 2, done.out + done.err
+    assert fragment in done.err
+    assert "Traceback" not in done.err
+    assert len(done.err.strip().splitlines()) <= 3  # typer's usage box for a bad range
+    assert cli.stored(db) == 0
+
+
+KILLER = """\
+import os
+import signal
+
+
+def crashes_on_case_700(case):
+    if case.id == "booking-00700":  # a check whose C extension brings its process down
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True
+
+
+def exits_on_case_300(case):
+    if case.id == "booking-00300":
+        os._exit(0)  # refused during a run: the check's error, not the worker's end
+    return True
+"""
+
+
+@pytest.mark.parametrize(
+    ("check", "code", "fragment"),
+    [
+        ("crashes_on_case_700", 2, "a worker process died while scoring cases 513..1024, 3 times"),
+        ("exits_on_case_300", 0, ""),
+    ],
+    ids=["worker-killed", "os-exit-in-check"],
+)
+def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fragment: str) -> None:
+    suite = write_worker_suite(tmp_path, 1_500)
+    (tmp_path / "killer_checks.py").write_text(KILLER)
+    text = (
+        suite.read_text()
+        .replace(
+            "  polite: {type: python",
+            f"  killer: {{type: python, function: 'killer_checks:{check}'}}\n"
+            "  polite: {type: python",
+        )
+        .replace("      polite: 0.2", "      polite: 0.1\n      killer: 0.1")
+    )
+    suite.write_text(text)
+    db = tmp_path / "runs.db"
+    done = cli.run(
+        [
+            "run",
+            "suite.yaml",
+            "-q",
+            "--db",
+            f"sqlite:///{db}",
+            "--workers",
+            "2",
+            "--json",
+            "r.json",
+        ],
+        tmp_path,
+        timeout=120,
+    )
+    assert done.code == code, done.out + done.err
+    assert "Traceback" not in done.err
+    status, executions, _ = cli.run_row(db)
+    if code == 2:  # the chunks before it are stored, the run is incomplete, nothing else lost
+        assert fragment in done.err
+        assert status == "incomplete"
+        assert done.kept() == executions == cli.stored(db) == 512
+        return
+    assert status == "complete"
+    assert executions == cli.stored(db) == 1_500
+    results = json.loads((tmp_path / "r.json").read_text())["results"]
+    exited = next(r for r in results if r["case_id"] == "booking-00300")
+    assert exited["verdicts"]["killer"]["state"] == "errored"
+    assert "os._exit(0)" in exited["verdicts"]["killer"]["reason"] + str(
+        exited["verdicts"]["killer"].get("error")
+    )

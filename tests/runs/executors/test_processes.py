@@ -1,0 +1,114 @@
+"""Worker processes score recorded cases exactly as the driver alone does: the same results
+in the same order in the store, the same summary, the same errors at the same case."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkweigh.errors import CaseFileError
+from checkweigh.runs import RunStopped, execute
+from checkweigh.runs.executors import Executor, ProcessExecutor
+from checkweigh.store import RunStatus, Store
+from checkweigh.suites import load_suite
+from support.worker_suite import case_line, write_worker_suite
+
+
+def stored(suite_path: Path, db: Path, executor: Executor | None, repeat: int = 1) -> Any:
+    """The run's outcome and every stored record, in the store's order."""
+    store = Store(f"sqlite:///{db}")
+    try:
+        outcome = execute(load_suite(suite_path), store, repeat=repeat, executor=executor)
+    except RunStopped as stopped:
+        outcome, cause = stopped.outcome, stopped.cause
+    else:
+        cause = None
+    records = [r.to_record() for r in store.iter_results(outcome.run_id, with_cases=True)]
+    cases = [
+        r.case.id if r.case else None for r in store.iter_results(outcome.run_id, with_cases=True)
+    ]
+    return outcome, records, cases, cause
+
+
+def same_runs(a: Any, b: Any) -> None:
+    (out_a, rec_a, cases_a, cause_a), (out_b, rec_b, cases_b, cause_b) = a, b
+    assert rec_a == rec_b
+    assert cases_a == cases_b
+    assert out_a.status is out_b.status
+    assert out_a.kept == out_b.kept == len(rec_a)
+    assert out_a.summary.model_dump(exclude={"notes"}) == out_b.summary.model_dump(
+        exclude={"notes"}
+    )
+    assert type(cause_a) is type(cause_b)
+    assert str(cause_a) == str(cause_b)
+
+
+@pytest.mark.parametrize("async_check", [False, True], ids=["sync", "async-check"])
+def test_two_workers_store_what_one_does(tmp_path: Path, async_check: bool) -> None:
+    suite = write_worker_suite(tmp_path / "s", 1_050, async_check=async_check)
+    local = stored(suite, tmp_path / "local.db", None, repeat=2)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=100), repeat=2)
+    same_runs(local, workers)
+    outcome, records, _, _ = workers
+    assert outcome.status is RunStatus.COMPLETE
+    assert len(records) == 2_100
+    # in the cases' order, each case's repeats together
+    assert [(r["position"], r["repeat"]) for r in records[:4]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert outcome.summary.rubrics[0].tcr == pytest.approx(local[0].summary.rubrics[0].tcr)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": "booking-x", "input": {"message": "hi"}', "invalid JSON"),
+        ('{"id": "booking-00003", "input": {"message": "hi"}}', "duplicate case id"),
+        ('{"id": 7, "input": {"message": "hi"}}', "id"),
+    ],
+    ids=["broken-json", "duplicate-id", "id-not-a-string"],
+)
+def test_a_bad_case_stops_the_run_where_one_worker_stops(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    suite = write_worker_suite(tmp_path / "s", 700)
+    cases = suite.parent / "cases.jsonl"
+    lines = cases.read_text().splitlines()
+    lines.insert(430, line)  # line 431, in the fifth chunk of 100
+    cases.write_text("\n".join(lines) + "\n")
+    local = stored(suite, tmp_path / "local.db", None)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=100))
+    same_runs(local, workers)
+    outcome, records, _, cause = workers
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert len(records) == 430
+    assert isinstance(cause, CaseFileError)
+    assert cause.line == 431
+    assert message in str(cause)
+
+
+def test_blank_lines_and_a_bom_keep_positions(tmp_path: Path) -> None:
+    suite = write_worker_suite(tmp_path / "s", 0)
+    body = "\n".join(
+        ("\ufeff" if i == 0 else "") + case_line(i) + ("\n   \u3000" if i % 97 == 0 else "")
+        for i in range(450)
+    )
+    (suite.parent / "cases.jsonl").write_text(body + "\n\n")
+    local = stored(suite, tmp_path / "local.db", None)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(3, chunk=64))
+    same_runs(local, workers)
+    assert [r["position"] for r in workers[1]] == list(range(450))
+
+
+def test_cases_read_by_the_driver_go_to_workers_as_cases(tmp_path: Path) -> None:
+    """A YAML cases file is read by the driver and its cases shipped to the workers."""
+    suite = write_worker_suite(tmp_path / "s", 0)
+    rows = [json.loads(case_line(i)) for i in range(230)]
+    (suite.parent / "cases.yaml").write_text(json.dumps(rows))  # JSON is YAML
+    text = suite.read_text().replace("cases: cases.jsonl", "cases: cases.yaml")
+    suite.write_text(text)
+    local = stored(suite, tmp_path / "local.db", None)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=50))
+    same_runs(local, workers)
+    assert len(workers[1]) == 230
