@@ -124,7 +124,18 @@ def comparable(report: Any) -> tuple[list[Any], Any]:
         r.pop("latency_ms")
     summary = {k: v for k, v in report["summary"].items() if k not in ("notes", "usage", "slowest")}
     summary["case_gates"]["failing"].sort(key=lambda f: f["case_id"])
-    return results, summary
+    # means are summed in the order cases finish, which varies in the last bits of a float
+    return _rounded(results), _rounded(summary)
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def test_an_agent_suite_on_ray_gives_the_local_results(
