@@ -18,7 +18,7 @@ from ...errors import CaseFileError
 from ...suites import is_blank, numbered_lines
 from ...suites._text import shown
 from .._engine import OnResult, Sourced
-from .._gc import older_objects_frozen
+from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
 from ._base import OnRows, Work
 from ._worker import Chunk, Scored
@@ -94,7 +94,9 @@ async def stream(
                 return
             pending.append((chunk, asyncio.ensure_future(submit(chunk))))
 
-    with older_objects_frozen():  # as the engine's own loop (see checkweigh.runs._gc)
+    # as the engine's own loop (see checkweigh.runs._gc); the driver keeps none of what it
+    # unpickles, so the collector has nothing to find in it
+    with older_objects_frozen(), collector_paused():
         try:
             fill()
             while pending:

@@ -23,6 +23,7 @@ from ...judges import recorded
 from ...store._rows import SqliteRows, sqlite_rows
 from ...suites import Suite, case_of_line, load_suite
 from .._engine import Answered, Evaluator
+from .._gc import collector_paused
 from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
 from ..targets.conversation import conversing
 
@@ -152,15 +153,16 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
     """
     state = worker_state(spec)
     evaluator = state.evaluator
-    with refuse_process_exit():
+    # a chunk's objects are freed with it (see checkweigh.runs._gc)
+    with refuse_process_exit(), collector_paused():
         if evaluator.needs_async:
             scored = _run(_ascore(evaluator, chunk, spec.cases))
         else:
             scored = _score(evaluator, chunk, spec.cases)
-    if spec.run_id is None:
-        return scored
-    # the store's own function, here rather than in the driver, which only inserts them
-    return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
+        if spec.run_id is None:
+            return scored
+        # the store's own function, here rather than in the driver, which only inserts them
+        return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
 
 
 def _score(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
