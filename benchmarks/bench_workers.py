@@ -82,16 +82,19 @@ def phase_run(suite_path: Path, db: Path, workers: int) -> dict[str, object]:
     store = Store(f"sqlite:///{db}")
     executor = ProcessExecutor(workers) if workers > 1 else None
     before = _cpu_s()
+    driver_before = time.process_time()
     start = time.perf_counter()
     outcome = execute(suite, store, executor=executor)
     elapsed = time.perf_counter() - start
     cpu = _cpu_s() - before
+    driver = time.process_time() - driver_before
     rows = [r.to_record() for r in store.iter_results(outcome.run_id)]
     return {
         "cases": outcome.summary.executions,
         "seconds": elapsed,
         "cases_per_s": outcome.summary.executions / elapsed,
         "cpu_us_per_case": cpu / outcome.summary.executions * 1e6,
+        "driver_cpu_us_per_case": driver / outcome.summary.executions * 1e6,
         "digest": hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest(),
     }
 
@@ -135,9 +138,11 @@ def main() -> None:
     print(f"median of {a.runs} run(s), each in its own process, end to end with SQLite")
     cpu_one = statistics.median(r["cpu_us_per_case"] for r in figures[1])
     cpu_many = statistics.median(r["cpu_us_per_case"] for r in figures[a.workers])
+    driver = statistics.median(r["driver_cpu_us_per_case"] for r in figures[a.workers])
     label = f"{a.workers} worker processes:"
     print(f"{'1 worker (in-process):':<26}{one:>10,.0f} cases/s  {cpu_one:5.1f} us CPU/case")
     print(f"{label:<26}{many:>10,.0f} cases/s  {cpu_many:5.1f} us CPU/case (all processes)")
+    print(f"{'  of which the driver:':<26}{'':>18}{driver:5.1f} us CPU/case")
     print(f"{'ratio:':<26}{many / one:>10.2f}x  (bar >= 1.8 on 2 cores)")
     print(f"{'identical stored results:':<26}{'yes' if same else 'NO':>10}")
     print(json.dumps({"workers": a.workers, "one": figures[1], "many": figures[a.workers]}))

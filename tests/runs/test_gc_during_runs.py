@@ -10,7 +10,7 @@ import pytest
 from checkweigh.checks import NamedCheck, check
 from checkweigh.core import Case, Rubric, RubricItem
 from checkweigh.runs import Evaluator, run_cases
-from checkweigh.runs._gc import older_objects_frozen
+from checkweigh.runs._gc import collector_paused, older_objects_frozen
 
 SEEN: list[int] = []
 
@@ -58,3 +58,28 @@ def test_nested_runs_unfreeze_only_when_the_last_ends() -> None:
             assert gc.get_freeze_count() == frozen
         assert gc.get_freeze_count() == frozen  # the outer run is still going
     assert gc.get_freeze_count() == before
+
+
+def test_the_collector_pause_ends_with_the_last_pause_however_it_ends() -> None:
+    def paused_run() -> None:
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()  # the outer pause is still going
+            raise ValueError("bad line")
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="bad line"):
+        paused_run()
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_turned_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -35,6 +35,7 @@ from ..judges import (
     judge_settings,
 )
 from ..store import ResultWriter, RunStatus, Store, gate_specs
+from ..store._rows import SqliteRows
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
@@ -271,6 +272,12 @@ async def _execute(
         if on_result is not None:
             on_result(result)
 
+    def handle_rows(results: list[CaseResult], rows: SqliteRows) -> None:
+        writer.add_rows(results, rows)
+        if on_result is not None:
+            for result in results:
+                on_result(result)
+
     try:
         work = Work(
             evaluator=evaluator,
@@ -284,6 +291,8 @@ async def _execute(
             stop=stop,
             on_batch=writer.flush if target is not None else None,
             asks_judge=judge is not None and bool(judge_checks(suite.checks)),
+            run_id=run_id if store.takes_rows else None,
+            on_rows=handle_rows,
         )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
             notes += await executor.run(work, handle)

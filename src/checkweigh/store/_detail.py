@@ -11,7 +11,8 @@ from sqlalchemy import select
 from ..core import Case, CaseResult, JudgeExchange
 from ..errors import StoreError
 from ._pages import result_row, rubric_checks
-from ._store import ALL_REPEATS, RunInfo, Store, _db_errors
+from ._rows import ALL_REPEATS
+from ._store import RunInfo, Store, _db_errors
 from ._tables import CaseBodyRow
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Row, func, insert, select
 
 from ..core import CaseResult
 from ..errors import InputError
+from ._rows import case_rows, verdict_rows
 from ._store import (
     _RESULTS,
     RunInfo,
@@ -18,8 +19,6 @@ from ._store import (
     Store,
     _db_errors,
     _info,
-    case_rows,
-    verdict_rows,
 )
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 

@@ -34,13 +34,14 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from ..core import Case, CaseResult, RunSummary, VerdictState
+from ..core import CaseResult, RunSummary
 from ..errors import InputError, StoreError
 from ._checkpoint import DEFAULT_AUTOCHECKPOINT, Checkpointer
 from ._connect import _sqlite_pragmas, connect_args, resolve_url
 from ._migrate import upgrade
 from ._owner import Owner, is_dead
 from ._recover import rebuild_summary
+from ._rows import ALL_REPEATS, SqliteRows, _dumps, _exchanges, case_rows, sqlite_rows, verdict_rows
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
 
@@ -81,11 +82,6 @@ class RunInfo(BaseModel):
     abandoned: bool = False
     """Its process died before finishing it (found on a later open): it is incomplete, and its
     summary was rebuilt from the results it had stored."""
-
-
-def _dumps(value: Any) -> str:
-    """JSON for the JSON columns: orjson is several times faster than the standard library."""
-    return orjson.dumps(value).decode()
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
@@ -331,35 +327,34 @@ class Store:
                 conn.execute(insert(CaseBodyRow), bodies)
 
     def _add_results_sqlite(self, run_id: str, results: list[CaseResult]) -> None:
+        self._insert_sqlite(sqlite_rows(run_id, results))
+
+    def add_rows(self, rows: SqliteRows) -> None:
+        """Persist results that a worker process already turned into rows (see
+        :attr:`takes_rows`) in one transaction."""
+        if not self.takes_rows:
+            raise ValueError("rows built for SQLite are stored in a SQLite database only")
+        self.check_file()
+        with _db_errors(f"write results to {self.safe_url}"):
+            self._insert_sqlite(rows)
+
+    @property
+    def takes_rows(self) -> bool:
+        """Whether :meth:`add_rows` works here: results built into rows elsewhere (a worker
+        process) leave the writer only the insert. SQLite only."""
+        return self.engine.dialect.name == "sqlite"
+
+    def _insert_sqlite(self, rows: SqliteRows) -> None:
         # SQLite's driver leaves and re-takes the GIL once per executed row; multi-row INSERTs
         # of a prebuilt statement do it once per 100 rows. That keeps the writer thread from
         # stalling behind the scoring thread, and skips per-row parameter processing.
-        params: list[object] = []
-        for r in results:
-            exchanges = _exchanges(r)
-            params += (
-                run_id,
-                r.position,
-                r.case_id,
-                r.repeat,
-                r.errored,
-                r.latency_ms,
-                _dumps(r.to_record()),
-                None if exchanges is None else _dumps(exchanges),
-            )
-        verdicts: list[object] = []
-        for row in verdict_rows(results):
-            verdicts += (run_id, *row)
-        bodies: list[object] = []
-        for case_row in case_rows(results):
-            bodies += (run_id, *case_row)
         pages = 0 if self._checkpointer is not None else DEFAULT_AUTOCHECKPOINT
         with self.engine.begin() as conn:
             # per connection: the pool's connection writing now defers to the checkpointer
             conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={pages}")
-            _insert_chunks(conn, _sqlite_insert, len(_RESULT_COLUMNS), params)
-            _insert_chunks(conn, _sqlite_verdicts, len(_VERDICT_COLUMNS), verdicts)
-            _insert_chunks(conn, _sqlite_bodies, len(_BODY_COLUMNS), bodies)
+            _insert_chunks(conn, _sqlite_insert, len(_RESULT_COLUMNS), rows.results)
+            _insert_chunks(conn, _sqlite_verdicts, len(_VERDICT_COLUMNS), rows.verdicts)
+            _insert_chunks(conn, _sqlite_bodies, len(_BODY_COLUMNS), rows.bodies)
 
     def _add_results_copy(self, run_id: str, results: list[CaseResult]) -> None:
         # PostgreSQL's COPY streams the rows in one command: about three times the rows per
@@ -586,43 +581,6 @@ def _insert_chunks(
     for start in range(0, len(params), step):
         chunk = params[start : start + step]
         conn.exec_driver_sql(statement(len(chunk) // width), tuple(chunk))
-
-
-_PASSED = VerdictState.PASSED
-
-
-def verdict_rows(results: list[CaseResult]) -> Iterator[tuple[str, str, int, int]]:
-    """(check, state, idx, repeat) for every verdict of ``results`` that did not pass."""
-    for r in results:
-        for name, verdict in r.verdicts.items():
-            state = verdict[0]
-            if state is not _PASSED:
-                yield name, state.value, r.position, r.repeat
-
-
-ALL_REPEATS = -1
-"""The ``repeat`` of a stored case that every repeat of it evaluated (read from its file)."""
-
-_to_json = Case.__pydantic_serializer__.to_json
-
-
-def case_rows(results: list[CaseResult]) -> Iterator[tuple[int, int, bytes]]:
-    """(idx, repeat, body) of the cases to store with ``results``: a case evaluated as read
-    (its line at hand) once, with its first repeat, for all of them; one an agent ran with
-    each execution."""
-    for r in results:
-        if r.body is not None:
-            if r.repeat == 0:
-                yield r.position, ALL_REPEATS, r.body
-        elif r.case is not None:
-            yield r.position, r.repeat, _to_json(r.case, exclude_defaults=True)
-
-
-def _exchanges(result: CaseResult) -> list[dict[str, Any]] | None:
-    """The result's judge calls as JSON-ready dicts; None without any."""
-    if not result.exchanges:
-        return None
-    return [e.model_dump(mode="json") for e in result.exchanges]
 
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]

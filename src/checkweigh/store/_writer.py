@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from ..core import CaseResult
+from ._rows import SqliteRows
 from ._store import Store
 
 
@@ -64,6 +65,21 @@ class ResultWriter:
         ):
             self.flush()
 
+    def add_rows(self, results: list[CaseResult], rows: SqliteRows) -> None:
+        """Store ``results``, which a worker process already built into ``rows`` (see
+        :meth:`Store.add_rows`), in one transaction after whatever is queued.
+
+        Raises:
+            StoreError: they could not be written; they stay queued (as results).
+        """
+        self.flush()
+        try:
+            self.store.add_rows(rows)
+        except BaseException:
+            self._buffer.extend(results)
+            raise
+        self._written(results)
+
     def flush(self) -> None:
         """Write everything queued.
 
@@ -77,9 +93,17 @@ class ResultWriter:
             except BaseException:
                 self._buffer = batch + self._buffer
                 raise
-            self.written += len(batch)
-            if self.on_written is not None:
-                self.on_written(batch)
+            self._written(batch)
+        else:
+            self._beat_now()
+
+    def _written(self, batch: list[CaseResult]) -> None:
+        self.written += len(batch)
+        if self.on_written is not None:
+            self.on_written(batch)
+        self._beat_now()
+
+    def _beat_now(self) -> None:
         self._last = time.monotonic()
         if self._last - self._beat >= HEARTBEAT_S:
             self._beat = self._last

@@ -4,6 +4,8 @@ in the same order in the store, the same summary, the same errors at the same ca
 from __future__ import annotations
 
 import json
+import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +13,12 @@ import pytest
 
 from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
+from checkweigh.runs._engine import Evaluator
 from checkweigh.runs.executors import Executor, ProcessExecutor
+from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk
 from checkweigh.store import RunStatus, Store
-from checkweigh.suites import load_suite
+from checkweigh.store._rows import sqlite_rows
+from checkweigh.suites import load_suite, numbered_lines
 from support.worker_suite import case_line, write_worker_suite
 
 
@@ -112,3 +117,40 @@ def test_cases_read_by_the_driver_go_to_workers_as_cases(tmp_path: Path) -> None
     workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=50))
     same_runs(local, workers)
     assert len(workers[1]) == 230
+
+
+def _raw_rows(db: Path) -> list[list[tuple[object, ...]]]:
+    """Every stored row of the database's one run, as SQLite holds it (its run id left out)."""
+    with sqlite3.connect(db) as conn:
+        return [
+            conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
+            for table, columns, order in (
+                ("case_results", "idx, case_id, repeat, errored, latency_ms, record", "id"),
+                ("case_bodies", "idx, repeat, body", "id"),
+                ("verdicts_not_passed", '"check", state, idx, repeat', '"check", state, idx'),
+            )
+        ]
+
+
+def test_workers_send_the_rows_the_driver_would_write(tmp_path: Path) -> None:
+    # the workers build the store's rows (the driver only inserts them): byte for byte those
+    # an in-process run writes, failed verdicts and case bodies included
+    suite = write_worker_suite(tmp_path / "s", 640)
+    stored(suite, tmp_path / "local.db", None)
+    stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=100))
+    local, workers = _raw_rows(tmp_path / "local.db"), _raw_rows(tmp_path / "workers.db")
+    assert [len(rows) for rows in local] == [640, 640, len(local[2])]
+    assert local[2], "some verdicts fail in the worker suite"
+    assert workers == local
+
+
+def test_a_chunk_comes_back_with_its_rows_when_the_spec_names_the_run(tmp_path: Path) -> None:
+    suite_path = write_worker_suite(tmp_path / "s", 5)
+    suite = load_suite(suite_path)
+    spec = WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=False)
+    lines = tuple(numbered_lines(suite.cases.path))
+    chunk = Chunk(0, 1, lines=lines)
+    assert score_chunk(spec, chunk).rows is None
+    scored = score_chunk(replace(spec, run_id="run-1"), chunk)
+    assert scored.rows == sqlite_rows("run-1", scored.results)
+    assert len(scored.rows.results) == 5 * 8  # eight columns a result

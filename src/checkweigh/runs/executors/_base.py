@@ -11,13 +11,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...core import Case
+from ...core import Case, CaseResult
+from ...store._rows import SqliteRows
 from ...suites import CasesSource, Suite
 from .._agent_source import RunAgent
 from .._engine import Evaluator, OnResult, Sourced, arun_cases
 from .._stop import StopToken
 from ..targets import Target
 from ._worker import WorkerSpec
+
+OnRows = Callable[[list[CaseResult], SqliteRows], None]
+"""The driver's hand for results that come with their store rows, in the cases' order."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,11 @@ class Work:
     """Called once results that finished together were handed on (one commit for all)."""
     asks_judge: bool
     """Whether some check asks the driver's judge (those calls stay in the driver)."""
+    run_id: str | None = None
+    """The run's id, when its store takes rows built elsewhere (SQLite): an executor whose
+    workers build them hands them to ``on_rows``."""
+    on_rows: OnRows | None = None
+    """Stores results with their rows (instead of ``on_result`` for each)."""
 
 
 class Executor(Protocol):

@@ -18,9 +18,9 @@ from ...errors import CaseFileError
 from ...suites import is_blank, numbered_lines
 from ...suites._text import shown
 from .._engine import OnResult, Sourced
-from .._gc import older_objects_frozen
+from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
-from ._base import Work
+from ._base import OnRows, Work
 from ._worker import Chunk, Scored
 
 _STREAMED = (".jsonl", ".ndjson")
@@ -65,6 +65,7 @@ async def stream(
     on_result: OnResult,
     stop: StopToken | None,
     path: Path | None,
+    on_rows: OnRows | None = None,
 ) -> None:
     """Keep ``window`` chunks in flight through ``submit`` and hand their results to
     ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
@@ -93,7 +94,9 @@ async def stream(
                 return
             pending.append((chunk, asyncio.ensure_future(submit(chunk))))
 
-    with older_objects_frozen():  # as the engine's own loop (see checkweigh.runs._gc)
+    # as the engine's own loop (see checkweigh.runs._gc); the driver keeps none of what it
+    # unpickles, so the collector has nothing to find in it
+    with older_objects_frozen(), collector_paused():
         try:
             fill()
             while pending:
@@ -106,8 +109,11 @@ async def stream(
                 scored = running.result()
                 if path is not None:
                     scored = _unique(scored, chunk, seen, path)
-                for result in scored.results:
-                    on_result(result)
+                if scored.rows is not None and on_rows is not None:
+                    on_rows(scored.results, scored.rows)
+                else:
+                    for result in scored.results:
+                        on_result(result)
                 if scored.error is not None:
                     raise scored.error
                 fill()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from ...errors import CheckweighError
 from ...suites import Suite
@@ -60,6 +61,11 @@ class ProcessExecutor:
         from concurrent.futures.process import BrokenProcessPool
 
         context = multiprocessing.get_context("spawn")
+        spec = work.spec
+        if work.on_rows is not None and work.run_id is not None:
+            # the workers build the store's rows: the driver, on a core the workers share,
+            # then only inserts them
+            spec = replace(spec, run_id=work.run_id)
 
         def start(workers: int) -> ProcessPoolExecutor:
             return ProcessPoolExecutor(workers, mp_context=context, initializer=ignore_interrupts)
@@ -69,7 +75,7 @@ class ProcessExecutor:
         async def submit(chunk: Chunk) -> Scored:
             pool = pools[-1]
             try:
-                return await asyncio.wrap_future(pool.submit(score_chunk, work.spec, chunk))
+                return await asyncio.wrap_future(pool.submit(score_chunk, spec, chunk))
             except BrokenProcessPool:
                 if pools[-1] is pool:  # the first chunk to see it starts the next pool
                     pool.shutdown(wait=False, cancel_futures=True)
@@ -80,7 +86,7 @@ class ProcessExecutor:
             for _ in range(RETRIES):
                 solo = start(1)
                 try:
-                    return await asyncio.wrap_future(solo.submit(score_chunk, work.spec, chunk))
+                    return await asyncio.wrap_future(solo.submit(score_chunk, spec, chunk))
                 except BrokenProcessPool:
                     continue
                 finally:
@@ -99,6 +105,7 @@ class ProcessExecutor:
                 on_result=on_result,
                 stop=work.stop,
                 path=work.spec.cases if work.source is not None else None,
+                on_rows=work.on_rows,
             )
         finally:
             pools[-1].shutdown(wait=True, cancel_futures=True)

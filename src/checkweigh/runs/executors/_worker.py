@@ -20,8 +20,10 @@ from ..._process import refuse_process_exit
 from ...core import Case, CaseResult
 from ...errors import CheckweighError, InputError
 from ...judges import recorded
+from ...store._rows import SqliteRows, sqlite_rows
 from ...suites import Suite, case_of_line, load_suite
 from .._engine import Answered, Evaluator
+from .._gc import collector_paused
 from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
 from ..targets.conversation import conversing
 
@@ -46,6 +48,9 @@ class WorkerSpec:
     """The driver's check names, so a worker that built other checks refuses to score."""
     rubrics: tuple[str, ...]
     """The driver's rubric names, likewise."""
+    run_id: str | None = None
+    """The run whose SQLite rows the worker builds with each chunk's results (the driver then
+    only inserts them); None: the driver builds them."""
 
     @classmethod
     def of(cls, suite: Suite, evaluator: Evaluator, *, with_agent: bool) -> WorkerSpec:
@@ -135,6 +140,9 @@ class Scored(NamedTuple):
 
     results: list[CaseResult]
     error: CheckweighError | None = None
+    rows: SqliteRows | None = None
+    """``results`` as the store's rows, when the spec names the run (see
+    :attr:`WorkerSpec.run_id`)."""
 
 
 def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
@@ -145,18 +153,28 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
     """
     state = worker_state(spec)
     evaluator = state.evaluator
-    with refuse_process_exit():
+    # a chunk's objects are freed with it (see checkweigh.runs._gc)
+    with refuse_process_exit(), collector_paused():
         if evaluator.needs_async:
-            return _run(_ascore(evaluator, chunk, spec.cases))
-        results: list[CaseResult] = []
-        evaluate = evaluator.evaluate
-        try:
-            for index, case, body in _cases(chunk, spec.cases):
-                for r in range(chunk.repeat):
-                    results.append(evaluate(case, repeat=r, index=index, body=body))
-        except CheckweighError as exc:
-            return Scored(results, exc)
-        return Scored(results)
+            scored = _run(_ascore(evaluator, chunk, spec.cases))
+        else:
+            scored = _score(evaluator, chunk, spec.cases)
+        if spec.run_id is None:
+            return scored
+        # the store's own function, here rather than in the driver, which only inserts them
+        return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
+
+
+def _score(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
+    results: list[CaseResult] = []
+    evaluate = evaluator.evaluate
+    try:
+        for index, case, body in _cases(chunk, path):
+            for r in range(chunk.repeat):
+                results.append(evaluate(case, repeat=r, index=index, body=body))
+    except CheckweighError as exc:
+        return Scored(results, exc)
+    return Scored(results)
 
 
 def _cases(chunk: Chunk, path: Path) -> Iterable[tuple[int, Case, bytes | None]]:
