@@ -1,7 +1,7 @@
 """``--executor ray`` on a local cluster: agent cases per second against the limit with one
 node and with two, and recorded cases at scale with each process's peak memory.
 
-Usage: python benchmarks/bench_ray.py [--cases 2000] [--cpus 4] [--recorded 200000]
+Usage: python benchmarks/bench_ray.py [--cases 2000] [--cpus 4] [--recorded 200000] [--local]
 
 1. A cluster of one node (a head with ``--cpus`` CPUs) runs ``--cases`` cases of an agent that
    sleeps 100 ms; a second node joins and the run is repeated. The limit is
@@ -9,7 +9,9 @@ Usage: python benchmarks/bench_ray.py [--cases 2000] [--cpus 4] [--recorded 2000
 2. A two-node cluster of ``--recorded-cpus`` CPUs per node (default 1: scoring is CPU-bound,
    and this machine's cores are what it has) scores ``--recorded`` / 4 and then ``--recorded``
    recorded cases of the scoring benchmark (1.7 KB each); the peak RSS of the driver and of
-   every Ray worker is printed after each: flat means it does not grow with the cases.
+   every Ray worker is printed after each: flat means it does not grow with the cases. With
+   ``--local`` the same cases are also scored without Ray, to compare the driver with a
+   local run.
 
 Each run is ``checkweigh.runs.execute`` in a child process, timed from the run's start to its
 stored end (joining the cluster excluded). Both nodes run on this machine (127.0.0.1); on a
@@ -20,8 +22,8 @@ cases are.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -60,13 +62,14 @@ rubrics:
 
 def phase_run(suite_path: Path, db: Path, address: str, concurrency: int) -> dict[str, float]:
     from checkweigh.runs import execute
+    from checkweigh.runs.executors import LOCAL
     from checkweigh.runs.executors.ray import connect
     from checkweigh.store import Store
     from checkweigh.suites import load_suite
 
     suite = load_suite(suite_path)
     store = Store(f"sqlite:///{db}")
-    executor = connect(address)
+    executor = LOCAL if address == "local" else connect(address)
     start = time.perf_counter()
     outcome = execute(suite, store, executor=executor, concurrency=concurrency)
     elapsed = time.perf_counter() - start
@@ -75,8 +78,29 @@ def phase_run(suite_path: Path, db: Path, address: str, concurrency: int) -> dic
         "errored": outcome.summary.errored_executions,
         "seconds": elapsed,
         "cases_per_s": outcome.summary.executions / elapsed,
-        "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        **memory_mb(),
     }
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's peak resident memory and what is resident now by kind (MB).
+
+    The peak is the kernel's VmHWM of this process, not ``getrusage``'s ``ru_maxrss``: Linux
+    carries ``ru_maxrss`` across ``exec`` from the process that started it, so a child of a
+    benchmark holding the cases it wrote would report the parent's memory as its own.
+    """
+    kinds = {
+        "VmHWM:": "driver_peak_rss_mb",
+        "RssAnon:": "heap_mb",  # the process's own memory (Python heap, Ray's C++ core)
+        "RssFile:": "file_mb",  # libraries mapped
+        "RssShmem:": "shmem_mb",  # pages of Ray's shared object store it mapped
+    }
+    now = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition("\t")
+        if key in kinds:
+            now[kinds[key]] = int(value.split()[0]) / 1024.0
+    return now
 
 
 def worker_peaks_mb(cluster: RayCluster) -> list[float]:
@@ -102,6 +126,10 @@ def worker_peaks_mb(cluster: RayCluster) -> list[float]:
     return sorted(peaks)
 
 
+def _local_args(suite: Path, db: Path) -> list[str]:
+    return ["--phase", "run", "--suite", str(suite), "--db", str(db), "--address", "local"]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=2_000)
@@ -109,6 +137,11 @@ def main() -> None:
     p.add_argument("--recorded", type=int, default=200_000)
     p.add_argument(
         "--recorded-cpus", type=int, default=1, help="CPUs per node for the recorded cases"
+    )
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="also score the recorded cases in one local process, for its memory",
     )
     p.add_argument("--phase", choices=["run"])
     p.add_argument("--suite", type=Path)
@@ -153,25 +186,34 @@ def main() -> None:
         # scoring is CPU-bound: as many workers as this machine has cores for it
         cluster = start_cluster(cpus_per_node=a.recorded_cpus, nodes=2)
         try:
-            cases = folder / "recorded.jsonl"
-            record_cases(DEFAULT_SUITE, cases, a.recorded)
+            recorded = folder / "recorded.jsonl"
+            record_cases(DEFAULT_SUITE, recorded, a.recorded)
+            cases = recorded  # the file the suite reads now
             suite = recorded_suite(cases, "completion")
             try:
                 print(f"recorded: 1.7 KB cases on 2 nodes x {a.recorded_cpus} worker(s)")
                 for n in (a.recorded // 4, a.recorded):
-                    with cases.open("rb") as fh:  # the first n cases
-                        head = b"".join(line for _, line in zip(range(n), fh, strict=False))
                     part = folder / f"recorded-{n}.jsonl"
-                    part.write_bytes(head)
+                    with recorded.open("rb") as fh, part.open("wb") as out:  # the first n cases
+                        out.writelines(itertools.islice(fh, n))
                     text = suite.read_text().replace(str(cases), str(part))
                     suite.write_text(text)
                     got = run(suite, f"recorded{n}.db", 8)
                     peaks = worker_peaks_mb(cluster)
                     print(
-                        f"  {n:>9,} cases: {got['cases_per_s']:8,.0f} cases/s; peak RSS: "
-                        f"driver {got['driver_peak_rss_mb']:.0f} MB, workers "
+                        f"  {got['cases']:>9,.0f} cases: {got['cases_per_s']:8,.0f} cases/s; "
+                        f"peak RSS: driver {got['driver_peak_rss_mb']:.0f} MB (at the end: heap "
+                        f"{got['heap_mb']:.0f}, object store {got['shmem_mb']:.0f}), workers "
                         f"{', '.join(f'{m:.0f}' for m in peaks)} MB"
                     )
+                    if a.local:
+                        got = in_child(__file__, _local_args(suite, folder / f"local{n}.db"))
+                        print(
+                            f"  {got['cases']:>9,.0f} cases locally (no Ray): "
+                            f"{got['cases_per_s']:8,.0f} "
+                            f"cases/s; peak RSS {got['driver_peak_rss_mb']:.0f} MB (at the "
+                            f"end: heap {got['heap_mb']:.0f})"
+                        )
                     cases = part
             finally:
                 suite.unlink()

@@ -5,6 +5,8 @@ never lost, judge calls under one cluster-wide limit, a bad address refused."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +250,51 @@ def test_ray_that_cannot_be_used_exits_2(
     assert len(done.err.strip().splitlines()) == 1
     assert "Traceback" not in done.err
     assert cli.stored(db) == 0
+
+
+HELD_REFS = """\
+import json
+import sys
+
+import ray
+
+from checkweigh.runs import execute
+from checkweigh.runs.executors.ray import RayExecutor, connect
+from checkweigh.store import Store
+from checkweigh.suites import load_suite
+
+executor = connect(sys.argv[1])
+executor = RayExecutor(executor.ray, executor.address, chunk=16)  # many chunks
+core = ray._private.worker.global_worker.core_worker
+held = []
+outcome = execute(
+    load_suite("suite.yaml"),
+    Store("sqlite:///refs.db"),
+    executor=executor,
+    on_result=lambda result: held.append(len(core.get_all_reference_counts())),
+)
+print(json.dumps({"cases": outcome.summary.executions, "cpus": executor.cpus, "held": held}))
+"""
+
+
+def test_the_driver_holds_a_bounded_number_of_ray_objects(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    # each chunk's task, argument and result are released once its results are handed on:
+    # the driver's references stay within the window of chunks in flight, however many
+    # chunks the run has (its memory does not grow with them)
+    suite = write_worker_suite(tmp_path / "s", 1_600)
+    (suite.parent / "held_refs.py").write_text(HELD_REFS)
+    done = subprocess.run(
+        [sys.executable, "held_refs.py", ray_cluster.address],
+        cwd=suite.parent,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["cases"] == 1_600 == len(got["held"])  # 100 chunks
+    window = 2 * got["cpus"]
+    assert max(got["held"]) <= 2 * window + 2, max(got["held"])
