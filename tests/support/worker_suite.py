@@ -35,7 +35,7 @@ checks:
     path: final_state.booking.time
     expected_path: ground_truth.time
   checked_first: {type: before, first: check_availability, then: book_meeting}
-  polite: {type: python, function: "booking_checks:POLITE"}
+  polite: {type: python, function: "worker_suite_checks:POLITE"}
 rubrics:
   completion:
     weights:
@@ -66,7 +66,7 @@ def case_line(i: int) -> str:
 def write_worker_suite(folder: Path, n: int, *, async_check: bool = False) -> Path:
     """The suite and ``n`` cases in ``folder``; its path."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "booking_checks.py").write_text(CHECKS)
+    (folder / "worker_suite_checks.py").write_text(CHECKS)
     name = "slow_polite" if async_check else "polite"
     (folder / "suite.yaml").write_text(SUITE.replace("POLITE", name))
     (folder / "cases.jsonl").write_text("".join(case_line(i) + "\n" for i in range(n)))

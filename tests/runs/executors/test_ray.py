@@ -76,7 +76,7 @@ checks:
   right_time: {type: equals, path: final_state.time, value: "10:00"}
   booked: {type: equals, path: final_state.booked, value: true}
   checked_first: {type: tool_called, step: {name: check_availability}}
-  polite: {type: python, function: "booking_checks:polite"}
+  polite: {type: python, function: "ray_suite_checks:polite"}
 JUDGE
 rubrics:
   completion:
@@ -100,7 +100,7 @@ JUDGED = """\
 def agent_suite(folder: Path, n: int, *, judged: bool = False, **inputs: list[int]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "booking_agent.py").write_text(AGENT)
-    (folder / "booking_checks.py").write_text(CHECKS)
+    (folder / "ray_suite_checks.py").write_text(CHECKS)
     text = SUITE.replace("JUDGE\n", JUDGED if judged else "")
     text = text.replace("      WEIGHT\n", "      grounded: 0.2\n" if judged else "")
     (folder / "suite.yaml").write_text(text)
