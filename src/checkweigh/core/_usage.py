@@ -55,8 +55,16 @@ def trace_usage(trace: Iterable[Step]) -> CaseUsage | None:
             cost = (cost or 0.0) + v
     if tokens_in is None and tokens_out is None and cost is None:
         return None
-    return CaseUsage(
-        int(tokens_in) if tokens_in is not None else None,
-        int(tokens_out) if tokens_out is not None else None,
-        cost,
-    )
+    return CaseUsage(_whole(tokens_in), _whole(tokens_out), _finite(cost))
+
+
+def _finite(total: float | None) -> float | None:
+    """A sum of finite values can still overflow to infinity (two counts near 1e308): that is
+    no usage anyone had, so it is unknown rather than an error that would stop the run."""
+    return total if total is not None and total < _INF else None
+
+
+def _whole(total: float | None) -> int | None:
+    """A token count as a whole number, unknown when its sum overflowed."""
+    finite = _finite(total)
+    return int(finite) if finite is not None else None
