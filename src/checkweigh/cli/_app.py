@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -349,14 +349,45 @@ def run(
             outcome = exc.outcome
         finally:
             os.chdir(folder)
-    _report(out, outcome, loaded.name, store)
-    try:
-        write_exports(store, outcome, request.exports, _say(out))
-    except InputError as exc:
-        fail_input(err, exc)
+    # the run is stored: a first signal now lets the report and the files be finished and the
+    # exit code stay what the run earned; a second one ends the process at once
+    late = _LateSignal()
+    with late:
+        _report(out, outcome, loaded.name, store)
+        try:
+            write_exports(store, outcome, request.exports, _say(out))
+        except InputError as exc:
+            fail_input(err, exc)
     if stopped is not None:
         _stopped(err, stopped)
+    if late.received:
+        err.print(
+            plain(f"note: signal received after run {outcome.run_id} was stored; it is complete"),
+            soft_wrap=True,
+        )
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+class _LateSignal:
+    """While the report of a stored run is written: the first signal is noted, a second one
+    ends the process with 130."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._before: dict[int, Any] = {}
+
+    def _noted(self, _signum: int, _frame: FrameType | None) -> None:
+        if self.received:
+            _exit_now(_signum)
+        self.received = True
+
+    def __enter__(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self._before[signum] = signal.signal(signum, self._noted)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)
 
 
 def _stopped(err: Console, stopped: RunStopped) -> NoReturn:

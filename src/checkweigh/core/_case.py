@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import from_json
 
 from ._conversation import Turn, UserSpec, last_reply, turns_of
 
 StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
+
+
+def _parsed_arguments(text: str) -> dict[str, Any] | str:
+    """Arguments given as JSON text (as OpenAI logs them), parsed; text that is not a JSON
+    object stays as given. Only text reaches this validator: an object (the common case) is
+    taken as it is, without a call into Python for each step."""
+    try:
+        parsed = from_json(text)
+    except ValueError:
+        return text
+    return parsed if isinstance(parsed, dict) else text
 
 
 class Step(BaseModel):
@@ -25,7 +36,7 @@ class Step(BaseModel):
     """The message text (for user, assistant and system steps)."""
     name: str | None = None
     """The tool's name for a tool call, or the event's name for an event."""
-    arguments: dict[str, Any] | str | None = None
+    arguments: dict[str, Any] | Annotated[str, AfterValidator(_parsed_arguments)] | None = None
     """The arguments the tool was called with: an object. Given as JSON text (as OpenAI logs
     them), the text is parsed; text that is not a JSON object stays a string, which marks it
     as unparsed (see :attr:`arguments_parsed`)."""
@@ -45,17 +56,6 @@ class Step(BaseModel):
     # a NaN would be stored as NULL by SQLite and break the run's summary after the run
     latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """How long the step took, in milliseconds, where known."""
-
-    @field_validator("arguments", mode="before")
-    @classmethod
-    def _parse_arguments(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                parsed = from_json(value)
-            except ValueError:
-                return value
-            return parsed if isinstance(parsed, dict) else value
-        return value
 
     @property
     def arguments_parsed(self) -> bool:
