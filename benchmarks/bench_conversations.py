@@ -20,7 +20,6 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _airline import SUITE, conversation  # the benchmarks' own helper modules
-from _phase import in_child
+from _phase import in_child, phase_cli
 
 
 def write_inputs(folder: Path, n: int) -> Path:
@@ -61,27 +60,6 @@ def phase_run(suite_path: Path, db: Path) -> dict[str, float]:
         "tcr": rubric.tcr or 0.0,
         "errored": outcome.summary.errored_executions,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-    }
-
-
-def phase_cli(suite_path: Path, db: Path, cases: int) -> dict[str, float]:
-    """``checkweigh run SUITE`` in a process of its own, timed from the outside."""
-    command = [sys.executable, "-m", "checkweigh", "run", str(suite_path)]
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [*command, "--db", f"sqlite:///{db}", "-q"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):  # 1: a gate failed, which is the agent's doing
-        raise SystemExit(f"checkweigh run failed ({proc.returncode}):\n{proc.stderr}")
-    return {
-        "cases": cases,
-        "seconds": elapsed,
-        "cases_per_s": cases / elapsed,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0,
     }
 
 

@@ -25,7 +25,6 @@ import asyncio
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _phase import in_child  # the benchmarks' own helper module
+from _phase import in_child, phase_cli  # the benchmarks' own helper module
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SUITE = ROOT / "examples" / "scheduling" / "suite.yaml"
@@ -164,26 +163,6 @@ def write_cli_suite(suite_path: Path, rubric: str, cases: Path, folder: Path) ->
     out = folder / "recorded-suite.yaml"
     out.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     return out
-
-
-def phase_cli(suite: Path, db: Path, cases: int) -> dict[str, float]:
-    """``checkweigh run SUITE`` in a process of its own, timed from the outside."""
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "checkweigh", "run", str(suite), "--db", f"sqlite:///{db}", "-q"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):  # 1: a gate failed, which is the agent's doing
-        raise SystemExit(f"checkweigh run failed ({proc.returncode}):\n{proc.stderr}")
-    return {
-        "cases": cases,
-        "seconds": elapsed,
-        "cases_per_s": cases / elapsed,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0,
-    }
 
 
 def main() -> None:
