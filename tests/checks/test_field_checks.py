@@ -255,6 +255,48 @@ def test_set_equals(conflict_case: Case, case_with: Callable[..., Case]) -> None
     )
 
 
+def test_values_path_names_the_expectation_too(conflict_case: Case) -> None:
+    # equals and set_equals read the case's values under the name contains and one_of use
+    time = "final_state.booking.time"
+    check = Equals(path=time, values_path="ground_truth.time")
+    assert check.expected_path == "ground_truth.time"
+    assert judge(check, conflict_case) == (P, "final_state.booking.time == ground_truth.time")
+    assert judge(Equals(path=time, values_path="ground_truth.room"), conflict_case) == (
+        NA,
+        "no expectation at ground_truth.room",
+    )
+    people = "final_state.booking.participants"
+    assert (
+        judge(SetEquals(path=people, values_path="ground_truth.participants"), conflict_case)[0]
+        is P
+    )
+    with pytest.raises(ValidationError, match="exactly one of 'value' or 'expected_path'"):
+        Equals(path=time, values_path="ground_truth.time", value="14:00")
+    with pytest.raises(ValidationError, match="'expected_path' or 'values_path', not both"):
+        Equals(path=time, values_path="ground_truth.time", expected_path="ground_truth.time")
+
+
+def test_set_equals_normalizes_text_items(case_with: Callable[..., Case]) -> None:
+    case = case_with(
+        final_state={"facts": ["Refund of $1,250 issued", "  seat 12A", 3]},
+        ground_truth={"facts": ["refund of $1250 issued", "SEAT 12a", 3]},
+    )
+    check: dict[str, Any] = {"path": "final_state.facts", "expected_path": "ground_truth.facts"}
+    assert judge(SetEquals(**check), case)[0] is F
+    assert judge(SetEquals(**check, normalize=["case", "whitespace"]), case)[0] is F
+    loose = SetEquals(**check, normalize=["case", "whitespace", "thousands_separators"])
+    assert judge(loose, case) == (
+        P,
+        "final_state.facts has the items of ground_truth.facts",
+    )
+    # normalising does not make different items equal
+    other = case_with(final_state={"facts": ["seat 12B"]}, ground_truth={"facts": ["seat 12a"]})
+    assert judge(SetEquals(**check, normalize=["case"]), other) == (
+        F,
+        "final_state.facts: unexpected ['seat 12b'], missing ['seat 12a']",
+    )
+
+
 def test_set_equals_on_lists_of_objects(case_with: Callable[..., Case]) -> None:
     # participants given as objects are a list like any other: same items, any order
     alice = {"name": "Alice", "email": "alice@example.com"}

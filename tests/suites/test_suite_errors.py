@@ -341,3 +341,29 @@ def test_target_agent_without_a_module(tmp_path: Path) -> None:
     path, error = _load_error(tmp_path, text)
     line = _line_of(text, "agent: scheduling_agent")
     assert str(error).startswith(f"{path}:{line}: target.agent: ")
+
+
+def test_values_path_is_expected_path_by_the_name_contains_uses(tmp_path: Path) -> None:
+    text = BASE.replace("expected_path: ground_truth.time", "values_path: ground_truth.time")
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    (tmp_path / "cases.jsonl").write_text("")
+    check = load_suite(path).checks["correct_time"]
+    assert check.check.expected_path == "ground_truth.time"
+
+    both = BASE.replace(
+        "    expected_path: ground_truth.time",
+        "    expected_path: ground_truth.time\n    values_path: ground_truth.time",
+    )
+    path, error = _load_error(tmp_path, both)
+    assert str(error) == (
+        f"{path}:{_line_of(both, '  correct_time:')}: checks.correct_time: "
+        "give 'expected_path' or 'values_path', not both"
+    )
+
+    bad = BASE.replace("expected_path: ground_truth.time", "values_path: ground_truth..time")
+    path, error = _load_error(tmp_path, bad)
+    assert str(error).startswith(
+        f"{path}:{_line_of(bad, 'ground_truth..time')}: checks.correct_time.values_path: "
+        "malformed field path"
+    ), error

@@ -201,12 +201,11 @@ class Regex(Compiled, FieldCheck, TextOptions):
         return run
 
 
-class SetEquals(Compiled, FieldCheck, ExpectedMixin):
-    """The list at ``path`` holds the same items as the expected list, in any order."""
+class SetEquals(Compiled, FieldCheck, ExpectedMixin, TextOptions):
+    """The list at ``path`` holds the same items as the expected list, in any order; text
+    items are compared after the normalisation chosen (``case_insensitive``, ``normalize``)."""
 
     type: Literal["set_equals"] = "set_equals"
-    case_insensitive: bool = False
-    """Compare string items without regard to case."""
 
     @model_validator(mode="after")
     def _check_expected(self) -> SetEquals:
@@ -217,7 +216,7 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         return self.over(self._build, self.expected_getter())
 
     def _build(self, get: Getter, expected_of: Getter) -> Runner:
-        path, label, folded = self.path, self.expected_label(), self.case_insensitive
+        path, label, norm = self.path, self.expected_label(), self.text_normalizer()
         missing, no_expectation = self.verdicts_when_absent()
         ok = passed(f"{path} has the items of {label}")
         not_lists = failed(f"{path} or {label} is not a list")
@@ -225,7 +224,7 @@ class SetEquals(Compiled, FieldCheck, ExpectedMixin):
         def as_set(value: Any) -> frozenset[Any] | None:
             if not isinstance(value, _COLLECTIONS):
                 return None
-            items = [x.casefold() if isinstance(x, str) else x for x in value] if folded else value
+            items = value if norm is None else [normalized(x, norm) for x in value]
             try:
                 return frozenset(items)
             except TypeError:  # objects (dicts, lists) compare by their canonical JSON

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core import Case, FieldPath, PathSyntaxError, Verdict, failed, not_applicable
 from ..core._paths import MISSING as _MISSING
@@ -150,12 +150,23 @@ class FieldCheck(BuiltinCheck):
 
 
 class ExpectedMixin(BaseModel):
-    """An expected value given literally (``value``) or by path (``expected_path``)."""
+    """An expected value given literally (``value``) or by path (``expected_path``, or
+    ``values_path`` as ``contains`` and ``one_of`` call it)."""
 
     value: Any = None
     """The expected value, written in the suite."""
-    expected_path: str | None = None
-    """Where the expected value lives, e.g. ``ground_truth.time``."""
+    expected_path: str | None = Field(
+        default=None, validation_alias=AliasChoices("expected_path", "values_path")
+    )
+    """Where the expected value lives, e.g. ``ground_truth.time`` (``values_path`` is accepted
+    too, the name ``contains`` and ``one_of`` use)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_for_the_path(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "values_path" in data and "expected_path" in data:
+            raise ValueError("give 'expected_path' or 'values_path', not both")
+        return data
 
     @field_validator("expected_path")
     @classmethod
@@ -165,7 +176,7 @@ class ExpectedMixin(BaseModel):
     def _init_expected(self) -> None:
         given = {"value", "expected_path"} & self.model_fields_set
         if len(given) != 1:
-            raise ValueError("give exactly one of 'value' or 'expected_path'")
+            raise ValueError("give exactly one of 'value' or 'expected_path' (or 'values_path')")
 
     def expected_getter(self) -> Callable[[Case], Any]:
         """A function returning the expected value (or the missing marker)."""

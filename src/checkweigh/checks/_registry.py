@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from functools import reduce
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import AliasChoices, BaseModel, Field, TypeAdapter
 
 OVERALL = ""
 """The key of a check's own verdict when it answers several named verdicts: a mapping
@@ -64,8 +64,16 @@ def decides_pass(check: object) -> bool:
 
 
 def yaml_keys(cls: type[BaseModel]) -> set[str]:
-    """The keys a suite file may give a check of class ``cls``."""
-    return {f.alias or name for name, f in cls.model_fields.items() if not f.exclude}
+    """The keys a suite file may give a check of class ``cls`` (a field's name or alias, and
+    the other names its ``validation_alias`` accepts)."""
+    keys: set[str] = set()
+    for name, f in cls.model_fields.items():
+        if f.exclude:
+            continue
+        keys.add(f.alias or name)
+        if isinstance(f.validation_alias, AliasChoices):
+            keys.update(c for c in f.validation_alias.choices if isinstance(c, str))
+    return keys
 
 
 def verdict_names(check: object) -> tuple[str, ...]:
