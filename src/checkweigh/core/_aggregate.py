@@ -17,6 +17,7 @@ from ._outcome import OutcomeBasis, OutcomeClass, basis_note
 from ._result import CaseResult
 from ._rubric import Rubric
 from ._scoring import ScoreStatus
+from ._seen import SeenIds
 from ._stats import mean_interval, wilson_interval
 from ._summary import (
     AgentUsage,
@@ -232,7 +233,9 @@ class RunAggregator:
         # pass@k and pass^k need each task's tries: counted only when tasks are repeated
         self._cases = CaseTally(policy, repeats=keep_case_scores) if policy is not None else None
         self._executions = 0
-        self._case_ids: set[str] = set()
+        # distinct cases by their ids' hashes: 8 bytes a case, not the ids themselves (a run of
+        # a million cases stays flat); two ids sharing a 64-bit hash would count once
+        self._case_ids = SeenIds(positions=False)
         self._errored = 0
         self._agent_errors = 0
         self._slow: list[tuple[float, str, int]] = []
