@@ -844,3 +844,24 @@ def test_pairing_is_a_maximum_matching_and_ignores_order(
         assert states["unordered"] is P
     both = states["subset"] is P and states["superset"] is P
     assert (states["unordered"] is P) == both
+
+
+def test_thousands_of_calls_of_one_tool_are_paired() -> None:
+    # a long log: 3,000 polls of one tool, each compatible with every reference poll; pairing
+    # them once made augmenting paths thousands deep (recursion would end the check errored)
+    n = 3_000
+    polls = [call("get_status", job="nightly-export") for _ in range(n)]
+    reference = [ref("get_status", job="nightly-export") for _ in range(n)]
+    check = TrajectoryMatch(reference_path="ground_truth.actions", mode="unordered")
+    assert check.evaluate(case_of(polls, actions=reference)).state is P
+    verdict = check.evaluate(case_of(polls[1:], actions=reference))
+    assert verdict.state is F
+    assert "missing" in verdict.reason
+    # one poll of another job pairs with nothing: the other 2,999 still pair
+    odd = [*polls[:-1], call("get_status", job="weekly-export")]
+    verdict = check.evaluate(case_of(odd, actions=reference))
+    assert verdict.state is F
+    assert verdict.reason == (
+        "missing call get_status(job='nightly-export'): every matching get_status call is "
+        "paired with another expected call (unordered: 1 missing, 1 extra)"
+    )

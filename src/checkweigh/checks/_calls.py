@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+import orjson
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import Step
@@ -290,22 +291,31 @@ class Pairing:
         for j, e in enumerate(expected):
             by_name.setdefault(e.name, []).append(j)
         compatible = self.compatible
-        edges = [[j for j in by_name.get(a.name, ()) if compatible(a, expected[j])] for a in actual]
+        # calls that are the same (a tool polled a thousand times) share one list of partners;
+        # a short trace is not worth the keys
+        rows: dict[tuple[str, bytes], list[int]] = {}
+        edges: list[list[int]] = []
+        keyed = len(actual) > _KEYED_FROM
+        for a in actual:
+            key = _call_key(a) if keyed else None
+            row = rows.get(key) if key is not None else None
+            if row is None:
+                row = [j for j in by_name.get(a.name, ()) if compatible(a, expected[j])]
+                if key is not None:
+                    rows[key] = row
+            edges.append(row)
         owner: list[int | None] = [None] * len(expected)
-
-        def augment(i: int, seen: list[bool]) -> bool:
-            for j in edges[i]:
-                if not seen[j]:
-                    seen[j] = True
-                    holder = owner[j]
-                    if holder is None or augment(holder, seen):
-                        owner[j] = i
-                        return True
-            return False
-
-        for i in range(len(actual)):
-            if edges[i]:
-                augment(i, [False] * len(expected))
+        # first each call takes a free partner, then the calls left over look for augmenting
+        # paths: a maximum matching either way, without long paths through equal calls
+        left = []
+        for i, row in enumerate(edges):
+            free = next((j for j in row if owner[j] is None), None)
+            if free is not None:
+                owner[free] = i
+            elif row:
+                left.append(i)
+        for i in left:
+            _augment(i, edges, owner)
         partner: list[int | None] = [None] * len(actual)
         for j, holder in enumerate(owner):
             if holder is not None:
@@ -399,3 +409,46 @@ class Pairing:
 
 def _short_text(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
+
+
+_KEYED_FROM = 32
+"""Calls in a trace from which equal calls share their partners (see :meth:`Pairing.pair`)."""
+
+
+def _call_key(a: Actual) -> tuple[str, bytes] | None:
+    """A key equal for calls with the same name and the same arguments (None: not keyed)."""
+    try:
+        return a.name, orjson.dumps(a.arguments, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a big integer or a key orjson does not take: compared on its own
+        return None
+
+
+def _augment(start: int, edges: list[list[int]], owner: list[int | None]) -> bool:
+    """Kuhn's augmenting path from actual call ``start`` (``owner[j]``: the actual call
+    reference ``j`` is paired with), flipped into ``owner`` when found. A loop with its own
+    stack rather than recursion: a log with thousands of calls of one tool makes long paths."""
+    seen = [False] * len(owner)
+    stack = [[start, 0]]  # an actual call and the next of its edges to try
+    taken: list[int] = []  # the reference taken at each frame but the last
+    while stack:
+        frame = stack[-1]
+        i, k = frame
+        tries = edges[i]
+        while k < len(tries) and seen[tries[k]]:
+            k += 1
+        if k == len(tries):
+            stack.pop()
+            if taken:
+                taken.pop()
+            continue
+        j = tries[k]
+        frame[1] = k + 1
+        seen[j] = True
+        taken.append(j)
+        holder = owner[j]
+        if holder is None:
+            for (a, _), b in zip(stack, taken, strict=True):
+                owner[b] = a
+            return True
+        stack.append([holder, 0])
+    return False
