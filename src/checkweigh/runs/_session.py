@@ -173,7 +173,7 @@ async def aexecute(
             stored (as far as the database allowed) and the run marked incomplete.
     """
     executor = executor or LOCAL
-    agent = executor.agent(suite) or run_agent(
+    agent = executor.agent(suite, judge) or run_agent(
         suite,
         record=record_agent,
         replay=replay_agent,

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
-from checkweigh.testing import Reply, fake_llm_server
+from checkweigh.core import Case
+from checkweigh.store import Store
+from checkweigh.testing import Reply, fake_llm_server, scripted_users
 from support import cli_process as cli
+from support.conversation_suite import scripted, simulated, write_desk
 from support.ray_cluster import RayCluster, require_ray, start_cluster
 from support.worker_suite import write_worker_suite
 
@@ -298,3 +301,69 @@ def test_the_driver_holds_a_bounded_number_of_ray_objects(
     assert got["cases"] == 1_600 == len(got["held"])  # 100 chunks
     window = 2 * got["cpus"]
     assert max(got["held"]) <= 2 * window + 2, max(got["held"])
+
+
+GOAL = "Book a 30 minute review with Alice on Tuesday; accept another slot if 10:00 is taken"
+USER_LINES = ["Please book a review with Alice on Tuesday at 10:00", "OK, 11:30 works then"]
+
+
+def test_conversations_on_ray_give_the_local_results(
+    tmp_path: Path, ray_cluster: RayCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # scripted users talk with the agent inside one task; a simulated user speaks through the
+    # driver's judge, each agent turn a task; a conversation that breaks off keeps its turns
+    suite = write_desk(
+        tmp_path / "desk",
+        [
+            scripted(
+                "corrects-time",
+                ["Book the review at 10:00", "Sorry, make it 11:30"],
+                time="11:30",
+                stop_reason="script_end",
+                last_reply="Booked at 11:30.",
+            ),
+            scripted("breaks-off", ["Book 09:00 with Alice", "now crash please"], time="09:00"),
+            simulated(
+                "accepts-alternative",
+                GOAL,
+                time="11:30",
+                stop_reason="user_done",
+                last_reply="Booked at 11:30.",
+            ),
+        ],
+    )
+    folder = suite.parent
+    reports, bodies = {}, {}
+    with fake_llm_server([], respond=scripted_users({GOAL: USER_LINES})) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-stored")
+        for name, flags in (
+            ("local", []),
+            ("ray", ["--executor", "ray", "--ray-address", ray_cluster.address]),
+        ):
+            monkeypatch.setenv("CHECKWEIGH_CACHE_DIR", str(tmp_path / f"cache-{name}"))
+            done, reports[name] = run(folder, name, "--judge", "openai:user-sim", *flags)
+            assert done.code in (0, 1), done.err
+            store = Store(f"sqlite:///{folder / f'{name}.db'}")
+            stored = store.iter_results(store.get_run("latest").id, with_cases=True)
+            bodies[name] = {r.case_id: json.loads(r.body or b"{}") for r in stored}
+        assert len(server.requests) == 6  # the simulated user: two lines and "done", each run
+    for report in reports.values():  # the judge's latency is the only figure that varies
+        report["summary"]["judge"].pop("mean_latency_ms")
+    assert comparable(reports["ray"]) == comparable(reports["local"])
+    by_id = {r["case_id"]: r for r in reports["ray"]["results"]}
+    assert by_id["accepts-alternative"]["agent_error"] is None
+    assert {v["state"] for v in by_id["accepts-alternative"]["verdicts"].values()} == {"passed"}
+    assert "calendar API unreachable" in by_id["breaks-off"]["agent_error"]
+    assert _timeless(bodies["ray"]) == _timeless(bodies["local"])
+    broken = Case.model_validate(bodies["ray"]["breaks-off"])
+    assert [t.user for t in broken.turns] == ["Book 09:00 with Alice", "now crash please"]
+
+
+def _timeless(value: Any) -> Any:
+    """``value`` without its timings (each step's ``latency_ms`` is measured)."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k != "latency_ms"}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...core import Case, CaseResult
+from ...judges import JudgeModel
 from ...store._rows import SqliteRows
 from ...suites import CasesSource, Suite
 from .._agent_source import RunAgent
@@ -60,9 +61,9 @@ class Executor(Protocol):
     name: str
     """``local``, ``processes`` or ``ray``: for the run's notes."""
 
-    def agent(self, suite: Suite) -> RunAgent | None:
+    def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
         """The agent the driver drives when the executor runs it elsewhere (None: the
-        driver builds the suite's own target)."""
+        driver builds the suite's own target); simulated users speak through ``judge``."""
         ...
 
     async def run(self, work: Work, on_result: OnResult) -> list[str]:
@@ -80,7 +81,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def agent(self, suite: Suite) -> RunAgent | None:
+    def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
         """The suite's own target, built by the driver."""
         return None
 

@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import replace
 
 from ...errors import CheckweighError
+from ...judges import JudgeModel
 from ...suites import Suite
 from .._agent_source import RunAgent
 from .._engine import OnResult
@@ -42,7 +43,7 @@ class ProcessExecutor:
         self.workers = workers
         self.chunk = chunk
 
-    def agent(self, suite: Suite) -> RunAgent | None:
+    def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
         """The driver builds the suite's target (a run with one refuses ``--workers``)."""
         return None
 

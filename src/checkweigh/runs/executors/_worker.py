@@ -25,7 +25,7 @@ from ...suites import Suite, case_of_line, load_suite
 from .._engine import Answered, Evaluator
 from .._gc import collector_paused
 from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
-from ..targets.conversation import conversing
+from ..targets.conversation import ConversationFailure, conversing
 
 T = TypeVar("T")
 
@@ -73,6 +73,10 @@ class WorkerState(NamedTuple):
     evaluator: Evaluator
     """The suite's evaluator without a judge: judge checks are the driver's."""
     target: Target | None
+    """The agent, holding the conversations of scripted users itself."""
+    agent: Target | None = None
+    """The agent alone, for one turn of a conversation the driver holds (see
+    :func:`run_turn`)."""
 
 
 _STATES: dict[WorkerSpec, WorkerState] = {}
@@ -101,11 +105,13 @@ def worker_state(spec: WorkerSpec) -> WorkerState:
             "than the driver",
             file=spec.suite,
         )
-    target = None
+    target = agent = None
     if spec.with_agent and suite.target is not None:
-        # simulated users speak through the judge, which stays with the driver
-        target = conversing(build_target(suite.target, suite.base_dir), suite.target, None)
-    state = _STATES[spec] = WorkerState(evaluator, target)
+        # simulated users speak through the judge, which stays with the driver: their
+        # conversations are held there, a turn at a time here (run_turn)
+        agent = build_target(suite.target, suite.base_dir)
+        target = conversing(agent, suite.target, None)
+    state = _STATES[spec] = WorkerState(evaluator, target, agent)
     return state
 
 
@@ -220,6 +226,9 @@ class Ran(NamedTuple):
     """The agent's own latency, else the wall time of its call."""
     answered: dict[str, Answered] | None = None
     """The answers of the checks that need no judge, by check name."""
+    case: Case | None = None
+    """The conversation so far, when one broke off (``failed``): stored as a local run
+    stores it."""
 
 
 def run_case(spec: WorkerSpec, case: Case, repeat: int) -> Ran:
@@ -236,7 +245,8 @@ async def _arun_case(state: WorkerState, timeout_s: float | None, case: Case, re
         try:
             ran, ms = await timed(state.target, TargetRequest(case, repeat), timeout_s)
         except AgentFailure as exc:
-            return Ran("failed", str(exc))
+            held = exc.case if isinstance(exc, ConversationFailure) else None
+            return Ran("failed", str(exc), case=held)
         done = case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
         checks = [c for c in state.evaluator.checks if not c.judged]
         answers = await asyncio.gather(*(recorded(c.name, c.answers, done) for c in checks))
@@ -247,6 +257,30 @@ async def _arun_case(state: WorkerState, timeout_s: float | None, case: Case, re
         usage=ran.usage,
         latency_ms=ran.latency_ms if ran.latency_ms is not None else ms,
         answered={c.name: a for c, a in zip(checks, answers, strict=True)},
+    )
+
+
+def run_turn(spec: WorkerSpec, request: TargetRequest) -> Ran:
+    """One turn of a conversation the driver holds: the agent's answer to ``request`` (the
+    messages so far), no checks (a worker's task)."""
+    state = worker_state(spec)
+    if state.agent is None:
+        raise InputError("the suite has no agent target to run", file=spec.suite)
+    return _run(_arun_turn(state.agent, spec.timeout_s, request))
+
+
+async def _arun_turn(agent: Target, timeout_s: float | None, request: TargetRequest) -> Ran:
+    with refuse_process_exit():
+        try:
+            ran, ms = await timed(agent, request, timeout_s)
+        except AgentFailure as exc:
+            return Ran("failed", str(exc))
+    return Ran(
+        "ran",
+        trace=ran.trace,
+        final_state=ran.final_state,
+        usage=ran.usage,
+        latency_ms=ran.latency_ms if ran.latency_ms is not None else ms,
     )
 
 

@@ -24,15 +24,18 @@ import logging
 import socket
 from typing import Any
 
+from ...core import SimulatedUser
 from ...errors import CheckweighError, InputError
+from ...judges import JudgeModel
 from ...suites import Suite
 from .._agent_source import RunAgent
 from .._engine import CheckedRun, Evaluator, OnResult, arun_cases
-from ..targets import AgentFailure, AgentRun, TargetRequest
+from ..targets import AgentFailure, AgentRun, Target, TargetRequest, conversing
+from ..targets.conversation import ConversationFailure
 from ._base import LOCAL, Work
 from ._chunks import chunks_of, stream
 from ._processes import WorkerLost
-from ._worker import Chunk, Ran, Scored, WorkerSpec, run_case, score_chunk
+from ._worker import Chunk, Ran, Scored, WorkerSpec, run_case, run_turn, score_chunk
 
 MAX_RETRIES = 3
 """Times Ray runs a task again whose worker died (killed, out of memory, its node lost)."""
@@ -112,6 +115,7 @@ class RayExecutor:
         self.address = address
         self.chunk = chunk
         self._run_case = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_case)
+        self._run_turn = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_turn)
         self._score_chunk = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(score_chunk)
 
     @property
@@ -119,13 +123,17 @@ class RayExecutor:
         """The cluster's CPUs now."""
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
-    def agent(self, suite: Suite) -> RunAgent | None:
-        """The suite's agent, run by the workers (None: recorded cases)."""
+    def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
+        """The suite's agent, run by the workers (None: recorded cases). A simulated user
+        speaks through ``judge``, in the driver: its conversation is held here and each of
+        the agent's turns is a task."""
         if suite.target is None:
             return None
         spec = WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=True)
+        kind = suite.target.kind
+        turns = conversing(RemoteTurns(self, spec, kind), suite.target, judge)
         # the worker applies the agent's time limit: the driver's would count the queue
-        return RunAgent(RemoteTarget(self, spec, suite.target.kind), None, None)
+        return RunAgent(RayAgent(RemoteTarget(self, spec, kind), turns), None, None)
 
     async def run(self, work: Work, on_result: OnResult) -> list[str]:
         """Evaluate ``work`` on the cluster, handing results on in the driver."""
@@ -175,6 +183,31 @@ class RayExecutor:
         return [f"recorded cases scored as Ray tasks on the {where}"]
 
 
+class RayAgent:
+    """A case with a simulated user is a conversation held in the driver (whose judge
+    speaks for the user), an agent turn per task; any other case is one task, scripted
+    conversations included."""
+
+    def __init__(self, whole: RemoteTarget, turns: Target) -> None:
+        self.whole = whole
+        self.turns = turns
+        self.kind = whole.kind
+
+    async def run(self, request: TargetRequest) -> AgentRun:
+        """Run ``request``'s case on the cluster.
+
+        Raises:
+            AgentFailure: as :class:`RemoteTarget` and :class:`ConversationTarget` raise it.
+        """
+        if isinstance(request.case.user, SimulatedUser):
+            return await self.turns.run(request)
+        return await self.whole.run(request)
+
+    async def aclose(self) -> None:
+        """Close the simulated users' models (the workers keep their agents)."""
+        await self.turns.aclose()
+
+
 class RemoteTarget:
     """The suite's agent run by a Ray task, which also answers the checks that need no
     judge; the driver's engine treats it as any target (its concurrency is the number of
@@ -191,21 +224,11 @@ class RemoteTarget:
         Raises:
             AgentFailure: the agent failed, or its worker was lost more than Ray retries.
         """
-        ray = self.executor.ray
         ref = self.executor._run_case.remote(self.spec, request.case, request.repeat)
-        try:
-            ran: Ran = await ref
-        except asyncio.CancelledError:
-            ray.cancel(ref, force=True)
-            raise
-        except ray.exceptions.RayTaskError as exc:  # it raised (not retried): e.g. no suite
-            cause = getattr(exc, "cause", None) or exc
-            raise AgentFailure(f"the Ray worker could not run the case: {_reason(cause)}") from None
-        except ray.exceptions.RayError as exc:
-            raise AgentFailure(
-                f"the Ray task running the case failed after {MAX_RETRIES} retries: {_reason(exc)}"
-            ) from None
+        ran = await _ran(self.executor.ray, ref)
         if ran.outcome == "failed":
+            if ran.case is not None:  # a scripted conversation broke off: keep its turns
+                raise ConversationFailure(ran.reason, ran.case)
             raise AgentFailure(ran.reason)
         return CheckedRun(
             trace=ran.trace or [],
@@ -217,6 +240,50 @@ class RemoteTarget:
 
     async def aclose(self) -> None:
         """Nothing to close: the workers keep their agents for the next run."""
+
+
+class RemoteTurns:
+    """The agent's turns of a conversation held in the driver, each a Ray task."""
+
+    def __init__(self, executor: RayExecutor, spec: WorkerSpec, kind: str) -> None:
+        self.executor = executor
+        self.spec = spec
+        self.kind = kind
+
+    async def run(self, request: TargetRequest) -> AgentRun:
+        """The agent's answer to one turn.
+
+        Raises:
+            AgentFailure: the agent failed, or its worker was lost more than Ray retries.
+        """
+        ran = await _ran(self.executor.ray, self.executor._run_turn.remote(self.spec, request))
+        if ran.outcome == "failed":
+            raise AgentFailure(ran.reason)
+        return AgentRun(trace=ran.trace or [], final_state=ran.final_state or {}, usage=ran.usage)
+
+    async def aclose(self) -> None:
+        """Nothing to close: the workers keep their agents for the next run."""
+
+
+async def _ran(ray: Any, ref: Any) -> Ran:
+    """What the task behind ``ref`` sent back (it is cancelled with the await).
+
+    Raises:
+        AgentFailure: the task raised, or its worker was lost more than Ray retries.
+    """
+    try:
+        ran: Ran = await ref
+    except asyncio.CancelledError:
+        ray.cancel(ref, force=True)
+        raise
+    except ray.exceptions.RayTaskError as exc:  # it raised (not retried): e.g. no suite
+        cause = getattr(exc, "cause", None) or exc
+        raise AgentFailure(f"the Ray worker could not run the case: {_reason(cause)}") from None
+    except ray.exceptions.RayError as exc:
+        raise AgentFailure(
+            f"the Ray task running the case failed after {MAX_RETRIES} retries: {_reason(exc)}"
+        ) from None
+    return ran
 
 
 def _reason(exc: BaseException) -> str:
