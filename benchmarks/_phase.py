@@ -10,6 +10,41 @@ import time
 from pathlib import Path
 
 
+def peak_rss_mb() -> float:
+    """This process's own peak resident memory, in MB: the kernel's ``VmHWM``.
+
+    Not ``getrusage``'s ``ru_maxrss``: Linux carries it across ``exec`` from the process that
+    started this one, so a phase started by a benchmark holding the cases it wrote would report
+    the parent's memory as its own. Elsewhere ``ru_maxrss`` is all there is.
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+_PEAK_MARK = "checkweigh-bench-peak-rss-mb="
+
+# ``checkweigh`` that prints its own peak memory last on stderr as it exits (the CLI leaves
+# with os._exit once everything is stored, so no atexit handler would run)
+_CLI_WITH_PEAK = f"""\
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from _phase import peak_rss_mb
+from checkweigh.cli import _app
+leave = _app.real_exit
+def report_then_leave(code):
+    sys.stderr.write("\\n{_PEAK_MARK}%f\\n" % peak_rss_mb())
+    sys.stderr.flush()
+    leave(code)
+_app.real_exit = report_then_leave
+sys.argv[0] = "checkweigh"
+_app.main()
+"""
+
+
 def in_child(script: str | Path, args: list[str]) -> dict[str, float]:
     """Run ``script`` with ``args`` in a fresh interpreter; its last stdout line is the JSON
     figures it measured."""
@@ -26,7 +61,7 @@ def phase_cli(suite: Path, db: Path, cases: int) -> dict[str, float]:
     """``checkweigh run SUITE`` in a process of its own, timed from the outside."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "checkweigh", "run", str(suite), "--db", f"sqlite:///{db}", "-q"],
+        [sys.executable, "-c", _CLI_WITH_PEAK, "run", str(suite), "--db", f"sqlite:///{db}", "-q"],
         capture_output=True,
         text=True,
         check=False,
@@ -38,5 +73,12 @@ def phase_cli(suite: Path, db: Path, cases: int) -> dict[str, float]:
         "cases": cases,
         "seconds": elapsed,
         "cases_per_s": cases / elapsed,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0,
+        "peak_rss_mb": _reported_peak(proc.stderr),
     }
+
+
+def _reported_peak(stderr: str) -> float:
+    for line in reversed(stderr.splitlines()):
+        if line.startswith(_PEAK_MARK):
+            return float(line.removeprefix(_PEAK_MARK))
+    raise SystemExit(f"checkweigh run did not report its peak memory:\n{stderr}")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _airline import SUITE, conversation  # the benchmarks' own helper modules
-from _phase import in_child, phase_cli
+from _phase import in_child, peak_rss_mb, phase_cli
 
 
 def write_inputs(folder: Path, n: int) -> Path:
@@ -59,7 +58,7 @@ def phase_run(suite_path: Path, db: Path) -> dict[str, float]:
         "cases_per_s": outcome.summary.executions / elapsed,
         "tcr": rubric.tcr or 0.0,
         "errored": outcome.summary.errored_executions,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 

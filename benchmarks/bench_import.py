@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _phase import in_child  # the benchmarks' own helper module
+from _phase import in_child, peak_rss_mb  # the benchmarks' own helper module
 
 BASE_NS = 1_763_900_000_000_000_000
 
@@ -296,7 +295,7 @@ def phase(fmt: str, path: Path, out: Path | None, limit: int | None) -> dict[str
         "cases": n,
         "records": ctx.records,
         "seconds": elapsed,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import statistics
 import sys
 import tempfile
@@ -32,14 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _phase import in_child, phase_cli  # the benchmarks' own helper module
+from _phase import in_child, peak_rss_mb, phase_cli  # the benchmarks' own helper module
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SUITE = ROOT / "examples" / "scheduling" / "suite.yaml"
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def record_cases(suite_path: Path, out: Path, n: int) -> None:
@@ -80,7 +75,7 @@ def phase_parse(cases: Path) -> dict[str, float]:
         "cases": n,
         "seconds": elapsed,
         "cases_per_s": n / elapsed,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -111,7 +106,7 @@ def phase_score(suite_path: Path, rubric: str, cases: Path) -> dict[str, float]:
         "scoring_cases_per_s": n / scoring,
         "parse_and_score_cases_per_s": n / total,
         "tcr": summary.tcr or 0.0,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -141,7 +136,7 @@ def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[
         "seconds": elapsed,
         "cases_per_s": outcome.summary.executions / elapsed,
         "db_mb": db.stat().st_size / 1e6,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
