@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import msgspec
 import pytest
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from checkweigh.core import Case
 from checkweigh.errors import CaseFileError
-from checkweigh.suites import case_of_line, iter_cases, iter_sourced
+from checkweigh.suites import _fast, case_of_line, iter_cases, iter_sourced
 from checkweigh.suites._fast import fast_case
 
 PROPS = settings(max_examples=600, deadline=None, database=None)
@@ -144,12 +145,14 @@ def assert_same_case(fast: Case, full: Case) -> None:
 
 
 @PROPS
-@given(cases, st.booleans())
+@given(cases, st.booleans(), st.sampled_from([0, 10**9]))
 def test_the_fast_path_builds_the_case_the_full_validation_builds(
-    data: dict[str, Any], ascii_only: bool
+    data: dict[str, Any], ascii_only: bool, lift_from: int
 ) -> None:
+    # the steps' results lifted out before the conversion to dicts (long lines), or not
     line = json.dumps(data, ensure_ascii=ascii_only).encode()
-    fast = fast_case(line)
+    with patch.object(_fast, "_LIFT_RESULTS_FROM", lift_from):
+        fast = fast_case(line)
     full = _full(line)
     if fast is not None:
         assert full is not None, line
@@ -204,10 +207,12 @@ BUILT = [
 ]
 
 
+@pytest.mark.parametrize("lift_from", [0, 10**9])
 @pytest.mark.parametrize("data", [d for _, d in BUILT], ids=[n for n, _ in BUILT])
-def test_ordinary_lines_take_the_fast_path(data: dict[str, Any]) -> None:
+def test_ordinary_lines_take_the_fast_path(data: dict[str, Any], lift_from: int) -> None:
     line = json.dumps(data).encode()
-    fast = fast_case(line)
+    with patch.object(_fast, "_LIFT_RESULTS_FROM", lift_from):
+        fast = fast_case(line)
     assert fast is not None
     full = _full(line)
     assert full is not None
@@ -299,3 +304,19 @@ def test_the_examples_read_as_the_full_validation_reads_them(
     assert sum(c.user is None for c in examples) == sum(
         fast_case(line) is not None for line in lines
     )
+
+
+@pytest.mark.parametrize("steps", [1, 20])
+def test_long_tool_results_are_built_alike(steps: int) -> None:
+    # ~650 bytes a step (an airline conversation's flight searches): past the lifting mark
+    result = {"flights": [{"number": f"HAT{k:03d}", "seats": {"economy": k}} for k in range(24)]}
+    trace = [
+        {"kind": "tool_call", "name": "search", "arguments": {"day": k}, "result": result}
+        for k in range(steps)
+    ]
+    line = json.dumps({"id": "c1", "trace": [*trace, {"kind": "assistant", "result": None}]})
+    assert len(line) > _fast._LIFT_RESULTS_FROM * (steps + 1)
+    fast, full = fast_case(line.encode()), _full(line.encode())
+    assert fast is not None
+    assert full is not None
+    assert_same_case(fast, full)

@@ -17,7 +17,10 @@ the two paths to the same case, fields set included.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from itertools import repeat
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -64,7 +67,7 @@ class _Case(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 _decode = msgspec.json.Decoder(_Case).decode
-# the given fields of a step, UNSET ones left out (its free JSON values are plain data already)
+# the given fields of each step, UNSET ones left out (free JSON values are plain data already)
 _given = msgspec.to_builtins
 _datetime = TypeAdapter(datetime).validate_python
 # every field of a step in pydantic's order with its default (kind has none: it is always
@@ -72,6 +75,11 @@ _datetime = TypeAdapter(datetime).validate_python
 _STEP_DEFAULTS: dict[str, Any] = {
     name: field.get_default(call_default_factory=True) for name, field in Step.model_fields.items()
 }
+_result_of = attrgetter("result")
+_UNSETS = repeat(UNSET)
+_LIFT_RESULTS_FROM = 400
+"""Bytes of the line per step from which the steps' results are lifted out (see _steps):
+recorded scheduling runs have ~250, airline conversations with long tool results ~650."""
 # the slots pydantic's own construction fills: setting them through their descriptors skips
 # BaseModel.__setattr__ (which refuses frozen models) and a lookup by name
 _new = object.__new__
@@ -87,12 +95,13 @@ def fast_case(raw: bytes) -> Case | None:
     reads): the caller then validates it in full."""
     try:
         parsed = _decode(raw)
-        return _built(parsed)
+        return _built(parsed, len(raw))
     except (ValueError, RecursionError):  # msgspec's errors; pydantic's on a timestamp
         return None
 
 
-def _built(parsed: _Case) -> Case:
+def _built(parsed: _Case, size: int) -> Case:
+    """The case the struct holds, as pydantic builds it (``size``: the line's length)."""
     fields = {"id"}
     value = parsed.input
     if value is UNSET:
@@ -104,7 +113,8 @@ def _built(parsed: _Case) -> Case:
         trace = []
     else:
         fields.add("trace")
-        trace = _steps(trace)
+        # bytes per step: a cheap sign of steps carrying big values (see _steps)
+        trace = _steps(trace, size > _LIFT_RESULTS_FROM * len(trace))
     final_state: Any = parsed.final_state
     if final_state is UNSET:
         final_state = {}
@@ -147,12 +157,25 @@ def _built(parsed: _Case) -> Case:
     return case
 
 
-def _steps(parsed: list[_Step]) -> list[Step]:
+def _steps(parsed: list[_Step], lift_results: bool) -> list[Step]:
+    """The steps, built. ``lift_results``: the results are taken out of the structs before
+    the given fields are converted to dicts, which would copy them (on steps carrying big
+    tool results, that copy costs more than pydantic's building of the steps)."""
+    results: Iterable[Any] = _UNSETS
+    if lift_results:
+        results = list(map(_result_of, parsed))
+        for item in parsed:
+            item.result = UNSET
     steps: list[Step] = []
     append = steps.append
-    for item in parsed:
-        given = _given(item)
+    # one call for the whole trace: the steps' given fields as dicts (results: UNSET
+    # repeated when they were not lifted)
+    for given, result in zip(_given(parsed), results, strict=False):
         values = {**_STEP_DEFAULTS, "attributes": {}, **given}
+        fields = set(given)
+        if result is not UNSET:
+            values["result"] = result
+            fields.add("result")
         arguments = values["arguments"]
         if arguments.__class__ is str:
             values["arguments"] = _parsed_arguments(arguments)
@@ -160,7 +183,7 @@ def _steps(parsed: list[_Step]) -> list[Step]:
             values["timestamp"] = _datetime(values["timestamp"])
         step: Step = _new(Step)
         _set_dict(step, values)
-        _set_fields(step, set(given))
+        _set_fields(step, fields)
         _set_extra(step, None)
         _set_private(step, None)
         append(step)
