@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from checkweigh.core import Case
+from checkweigh.core import Case, Step
 from checkweigh.errors import CaseFileError
 from checkweigh.suites import _fast, case_of_line, iter_cases, iter_sourced
 from checkweigh.suites._fast import fast_case
@@ -320,3 +320,10 @@ def test_long_tool_results_are_built_alike(steps: int) -> None:
     assert fast is not None
     assert full is not None
     assert_same_case(fast, full)
+
+
+def test_the_structs_mirror_the_models() -> None:
+    # a field added to Case or Step must be added to the fast path's structs (until then,
+    # a line giving it is refused by them and validated in full)
+    assert _fast._Case.__struct_fields__ == tuple(Case.model_fields)
+    assert _fast._Step.__struct_fields__ == tuple(Step.model_fields)

@@ -17,9 +17,7 @@ the two paths to the same case, fields set included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
-from itertools import repeat
 from operator import attrgetter
 from typing import Annotated, Any, Literal
 
@@ -75,8 +73,8 @@ _datetime = TypeAdapter(datetime).validate_python
 _STEP_DEFAULTS: dict[str, Any] = {
     name: field.get_default(call_default_factory=True) for name, field in Step.model_fields.items()
 }
+_CASE_FIELDS = set(Case.model_fields)
 _result_of = attrgetter("result")
-_UNSETS = repeat(UNSET)
 _LIFT_RESULTS_FROM = 400
 """Bytes of the line per step from which the steps' results are lifted out (see _steps):
 recorded scheduling runs have ~250, airline conversations with long tool results ~650."""
@@ -102,41 +100,37 @@ def fast_case(raw: bytes) -> Case | None:
 
 def _built(parsed: _Case, size: int) -> Case:
     """The case the struct holds, as pydantic builds it (``size``: the line's length)."""
-    fields = {"id"}
+    # recorded cases give most fields: the ones not given are taken out of the fields set
+    fields = _CASE_FIELDS.copy()
     value = parsed.input
     if value is UNSET:
         value = None
-    else:
-        fields.add("input")
+        fields.discard("input")
     trace: Any = parsed.trace
     if trace is UNSET:
         trace = []
+        fields.discard("trace")
     else:
-        fields.add("trace")
         # bytes per step: a cheap sign of steps carrying big values (see _steps)
         trace = _steps(trace, size > _LIFT_RESULTS_FROM * len(trace))
     final_state: Any = parsed.final_state
     if final_state is UNSET:
         final_state = {}
-    else:
-        fields.add("final_state")
+        fields.discard("final_state")
     ground_truth = parsed.ground_truth
     if ground_truth is UNSET:
         ground_truth = None
-    else:
-        fields.add("ground_truth")
+        fields.discard("ground_truth")
     metadata: Any = parsed.metadata
     if metadata is UNSET:
         metadata = {}
-    else:
-        fields.add("metadata")
+        fields.discard("metadata")
     latency = parsed.latency_ms
     if latency is UNSET:
         latency = None
-    else:
-        fields.add("latency_ms")
-    if parsed.user is not UNSET:  # given as null
-        fields.add("user")
+        fields.discard("latency_ms")
+    if parsed.user is UNSET:  # else given as null
+        fields.discard("user")
     case: Case = _new(Case)
     _set_dict(
         case,
@@ -160,22 +154,17 @@ def _built(parsed: _Case, size: int) -> Case:
 def _steps(parsed: list[_Step], lift_results: bool) -> list[Step]:
     """The steps, built. ``lift_results``: the results are taken out of the structs before
     the given fields are converted to dicts, which would copy them (on steps carrying big
-    tool results, that copy costs more than pydantic's building of the steps)."""
-    results: Iterable[Any] = _UNSETS
+    tool results, that copy costs more than pydantic's building of the steps), and put back
+    into the steps built."""
     if lift_results:
         results = list(map(_result_of, parsed))
         for item in parsed:
             item.result = UNSET
     steps: list[Step] = []
     append = steps.append
-    # one call for the whole trace: the steps' given fields as dicts (results: UNSET
-    # repeated when they were not lifted)
-    for given, result in zip(_given(parsed), results, strict=False):
+    # one call for the whole trace: the steps' given fields as dicts
+    for given in _given(parsed):
         values = {**_STEP_DEFAULTS, "attributes": {}, **given}
-        fields = set(given)
-        if result is not UNSET:
-            values["result"] = result
-            fields.add("result")
         arguments = values["arguments"]
         if arguments.__class__ is str:
             values["arguments"] = _parsed_arguments(arguments)
@@ -183,8 +172,13 @@ def _steps(parsed: list[_Step], lift_results: bool) -> list[Step]:
             values["timestamp"] = _datetime(values["timestamp"])
         step: Step = _new(Step)
         _set_dict(step, values)
-        _set_fields(step, fields)
+        _set_fields(step, set(given))
         _set_extra(step, None)
         _set_private(step, None)
         append(step)
+    if lift_results:
+        for step, result in zip(steps, results, strict=True):
+            if result is not UNSET:
+                step.__dict__["result"] = result
+                step.__pydantic_fields_set__.add("result")
     return steps
