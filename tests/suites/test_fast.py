@@ -5,6 +5,7 @@ vouches for a line that the full validation refuses."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -327,3 +328,24 @@ def test_the_structs_mirror_the_models() -> None:
     # a line giving it is refused by them and validated in full)
     assert _fast._Case.__struct_fields__ == tuple(Case.model_fields)
     assert _fast._Step.__struct_fields__ == tuple(Step.model_fields)
+
+
+def _from_depth(frames: int, read: Callable[[], Any]) -> Any:
+    """``read()`` called ``frames`` Python frames deep."""
+    return read() if frames == 0 else _from_depth(frames - 1, read)
+
+
+@pytest.mark.parametrize("frames", [0, 300, 700])
+def test_a_deep_result_reads_alike_from_any_depth_of_the_stack(tmp_path: Path, frames: int) -> None:
+    # converting the trace recurses into each result: a result too deep to convert from
+    # where the line is read is validated in full instead
+    deep = '{"id": "deep", "trace": [{"kind": "tool_call", "result": ' + "[" * 900
+    deep += "]" * 900 + "}]}"
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "ok"}\n' + deep + "\n", encoding="utf-8")
+    cases = _from_depth(frames, lambda: list(iter_cases(path)))
+    assert [c.id for c in cases] == ["ok", "deep"]
+    result, levels = cases[1].trace[0].result, 0
+    while isinstance(result, list) and result:
+        result, levels = result[0], levels + 1
+    assert levels == 899  # down to the innermost, empty list

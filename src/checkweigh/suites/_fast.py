@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..core import Case, Step
 from ..core._case import _parsed_arguments
@@ -93,9 +93,12 @@ def fast_case(raw: bytes) -> Case | None:
     reads): the caller then validates it in full."""
     try:
         parsed = _decode(raw)
-        return _built(parsed, len(raw))
-    except (ValueError, RecursionError):  # msgspec's errors; pydantic's on a timestamp
+    except (ValueError, RecursionError):  # not JSON, or not a case the structs accept
         return None
+    try:
+        return _built(parsed, len(raw))
+    except (ValidationError, RecursionError):  # a timestamp that is no time; a result too
+        return None  # deep to convert from where this runs
 
 
 def _built(parsed: _Case, size: int) -> Case:
