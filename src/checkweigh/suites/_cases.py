@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic_core import from_json
 from ..core import Case, ScriptedUser, SimulatedUser, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
+from ._fast import fast_case
 from ._screen import screened_id
 from ._text import BOM, TextFileError, decode_utf8, read_text, shown
 from ._yaml import YamlSyntaxError, load_yaml
@@ -33,6 +35,7 @@ _validate = Case.__pydantic_validator__.validate_python  # Case.model_validate, 
 _decode = msgspec.json.Decoder().decode
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
+_first = itemgetter(0)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -82,15 +85,10 @@ def count_cases(path: str | Path) -> int:
     for lineno, raw in _lines(path):
         case_id = screened_id(raw)
         if case_id is None:
-            try:
-                case_id = _validate(_decode(raw)).id
-            except RecursionError:
-                case_id = _deep_case(path, lineno, raw).id
-            except ValueError:
-                case = _slow_path(path, lineno, raw)
-                if case is None:
-                    continue
-                case_id = case.id
+            case = _full_case(path, lineno, raw)
+            if case is None:
+                continue
+            case_id = case.id
         if case_id in seen:
             raise CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
@@ -110,15 +108,20 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
     """
     path = Path(path)
     if path.suffix in _STREAMED:
-        for case, _ in iter_jsonl(path):
-            yield case
-    elif path.suffix in (".yaml", ".yml", ".json"):
-        yield from _iter_document(path)
-    else:
-        raise CaseFileError(
-            f"unsupported cases file type '{path.suffix}'; expected .jsonl, .yaml, .yml or .json",
-            file=path,
-        )
+        # no generator of its own between the reader and the caller: it costs a few
+        # percent of reading a recorded case
+        return map(_first, iter_jsonl(path, strip=False))
+    if path.suffix in (".yaml", ".yml", ".json"):
+        return _iter_document(path)
+    return _unsupported(path)
+
+
+def _unsupported(path: Path) -> Iterator[Case]:
+    raise CaseFileError(
+        f"unsupported cases file type '{path.suffix}'; expected .jsonl, .yaml, .yml or .json",
+        file=path,
+    )
+    yield  # a generator, so that the error is raised where the cases are read, as for others
 
 
 def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
@@ -131,31 +134,38 @@ def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
     return ((case, None) for case in iter_cases(path))
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[Case, bytes]]:
-    """The cases of a JSONL file with their lines (without the line break)."""
+def iter_jsonl(path: Path, *, strip: bool = True) -> Iterator[tuple[Case, bytes]]:
+    """The cases of a JSONL file with their lines (without the line break, unless not
+    ``strip``)."""
     seen: set[str] = set()
     add = seen.add
-    decode, validate = _decode, _validate
+    fast = fast_case
     for lineno, raw in _lines(path):
-        # the fast path inline (it runs once per line): msgspec decodes, pydantic validates;
-        # a line either of them refuses (not JSON, not UTF-8, not a valid case) takes the slow
-        # path, where pydantic's own parser tells where
-        try:
-            case: Case = validate(decode(raw))
-        except RecursionError:
-            case = _deep_case(path, lineno, raw)
-        except ValueError:  # msgspec's DecodeError and pydantic's ValidationError
-            slow = _slow_path(path, lineno, raw)
-            if slow is None:
-                continue
-            case = slow
+        # msgspec builds the case (see ._fast); a line it does not vouch for is validated in
+        # full, which reads it the same or says why it is no case
+        case = fast(raw) or _full_case(path, lineno, raw)
+        if case is None:
+            continue
         case_id = case.id
         if case_id in seen:
             raise CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
         add(case_id)
-        yield case, raw.rstrip(b"\r\n")
+        yield case, raw.rstrip(b"\r\n") if strip else raw
+
+
+def _full_case(path: Path, lineno: int, raw: bytes) -> Case | None:
+    """A line validated in full, as it was before the fast path: msgspec decodes, pydantic
+    validates; a line either of them refuses (not JSON, not UTF-8, not a valid case) takes the
+    slow path, where pydantic's own parser tells where. None for a blank line."""
+    try:
+        case: Case = _validate(_decode(raw))
+    except RecursionError:
+        case = _deep_case(path, lineno, raw)
+    except ValueError:  # msgspec's DecodeError and pydantic's ValidationError
+        return _slow_path(path, lineno, raw)
+    return case
 
 
 def _deep_case(path: Path, lineno: int, raw: bytes) -> Case:
@@ -271,17 +281,9 @@ def case_of_line(path: Path, lineno: int, raw: bytes) -> Case:
     Raises:
         CaseFileError: as :func:`iter_cases`, naming ``path`` and ``lineno``.
     """
-    try:
-        case: Case = _validate(_decode(raw))
-    except RecursionError:
-        case = _deep_case(path, lineno, raw)
-    except ValueError:  # as iter_jsonl: the slow path says where and why
-        slow = _slow_path(path, lineno, raw)
-        if slow is None:
-            raise CaseFileError(
-                "expected a case, got a blank line", file=path, line=lineno
-            ) from None
-        case = slow
+    case = fast_case(raw) or _full_case(path, lineno, raw)
+    if case is None:
+        raise CaseFileError("expected a case, got a blank line", file=path, line=lineno)
     return case
 
 
