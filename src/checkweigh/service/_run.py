@@ -197,12 +197,15 @@ def run_prepared(
     prepared: PreparedRun,
     *,
     on_result: Callable[[CaseResult], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
     stop: StopToken | None = None,
 ) -> RunOutcome:
     """Run a prepared request, storing each result as it finishes.
 
     Args:
         on_result: called with each finished result (progress).
+        on_progress: called with (executions stored, of them errored) instead of
+            ``on_result`` for results that worker processes stored themselves.
         stop: requesting it ends the run between cases (see :func:`checkweigh.runs.execute`).
 
     Raises:
@@ -215,6 +218,7 @@ def run_prepared(
         repeat=r.repeat or prepared.suite.repeats,
         concurrency=r.concurrency,
         on_result=on_result,
+        on_progress=on_progress,
         judge=prepared.judge,
         judge_batch=r.judge.batch,
         graded_weights=prepared.graded_weights,

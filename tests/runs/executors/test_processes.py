@@ -120,21 +120,22 @@ def test_cases_read_by_the_driver_go_to_workers_as_cases(tmp_path: Path) -> None
 
 
 def _raw_rows(db: Path) -> list[list[tuple[object, ...]]]:
-    """Every stored row of the database's one run, as SQLite holds it (its run id left out)."""
+    """Every stored row of the database's one run, as SQLite holds it (its run id and row ids
+    left out: worker processes commit their chunks in the order they finish)."""
     with sqlite3.connect(db) as conn:
         return [
             conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
             for table, columns, order in (
-                ("case_results", "idx, case_id, repeat, errored, latency_ms, record", "id"),
-                ("case_bodies", "idx, repeat, body", "id"),
+                ("case_results", "idx, case_id, repeat, errored, latency_ms, record", "idx, repeat"),
+                ("case_bodies", "idx, repeat, body", "idx, repeat"),
                 ("verdicts_not_passed", '"check", state, idx, repeat', '"check", state, idx'),
             )
         ]
 
 
-def test_workers_send_the_rows_the_driver_would_write(tmp_path: Path) -> None:
-    # the workers build the store's rows (the driver only inserts them): byte for byte those
-    # an in-process run writes, failed verdicts and case bodies included
+def test_workers_store_the_rows_the_driver_would_write(tmp_path: Path) -> None:
+    # the workers build and store the rows themselves: byte for byte those an in-process run
+    # writes, failed verdicts and case bodies included
     suite = write_worker_suite(tmp_path / "s", 640)
     stored(suite, tmp_path / "local.db", None)
     stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=100))

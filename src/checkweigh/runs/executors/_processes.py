@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import replace
 
 from ...errors import CheckweighError
@@ -11,7 +12,7 @@ from .._agent_source import RunAgent
 from .._engine import OnResult
 from ._base import LOCAL, Work
 from ._chunks import chunks_of, stream
-from ._worker import Chunk, Scored, ignore_interrupts, score_chunk
+from ._worker import Chunk, Scored, Stored, WorkerSpec, ignore_interrupts, score_chunk, store_chunk
 
 CHUNK = 512
 """Cases per chunk: a few milliseconds of a worker's time, so the driver hands out and
@@ -62,31 +63,57 @@ class ProcessExecutor:
 
         context = multiprocessing.get_context("spawn")
         spec = work.spec
-        if work.on_rows is not None and work.run_id is not None:
-            # the workers build the store's rows: the driver, on a core the workers share,
-            # then only inserts them
+        task: Callable[[WorkerSpec, Chunk], Scored | Stored] = score_chunk
+        on_stored = None
+        acked = [0]  # executions the driver accounted for: the stored prefix it keeps
+        if work.db is not None and work.run_id is not None and work.on_stored is not None:
+            # the workers store their chunks themselves, each in one transaction while the
+            # other scores (SQLite takes one writer at a time), and hand the driver only
+            # their aggregates: the driver, on a core the workers share, merges them
+            spec = replace(spec, run_id=work.run_id, db=work.db)
+            task = store_chunk
+            merge = work.on_stored
+
+            def on_stored(stored: Stored) -> None:
+                merge(stored)
+                acked[0] += len(stored.case_ids)
+
+        elif work.on_rows is not None and work.run_id is not None:
+            # the workers build the store's rows: the driver then only inserts them
             spec = replace(spec, run_id=work.run_id)
 
         def start(workers: int) -> ProcessPoolExecutor:
-            return ProcessPoolExecutor(workers, mp_context=context, initializer=ignore_interrupts)
+            # a lock per pool: a worker killed while holding it takes its pool down with it
+            return ProcessPoolExecutor(
+                workers,
+                mp_context=context,
+                initializer=ignore_interrupts,
+                initargs=(context.Lock(),),
+            )
 
         pools = [start(self.workers)]
+        # chunks tried again, one process each: waited for too before what was stored past
+        # the acknowledged cases is deleted
+        solos: list[ProcessPoolExecutor] = []
 
-        async def submit(chunk: Chunk) -> Scored:
+        async def submit(chunk: Chunk) -> Scored | Stored:
             pool = pools[-1]
             try:
-                return await asyncio.wrap_future(pool.submit(score_chunk, spec, chunk))
+                return await asyncio.wrap_future(pool.submit(task, spec, chunk))
             except BrokenProcessPool:
                 if pools[-1] is pool:  # the first chunk to see it starts the next pool
                     pool.shutdown(wait=False, cancel_futures=True)
                     pools.append(start(self.workers))
             # a dead worker breaks the whole pool and every chunk in flight in it: each is
             # tried again in a process of its own, so only the chunk that kills its worker
-            # every time stops the run
+            # every time stops the run (a stored chunk's rows are replaced: its first try
+            # may have committed before its process died)
+            chunk = chunk.retried()
             for _ in range(RETRIES):
                 solo = start(1)
+                solos.append(solo)
                 try:
-                    return await asyncio.wrap_future(solo.submit(score_chunk, spec, chunk))
+                    return await asyncio.wrap_future(solo.submit(task, spec, chunk))
                 except BrokenProcessPool:
                     continue
                 finally:
@@ -106,7 +133,17 @@ class ProcessExecutor:
                 stop=work.stop,
                 path=work.spec.cases if work.source is not None else None,
                 on_rows=work.on_rows,
+                on_stored=on_stored,
             )
+        except BaseException:
+            # the chunks still running finish (a worker ignores Ctrl-C) or die with their
+            # pool; then what they committed past the acknowledged cases goes, so the store
+            # holds exactly what the run reports
+            for pool in [pools[-1], *solos]:
+                pool.shutdown(wait=True, cancel_futures=True)
+            if on_stored is not None and work.discard is not None:
+                work.discard(acked[0])
+            raise
         finally:
             pools[-1].shutdown(wait=True, cancel_futures=True)
         return []
