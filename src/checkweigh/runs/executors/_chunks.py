@@ -21,6 +21,7 @@ from .._engine import OnResult, Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
 from ._base import OnRows, OnStored, Work
+from ._blocks import blocks as cut_blocks
 from ._worker import Chunk, Scored, Stored
 
 _STREAMED = (".jsonl", ".ndjson")
@@ -28,12 +29,22 @@ POLL_S = 0.25
 """How often the driver looks at the stop flag while it waits for a chunk."""
 
 
-def chunks_of(work: Work, size: int) -> Iterator[Chunk]:
-    """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order."""
+def chunks_of(work: Work, size: int, *, blocks: bool = False) -> Iterator[Chunk]:
+    """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order; with
+    ``blocks``, a JSONL file's as byte ranges that the workers read (on this machine)."""
     source = work.source
     if source is not None and source.format is None and source.path.suffix in _STREAMED:
+        if blocks:
+            return _block_chunks(source.path, work.repeat, size)
         return _line_chunks(source.path, work.repeat, size)
     return _case_chunks(work.cases, work.repeat, size)
+
+
+def _block_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
+    first = 0
+    for block, count in cut_blocks(path, size):
+        yield Chunk(first, repeat, block=block, block_cases=count)
+        first += count
 
 
 def _line_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
@@ -143,7 +154,7 @@ async def _account(
     """Hand ``stored`` on, cut at its first repeated case id (then raised, as the error that
     ended it early is)."""
     error = stored.error
-    if path is not None and chunk.lines:
+    if path is not None and (chunk.lines or chunk.block):
         cut, repeated = _repeated(stored.case_ids, 1, chunk, seen, path)
         if repeated is not None:
             error = repeated
@@ -151,7 +162,7 @@ async def _account(
                 raise error
             # the worker stored past the repeated id: the cases before it, stored again in
             # place of the chunk, are what the run keeps
-            again = await submit(chunk.retried(cut))
+            again = await submit(chunk.retried(path, cut))
             assert isinstance(again, Stored)
             stored = again
     on_stored(stored)
@@ -161,7 +172,7 @@ async def _account(
 
 def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
     """``scored`` cut at the first case whose id came before, with that error."""
-    if not chunk.lines:  # cases the driver read: their reader checked them
+    if not chunk.lines and chunk.block is None:  # cases the driver read: their reader checked them
         return scored
     ids = [r.case_id for r in scored.results]
     cut, error = _repeated(ids, chunk.repeat, chunk, seen, path)
@@ -177,7 +188,7 @@ def _repeated(
     for i in range(0, len(case_ids), repeat):
         case_id = case_ids[i]
         if case_id in seen:
-            lineno = chunk.lines[i // repeat][0]
+            lineno = chunk.numbered(path)[i // repeat][0]
             error = CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )

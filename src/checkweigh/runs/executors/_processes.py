@@ -108,7 +108,7 @@ class ProcessExecutor:
             # tried again in a process of its own, so only the chunk that kills its worker
             # every time stops the run (a stored chunk's rows are replaced: its first try
             # may have committed before its process died)
-            chunk = chunk.retried()
+            chunk = chunk.retried(spec.cases)
             for _ in range(RETRIES):
                 solo = start(1)
                 solos.append(solo)
@@ -127,7 +127,7 @@ class ProcessExecutor:
         try:
             await stream(
                 submit,
-                chunks_of(work, self.chunk),
+                chunks_of(work, self.chunk, blocks=True),
                 window=2 * self.workers + 1,
                 on_result=on_result,
                 stop=work.stop,

@@ -29,6 +29,7 @@ from .._engine import Answered, Evaluator
 from .._gc import collector_paused
 from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
 from ..targets.conversation import conversing
+from ._blocks import Block, block_lines
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock as WriteLock
@@ -160,15 +161,28 @@ class Chunk(NamedTuple):
     """... cases read by the driver (imported logs, YAML, a caller's cases)."""
     replace: bool = False
     """A chunk tried again: its rows are replaced (see :func:`store_chunk`)."""
+    block: Block | None = None
+    """... or the range of the cases file that holds its lines (the worker reads them) ..."""
+    block_cases: int = 0
+    """... and how many cases that range holds."""
 
     def __len__(self) -> int:
-        return len(self.lines) or len(self.cases)
+        return len(self.lines) or len(self.cases) or self.block_cases
 
-    def retried(self, lines: int | None = None) -> Chunk:
-        """The chunk tried again, replacing what it stored (its first ``lines`` lines only,
-        when given). (``_replace`` cannot: ``__len__`` counts cases, not fields.)"""
-        kept = self.lines if lines is None else self.lines[:lines]
-        return Chunk(self.first, self.repeat, kept, self.cases, replace=True)
+    def numbered(self, path: Path) -> tuple[Line, ...]:
+        """Its lines with their numbers (read from ``path`` for a block)."""
+        if self.block is not None:
+            return tuple(block_lines(path, self.block, self.block_cases))
+        return self.lines
+
+    def retried(self, path: Path, cases: int | None = None) -> Chunk:
+        """The chunk tried again, replacing what it stored (its first ``cases`` only, when
+        given). (``_replace`` cannot: ``__len__`` counts cases, not fields.)"""
+        if cases is None:
+            return Chunk(
+                self.first, self.repeat, self.lines, self.cases, True, self.block, self.block_cases
+            )
+        return Chunk(self.first, self.repeat, self.numbered(path)[:cases], replace=True)
 
 
 class Stored(NamedTuple):
@@ -299,7 +313,10 @@ def _cases(chunk: Chunk, path: Path) -> Iterable[tuple[int, Case, bytes | None]]
         for i, (case, body) in enumerate(chunk.cases):
             yield chunk.first + i, case, body
         return
-    for i, (lineno, raw) in enumerate(chunk.lines):
+    lines = (
+        chunk.lines if chunk.block is None else block_lines(path, chunk.block, chunk.block_cases)
+    )
+    for i, (lineno, raw) in enumerate(lines):
         yield chunk.first + i, case_of_line(path, lineno, raw), raw.rstrip(b"\r\n")
 
 
