@@ -15,7 +15,8 @@ from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs._engine import Evaluator
 from checkweigh.runs.executors import Executor, ProcessExecutor
-from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk
+from checkweigh.runs.executors._chunks import _block_chunks as chunks_in_blocks
+from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk, store_chunk
 from checkweigh.store import RunStatus, Store
 from checkweigh.store._rows import sqlite_rows
 from checkweigh.suites import load_suite, numbered_lines
@@ -126,7 +127,11 @@ def _raw_rows(db: Path) -> list[list[tuple[object, ...]]]:
         return [
             conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
             for table, columns, order in (
-                ("case_results", "idx, case_id, repeat, errored, latency_ms, record", "idx, repeat"),
+                (
+                    "case_results",
+                    "idx, case_id, repeat, errored, latency_ms, record",
+                    "idx, repeat",
+                ),
                 ("case_bodies", "idx, repeat, body", "idx, repeat"),
                 ("verdicts_not_passed", '"check", state, idx, repeat', '"check", state, idx'),
             )
@@ -155,3 +160,42 @@ def test_a_chunk_comes_back_with_its_rows_when_the_spec_names_the_run(tmp_path: 
     scored = score_chunk(replace(spec, run_id="run-1"), chunk)
     assert scored.rows == sqlite_rows("run-1", scored.results)
     assert len(scored.rows.results) == 5 * 8  # eight columns a result
+
+
+def test_a_file_with_a_bom_crlf_and_blank_lines_is_read_as_in_process(tmp_path: Path) -> None:
+    # the workers read their own byte ranges: blank lines (Unicode's whitespace included) are
+    # skipped and lines numbered as the driver's reader does
+    suite = write_worker_suite(tmp_path / "s", 0)
+    rows = [case_line(i) for i in range(300)]
+    for at, blank in ((7, ""), (64, "  \t"), (65, "\u3000"), (200, "\x1c"), (299, "")):
+        rows.insert(at, blank)
+    text = "\ufeff" + "\r\n".join(rows) + "\r\n\r\n"
+    (suite.parent / "cases.jsonl").write_bytes(text.encode())
+    local = stored(suite, tmp_path / "local.db", None)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=64))
+    same_runs(local, workers)
+    assert len(workers[1]) == 300
+
+
+def test_a_chunk_tried_again_replaces_what_its_first_try_stored(tmp_path: Path) -> None:
+    # a worker killed after its transaction committed: the chunk's next try must not store
+    # its cases twice
+    suite_path = write_worker_suite(tmp_path / "s", 40)
+    suite = load_suite(suite_path)
+    db = tmp_path / "runs.db"
+    store = Store(f"sqlite:///{db}")
+    run_id = store.create_run(suite.name, str(suite_path), {}, 1)
+    spec = replace(
+        WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=False),
+        run_id=run_id,
+        db=store.sqlite_file,
+    )
+    chunk = next(chunks_in_blocks(suite.cases.path, 1, 25))
+    first = store_chunk(spec, chunk)
+    again = store_chunk(spec, chunk.retried(suite.cases.path))
+    assert again.case_ids == first.case_ids == [f"booking-{i:05d}" for i in range(25)]
+    assert again.part == first.part
+    assert [len(rows) for rows in _raw_rows(db)[:2]] == [25, 25]
+    cut = store_chunk(spec, chunk.retried(suite.cases.path, 10))  # a repeated id at the 11th
+    assert len(cut.case_ids) == 10
+    assert [r.position for r in store.iter_results(run_id)] == list(range(25))  # once each
