@@ -199,3 +199,27 @@ def test_a_chunk_tried_again_replaces_what_its_first_try_stored(tmp_path: Path) 
     cut = store_chunk(spec, chunk.retried(suite.cases.path, 10))  # a repeated id at the 11th
     assert len(cut.case_ids) == 10
     assert [r.position for r in store.iter_results(run_id)] == list(range(25))  # once each
+
+
+def test_an_in_memory_database_gets_the_results_from_the_driver(tmp_path: Path) -> None:
+    # no file the workers could open: they send results with their rows, the driver stores them
+    suite_path = write_worker_suite(tmp_path / "s", 700)
+    lines = (suite_path.parent / "cases.jsonl").read_text().splitlines()
+    lines.insert(600, lines[3])  # a repeated id, met in the driver
+    (suite_path.parent / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    runs = []
+    for executor in (None, ProcessExecutor(2, chunk=128)):
+        store = Store("sqlite://")
+        with pytest.raises(RunStopped) as stopped:
+            execute(load_suite(suite_path), store, executor=executor)
+        outcome = stopped.value.outcome
+        records = [r.to_record() for r in store.iter_results(outcome.run_id)]
+        runs.append((outcome, records, str(stopped.value.cause)))
+    (local, local_records, local_cause), (workers, worker_records, worker_cause) = runs
+    assert worker_records == local_records
+    assert len(worker_records) == workers.kept == 600
+    assert worker_cause == local_cause
+    assert ":601: id: duplicate case id 'booking-00003'" in worker_cause
+    assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
+        exclude={"notes"}
+    )
