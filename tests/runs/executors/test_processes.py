@@ -20,6 +20,7 @@ from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk, st
 from checkweigh.store import RunStatus, Store
 from checkweigh.store._rows import sqlite_rows
 from checkweigh.suites import load_suite, numbered_lines
+from support.postgres import fresh_database
 from support.worker_suite import case_line, write_worker_suite
 
 
@@ -220,6 +221,34 @@ def test_an_in_memory_database_gets_the_results_from_the_driver(tmp_path: Path) 
     assert len(worker_records) == workers.kept == 600
     assert worker_cause == local_cause
     assert ":601: id: duplicate case id 'booking-00003'" in worker_cause
+    assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
+        exclude={"notes"}
+    )
+
+
+def test_postgresql_gets_the_results_from_the_driver(tmp_path: Path) -> None:
+    # the workers cannot write to PostgreSQL themselves: they send results, the driver stores
+    # them (COPY), and a repeated id met in a byte range ends the run where one process does
+    suite_path = write_worker_suite(tmp_path / "s", 700)
+    lines = (suite_path.parent / "cases.jsonl").read_text().splitlines()
+    lines.insert(600, lines[3])
+    (suite_path.parent / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    runs = []
+    for executor in (None, ProcessExecutor(2, chunk=128)):
+        with fresh_database() as url:
+            store = Store(url)
+            try:
+                with pytest.raises(RunStopped) as stopped:
+                    execute(load_suite(suite_path), store, executor=executor)
+                outcome = stopped.value.outcome
+                records = [r.to_record() for r in store.iter_results(outcome.run_id)]
+                runs.append((outcome, records, str(stopped.value.cause)))
+            finally:
+                store.close()
+    (local, local_records, local_cause), (workers, worker_records, worker_cause) = runs
+    assert worker_records == local_records
+    assert len(worker_records) == workers.kept == 600
+    assert worker_cause == local_cause
     assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
         exclude={"notes"}
     )
