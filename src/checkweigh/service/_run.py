@@ -171,6 +171,8 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     )
     weights = graded_weights(request.graded_weights, suite)
     policy = _policy(suite, request.thresholds)
+    # before the cases file is screened: worker processes start meanwhile (--workers)
+    executor = make_executor(request, suite)
     total = suite.cases.count() * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)
@@ -188,7 +190,6 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     }
     for path, flag in request.exports.files():
         check_writable(path, flag, inputs)
-    executor = make_executor(request, suite)
     store = Store(request.db)
     return PreparedRun(request, suite, judge, weights, policy, total, store, executor)
 
