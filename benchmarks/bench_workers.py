@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import statistics
 import sys
@@ -66,10 +67,27 @@ def pad_traces(cases: Path, steps: int) -> None:
 
 
 def _cpu_s() -> float:
-    """CPU seconds of this process and of its ended children (the worker processes)."""
+    """CPU seconds of this process and of its ended children, and of the workers' server
+    (``forkserver``), whose children the workers are."""
     me = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime + _server_cpu_s()
+
+
+def _server_cpu_s() -> float:
+    """CPU seconds of the forkserver process and of the workers it forked and reaped (Linux's
+    /proc; 0 elsewhere, or without a server)."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5), counted after the name
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def phase_run(suite_path: Path, db: Path, workers: int) -> dict[str, object]:

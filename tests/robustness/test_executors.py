@@ -4,10 +4,18 @@ each refused before the run with exit 2 and one line naming the flag, nothing st
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
+from checkweigh.errors import CaseFileError
+from checkweigh.runs import RunStopped, execute
+from checkweigh.runs.executors import ProcessExecutor
+from checkweigh.store import Store
+from checkweigh.suites import load_suite
 from support import cli_process as cli
 from support.worker_suite import write_worker_suite
 
@@ -117,3 +125,98 @@ def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fra
     assert "os._exit(0)" in exited["verdicts"]["killer"]["reason"] + str(
         exited["verdicts"]["killer"].get("error")
     )
+
+
+# faults during a --workers run, whose workers store their chunks themselves: the report's
+# count is what the store holds, whatever stopped the run --------------------------------------
+
+BAD_LINES = [
+    (
+        '{"id": "booking-x", "input": {"message": "hi"}',
+        "cases.jsonl:1201: invalid JSON",
+        1_200,
+    ),
+    (
+        '{"id": "booking-00005", "input": {"message": "hi"}}',
+        "cases.jsonl:1201: id: duplicate case id 'booking-00005'",
+        1_200,
+    ),
+    ('{"id": "booking-y", "input": {"message": "hi"}, "trace": 3}', "cases.jsonl:1201", 1_200),
+]
+
+
+def _with_line(suite: Path, line: str) -> None:
+    # line 1201 is in the third chunk of 512, while later chunks are being stored
+    cases = suite.parent / "cases.jsonl"
+    lines = cases.read_text().splitlines()
+    lines.insert(1_200, line)
+    cases.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment", "kept"), BAD_LINES, ids=["broken-json", "duplicate-id", "bad-trace"]
+)
+def test_a_bad_line_in_the_middle_of_a_workers_run(
+    tmp_path: Path, line: str, fragment: str, kept: int
+) -> None:
+    """Met during the run (the API, which does not screen the file first): the chunks before
+    it stay, the rows the workers stored past it go."""
+    suite = write_worker_suite(tmp_path, 3_000)
+    _with_line(suite, line)
+    db = tmp_path / "runs.db"
+    store = Store(f"sqlite:///{db}")
+    with pytest.raises(RunStopped) as stopped:
+        execute(load_suite(suite), store, executor=ProcessExecutor(2))
+    assert fragment in str(stopped.value.cause)
+    assert isinstance(stopped.value.cause, CaseFileError)
+    outcome = stopped.value.outcome
+    assert outcome.kept == kept == cli.stored(db)
+    assert outcome.summary.executions == kept
+    assert cli.run_row(db) == ("incomplete", kept, False)
+    with sqlite3.connect(db) as conn:  # the stored prefix, and nothing past it in any table
+        assert conn.execute("select max(idx) from case_results").fetchone()[0] == kept - 1
+        assert conn.execute("select max(idx) from case_bodies").fetchone()[0] == kept - 1
+        assert conn.execute("select max(idx) from verdicts_not_passed").fetchone()[0] < kept
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment", "kept"), BAD_LINES, ids=["broken-json", "duplicate-id", "bad-trace"]
+)
+def test_the_cli_refuses_a_bad_line_before_the_workers_start(
+    tmp_path: Path, line: str, fragment: str, kept: int
+) -> None:
+    suite = write_worker_suite(tmp_path, 3_000)
+    _with_line(suite, line)
+    db = tmp_path / "runs.db"
+    done = cli.run(
+        ["run", "suite.yaml", "-q", "--db", f"sqlite:///{db}", "--workers", "2"],
+        tmp_path,
+        timeout=120,
+    )
+    assert done.code == 2, done.out + done.err
+    assert fragment in done.err
+    assert "Traceback" not in done.err
+    assert len(done.err.strip().splitlines()) == 1
+    assert cli.stored(db) == 0
+
+
+def test_ctrl_c_during_a_workers_run_keeps_what_it_reports(tmp_path: Path) -> None:
+    write_worker_suite(tmp_path, 40_000)
+    db = tmp_path / "runs.db"
+    proc = cli.start(
+        ["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q", "--workers", "2"], tmp_path
+    )
+    cli.wait_for_stored(db, 2_000, proc, timeout=60)
+    began = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    done = cli.finish(proc, began, timeout=60)
+    assert "Traceback" not in done.out + done.err
+    assert done.code == 130, done.out + done.err
+    kept = done.kept()
+    assert kept is not None
+    assert 2_000 <= kept < 40_000
+    assert kept % 512 == 0  # whole chunks, in order
+    assert kept == cli.stored(db)
+    assert cli.run_row(db) == ("incomplete", kept, False)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select max(idx) from case_bodies").fetchone()[0] == kept - 1

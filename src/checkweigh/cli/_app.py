@@ -336,12 +336,17 @@ def run(
             calls = f"judge {stats.calls} calls, {stats.cache_hits} cached, {stats.errors} errors"
         progress.update(task, advance=1, errored=errored, judge=calls)
 
+    def ticks(stored: int, errored_now: int) -> None:  # chunks that worker processes stored
+        nonlocal errored
+        errored += errored_now
+        progress.update(task, advance=stored, errored=errored)
+
     stopped: RunStopped | None = None
     # one signal stops the run between cases, a second ends the process at once
     folder = Path.cwd()  # an agent may change it; the output files are relative to this one
     with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
-            outcome = run_prepared(prepared, on_result=tick, stop=stop)
+            outcome = run_prepared(prepared, on_result=tick, on_progress=ticks, stop=stop)
         except InputError as exc:  # before the run was created (a broken agent recording)
             fail_input(err, exc)
         except RunStopped as exc:

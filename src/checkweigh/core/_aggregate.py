@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ._case_pass import CaseState, PassPolicy
 from ._case_tally import CaseTally
 from ._outcome import OutcomeBasis, OutcomeClass, basis_note
+from ._partial import AggregatePart, RubricPart
 from ._result import CaseResult
 from ._rubric import Rubric
 from ._scoring import ScoreStatus
@@ -60,12 +61,13 @@ class _RubricAcc:
         "pairs",
         "per_case",
         "rubric",
+        "scores",
         "total",
         "total_sq",
         "worst",
     )
 
-    def __init__(self, rubric: Rubric, keep_cases: bool) -> None:
+    def __init__(self, rubric: Rubric, keep_cases: bool, journal: bool = False) -> None:
         self.rubric = rubric
         self.name = rubric.name
         self.executions = 0
@@ -83,6 +85,8 @@ class _RubricAcc:
         self.counts = {name: [0, 0, 0, 0] for name in self.names}
         self.pairs = tuple(self.counts.items())
         self.per_case: dict[str, list[tuple[float, str]]] | None = {} if keep_cases else None
+        # every score in order, for a worker's part of the run (see _partial)
+        self.scores: list[float] | None = [] if journal else None
         # max-heap by score (negated) of the lowest scores: (-score, -seq, WorstCase)
         self.errored_examples: list[str] = []
         self.worst: list[tuple[float, int, WorstCase]] = []
@@ -115,6 +119,8 @@ class _RubricAcc:
         self.n += 1
         self.total += score
         self.total_sq += score * score
+        if self.scores is not None:
+            self.scores.append(score)
         self.outcomes[outcome] += 1
         rule = r.rule
         if 0 <= rule < len(self.basis_of):
@@ -138,6 +144,53 @@ class _RubricAcc:
             else:
                 heapq.heapreplace(worst, item)
         return False
+
+    def part(self) -> RubricPart:
+        """The figures so far, for :meth:`merge` elsewhere (a journalling accumulator's)."""
+        assert self.scores is not None
+        return RubricPart(
+            executions=self.executions,
+            na=self.na,
+            errored=self.errored,
+            n=self.n,
+            outcomes=list(self.outcomes.values()),
+            basis=list(self.basis.values()),
+            counts=[list(c) for c in self.counts.values()],
+            scores=self.scores,
+            errored_examples=self.errored_examples,
+            worst=self.worst,
+        )
+
+    def merge(self, part: RubricPart) -> None:
+        """Account for the executions behind ``part``, which came after those added so far."""
+        self.executions += part.executions
+        self.na += part.na
+        self.errored += part.errored
+        for outcome, k in zip(self.outcomes, part.outcomes, strict=True):
+            self.outcomes[outcome] += k
+        for basis, k in zip(self.basis, part.basis, strict=True):
+            self.basis[basis] += k
+        for slots, more in zip(self.counts.values(), part.counts, strict=True):
+            for j, k in enumerate(more):
+                slots[j] += k
+        for text in part.errored_examples:
+            self._example(text)
+        total, total_sq = self.total, self.total_sq
+        for score in part.scores:  # in order: float sums are not associative
+            total += score
+            total_sq += score * score
+        self.total, self.total_sq = total, total_sq
+        # the lowest scores are the lowest (score, position): the part's own are its only
+        # candidates, at their positions after this run's
+        base = self.n
+        self.n += part.n
+        worst = self.worst
+        for neg, local, entry in sorted(part.worst, key=lambda t: -t[1]):
+            item = (neg, local - base, entry)
+            if len(worst) < _WORST:
+                heapq.heappush(worst, item)
+            elif neg > worst[0][0]:
+                heapq.heapreplace(worst, item)
 
     def _example(self, text: str) -> None:
         if len(self.errored_examples) < _WORST:
@@ -228,10 +281,20 @@ class RunAggregator:
         keep_case_scores: bool = False,
         slowest: int = 5,
         policy: PassPolicy | None = None,
+        journal: bool = False,
     ):
-        self._accs = [_RubricAcc(r, keep_case_scores) for r in rubrics]
+        """``journal``: also keep every value of each sum in order, so that :meth:`part` can
+        hand a chunk's aggregates to the run's aggregator (a worker process's; no repeats)."""
+        if journal and keep_case_scores:
+            raise ValueError("a journalling aggregator is for runs without repeats")
+        self._accs = [_RubricAcc(r, keep_case_scores, journal) for r in rubrics]
         # pass@k and pass^k need each task's tries: counted only when tasks are repeated
-        self._cases = CaseTally(policy, repeats=keep_case_scores) if policy is not None else None
+        self._cases = (
+            CaseTally(policy, repeats=keep_case_scores, journal=journal)
+            if policy is not None
+            else None
+        )
+        self._costs: list[float] | None = [] if journal else None
         self._executions = 0
         # distinct cases by their ids' hashes: 8 bytes a case, not the ids themselves (a run of
         # a million cases stays flat); two ids sharing a 64-bit hash would count once
@@ -285,6 +348,61 @@ class RunAggregator:
         if usage.cost_usd is not None:
             self._costed += 1
             self._cost += usage.cost_usd
+            if self._costs is not None:
+                self._costs.append(usage.cost_usd)
+
+    def part(self) -> AggregatePart:
+        """What was added so far, for :meth:`merge` in another process (``journal`` only)."""
+        if self._costs is None:
+            raise ValueError("only a journalling aggregator gives its part")
+        return AggregatePart(
+            executions=self._executions,
+            errored=self._errored,
+            agent_errors=self._agent_errors,
+            used=self._used,
+            tokens_in=self._tokens_in,
+            tokens_out=self._tokens_out,
+            costed=self._costed,
+            costs=self._costs,
+            rubrics=[a.part() for a in self._accs],
+            cases=self._cases.part() if self._cases is not None else None,
+        )
+
+    def merge(
+        self, part: AggregatePart, case_ids: Sequence[str], latencies: Sequence[float | None]
+    ) -> None:
+        """Account for the executions behind ``part`` (a chunk of a run without repeats, after
+        those added so far), whose case ids and latencies are given in order: the same
+        summary as adding each result.
+        """
+        self._executions += part.executions
+        for case_id in case_ids:
+            self._case_ids.add(case_id)
+        self._agent_errors += part.agent_errors
+        self._errored += part.errored
+        self._used += part.used
+        self._tokens_in += part.tokens_in
+        self._tokens_out += part.tokens_out
+        self._costed += part.costed
+        for cost in part.costs:
+            self._cost += cost
+        for acc, rubric in zip(self._accs, part.rubrics, strict=True):
+            acc.merge(rubric)
+        if self._cases is not None:
+            assert part.cases is not None
+            self._cases.merge(part.cases)
+        # as add() does, execution by execution: ties among the slowest go by arrival
+        slow, slow_n = self._slow, self._slow_n
+        for case_id, ms in zip(case_ids, latencies, strict=True):
+            if ms is None:
+                continue
+            self._timed += 1
+            self._latency += ms
+            if slow_n > 0:
+                if len(slow) < slow_n:
+                    heapq.heappush(slow, (ms, case_id, 0))
+                elif ms > slow[0][0]:
+                    heapq.heapreplace(slow, (ms, case_id, 0))
 
     def _agent_usage(self) -> AgentUsage | None:
         if not self._used and not self._timed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
+from ._partial import TallyPart
 from ._reliability import Reliability, RepeatTally
 from ._result import CaseResult
 from ._stats import mean_interval
@@ -42,10 +43,12 @@ class CaseTally:
         "score_n",
         "score_sq",
         "score_sum",
+        "scores",
     )
 
-    def __init__(self, policy: PassPolicy, *, repeats: bool = False) -> None:
-        """``repeats``: also count each task's tries and passes, for pass@k and pass^k."""
+    def __init__(self, policy: PassPolicy, *, repeats: bool = False, journal: bool = False) -> None:
+        """``repeats``: also count each task's tries and passes, for pass@k and pass^k;
+        ``journal``: keep every score in order, for :meth:`part` (then no ``repeats``)."""
         self.policy = policy
         self.repeats = RepeatTally() if repeats else None
         self.executions = 0
@@ -56,6 +59,7 @@ class CaseTally:
         self.score_sum = 0.0
         self.score_sq = 0.0
         self.failing: list[FailingCase] = []
+        self.scores: list[float] | None = [] if journal else None
 
     def add(self, result: CaseResult) -> CaseVerdict:
         """Count one execution; returns its verdict with the reason."""
@@ -101,6 +105,33 @@ class CaseTally:
             self.score_n += 1
             self.score_sum += score
             self.score_sq += score * score
+            if self.scores is not None:
+                self.scores.append(score)
+
+    def part(self) -> TallyPart:
+        """The counts so far, for :meth:`merge` in another process (``journal`` only)."""
+        assert self.scores is not None
+        return TallyPart(
+            self.executions, self.passed, self.failed, self.errored, self.scores, self.failing
+        )
+
+    def merge(self, part: TallyPart) -> None:
+        """Count the executions behind ``part``, which came after those counted so far."""
+        if self.repeats is not None:
+            raise ValueError("a tally of repeated tasks takes executions one by one")
+        self.executions += part.executions
+        self.passed += part.passed
+        self.failed += part.failed
+        self.errored += part.errored
+        self.score_n += len(part.scores)
+        total, total_sq = self.score_sum, self.score_sq
+        for score in part.scores:  # in order: float sums are not associative
+            total += score
+            total_sq += score * score
+        self.score_sum, self.score_sq = total, total_sq
+        room = _FAILING - len(self.failing)
+        if room > 0:
+            self.failing.extend(part.failing[:room])
 
     def reliability(self) -> Reliability | None:
         """pass@k, pass^k and flaky tasks (None unless tasks were repeated)."""

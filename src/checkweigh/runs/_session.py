@@ -7,6 +7,7 @@ every finished case stored (as far as the database takes it) and the run marked 
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -41,6 +42,10 @@ from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
 from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from .executors import LOCAL, Executor, Work, WorkerSpec
+from .executors._worker import Stored
+
+OnProgress = Callable[[int, int], None]
+"""Called with (executions stored, of them errored) as worker processes store results."""
 
 
 class RunStopped(Exception):
@@ -71,6 +76,7 @@ def execute(
     repeat: int | None = None,
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    on_progress: OnProgress | None = None,
     judge: JudgeModel | None = None,
     judge_batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
@@ -87,6 +93,10 @@ def execute(
     ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
     it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
     a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
+
+    ``on_progress`` (executions stored, of them errored) is called instead of ``on_result``
+    for results that worker processes stored themselves (``--workers`` on a SQLite file):
+    without it, a run that asks for ``on_result`` has them sent to this process.
 
     ``record_agent`` records every call of the suite's target into that folder;
     ``replay_agent`` answers them from such a recording instead, with no agent running (see
@@ -109,6 +119,7 @@ def execute(
                 repeat=repeat,
                 concurrency=concurrency,
                 on_result=on_result,
+                on_progress=on_progress,
                 judge=judge,
                 judge_batch=judge_batch,
                 graded_weights=graded_weights,
@@ -148,6 +159,7 @@ async def aexecute(
     repeat: int | None = None,
     concurrency: int | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    on_progress: OnProgress | None = None,
     judge: JudgeModel | None = None,
     judge_batch: bool = False,
     graded_weights: Mapping[str, float] | None = None,
@@ -189,6 +201,7 @@ async def aexecute(
             repeat=repeat or suite.repeats,
             concurrency=concurrency,
             on_result=on_result,
+            on_progress=on_progress,
             judge=judge,
             judge_batch=judge_batch,
             graded_weights=graded_weights,
@@ -210,6 +223,7 @@ async def _execute(
     repeat: int,
     concurrency: int | None,
     on_result: Callable[[CaseResult], None] | None,
+    on_progress: OnProgress | None,
     judge: JudgeModel | None,
     judge_batch: bool,
     graded_weights: Mapping[str, float] | None,
@@ -272,6 +286,18 @@ async def _execute(
         if on_result is not None:
             on_result(result)
 
+    def handle_stored(stored: Stored) -> None:
+        store.check_file()  # a worker would go on writing into a deleted file
+        aggregator.merge(stored.part, stored.case_ids, stored.latencies)
+        writer.stored_elsewhere(len(stored.case_ids))
+        if on_progress is not None:
+            tally = stored.part.cases
+            on_progress(len(stored.case_ids), tally.errored if tally is not None else 0)
+
+    # worker processes may store their chunks themselves, and send only their aggregates
+    # (which the aggregator merges exactly for runs without repeats)
+    stores_in_workers = repeat == 1 and (on_result is None or on_progress is not None)
+
     def handle_rows(results: list[CaseResult], rows: SqliteRows) -> None:
         writer.add_rows(results, rows)
         if on_result is not None:
@@ -283,7 +309,7 @@ async def _execute(
             evaluator=evaluator,
             cases=source.iter_sourced(tally) if cases is None else cases,
             source=source if cases is None else None,
-            spec=WorkerSpec.of(suite, evaluator, with_agent=target is not None),
+            spec=WorkerSpec.of(suite, evaluator, with_agent=target is not None, policy=policy),
             target=target,
             target_timeout_s=agent.timeout_s,
             repeat=repeat,
@@ -293,6 +319,9 @@ async def _execute(
             asks_judge=judge is not None and bool(judge_checks(suite.checks)),
             run_id=run_id if store.takes_rows else None,
             on_rows=handle_rows,
+            db=store.sqlite_file if stores_in_workers else None,
+            on_stored=handle_stored,
+            discard=functools.partial(store.discard_results, run_id),
         )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
             notes += await executor.run(work, handle)

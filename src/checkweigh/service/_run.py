@@ -171,6 +171,8 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     )
     weights = graded_weights(request.graded_weights, suite)
     policy = _policy(suite, request.thresholds)
+    # before the cases file is screened: worker processes start meanwhile (--workers)
+    executor = make_executor(request, suite)
     total = suite.cases.count() * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)
@@ -188,7 +190,6 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     }
     for path, flag in request.exports.files():
         check_writable(path, flag, inputs)
-    executor = make_executor(request, suite)
     store = Store(request.db)
     return PreparedRun(request, suite, judge, weights, policy, total, store, executor)
 
@@ -197,12 +198,15 @@ def run_prepared(
     prepared: PreparedRun,
     *,
     on_result: Callable[[CaseResult], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
     stop: StopToken | None = None,
 ) -> RunOutcome:
     """Run a prepared request, storing each result as it finishes.
 
     Args:
         on_result: called with each finished result (progress).
+        on_progress: called with (executions stored, of them errored) instead of
+            ``on_result`` for results that worker processes stored themselves.
         stop: requesting it ends the run between cases (see :func:`checkweigh.runs.execute`).
 
     Raises:
@@ -215,6 +219,7 @@ def run_prepared(
         repeat=r.repeat or prepared.suite.repeats,
         concurrency=r.concurrency,
         on_result=on_result,
+        on_progress=on_progress,
         judge=prepared.judge,
         judge_batch=r.judge.batch,
         graded_weights=prepared.graded_weights,

@@ -8,7 +8,9 @@ Imports no SQLAlchemy: a worker process does not load it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import sqlite3
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
@@ -90,3 +92,101 @@ def _exchanges(result: CaseResult) -> list[dict[str, Any]] | None:
     if not result.exchanges:
         return None
     return [e.model_dump(mode="json") for e in result.exchanges]
+
+
+RESULT_COLUMNS = (
+    "run_id",
+    "idx",
+    "case_id",
+    "repeat",
+    "errored",
+    "latency_ms",
+    "record",
+    "exchanges",
+)
+VERDICT_COLUMNS = ("run_id", "check", "state", "idx", "repeat")
+BODY_COLUMNS = ("run_id", "idx", "repeat", "body")
+MAX_PARAMETERS = 999
+"""SQLite's oldest limit on the parameters of one statement (newer builds allow more)."""
+TABLES = ("case_results", "verdicts_not_passed", "case_bodies")
+"""The tables that hold a run's results, by case position (``idx``)."""
+
+
+def quoted(columns: tuple[str, ...]) -> str:
+    """The column list of a statement."""
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+def _insert_into(table: str, columns: tuple[str, ...], rows: int) -> str:
+    one = "(" + ", ".join("?" * len(columns)) + ")"
+    return f"INSERT INTO {table} ({quoted(columns)}) VALUES " + ", ".join([one] * rows)
+
+
+@functools.lru_cache(maxsize=8)
+def insert_results(rows: int) -> str:
+    """INSERT INTO case_results (...) VALUES (?, ...), ... for ``rows`` rows."""
+    return _insert_into("case_results", RESULT_COLUMNS, rows)
+
+
+@functools.lru_cache(maxsize=8)
+def insert_verdicts(rows: int) -> str:
+    """INSERT INTO verdicts_not_passed (...) VALUES ... for ``rows`` rows."""
+    return _insert_into("verdicts_not_passed", VERDICT_COLUMNS, rows)
+
+
+@functools.lru_cache(maxsize=8)
+def insert_bodies(rows: int) -> str:
+    """INSERT INTO case_bodies (...) VALUES ... for ``rows`` rows."""
+    return _insert_into("case_bodies", BODY_COLUMNS, rows)
+
+
+Execute = Callable[[str, tuple[object, ...]], object]
+
+
+def insert_chunks(
+    execute: Execute, statement: Callable[[int], str], width: int, params: list[object]
+) -> None:
+    """``params`` (``width`` per row) inserted in as few statements as SQLite allows.
+
+    SQLite's driver leaves and re-takes the GIL once per executed row; multi-row INSERTs of a
+    prebuilt statement do it once per 100 rows, and skip per-row parameter processing.
+    """
+    step = (MAX_PARAMETERS // width) * width
+    for start in range(0, len(params), step):
+        chunk = params[start : start + step]
+        execute(statement(len(chunk) // width), tuple(chunk))
+
+
+def insert_rows(execute: Execute, rows: SqliteRows) -> None:
+    """Every row of ``rows``, through ``execute`` (a connection's), in the caller's
+    transaction."""
+    insert_chunks(execute, insert_results, len(RESULT_COLUMNS), rows.results)
+    insert_chunks(execute, insert_verdicts, len(VERDICT_COLUMNS), rows.verdicts)
+    insert_chunks(execute, insert_bodies, len(BODY_COLUMNS), rows.bodies)
+
+
+def store_rows(
+    conn: sqlite3.Connection, run_id: str, rows: SqliteRows, *, replace: range | None = None
+) -> None:
+    """Insert ``rows`` in one transaction of ``conn`` (a worker's own connection, in
+    autocommit mode), after deleting the run's rows at the positions ``replace`` (a chunk
+    tried again, whose first try may have committed before its process died).
+
+    The write lock is taken first (``BEGIN IMMEDIATE``), so a busy database is waited for up
+    to the connection's busy timeout instead of failing at the first insert. On any error the
+    transaction is rolled back: nothing of the chunk is stored.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if replace is not None:
+            for table in TABLES:
+                conn.execute(
+                    f"DELETE FROM {table} WHERE run_id = ? AND idx >= ? AND idx < ?",
+                    (run_id, replace.start, replace.stop),
+                )
+        insert_rows(conn.execute, rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import secrets
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -15,7 +14,6 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 from sqlalchemy import (
-    Connection,
     Engine,
     Table,
     create_engine,
@@ -41,7 +39,21 @@ from ._connect import _sqlite_pragmas, connect_args, resolve_url
 from ._migrate import upgrade
 from ._owner import Owner, is_dead
 from ._recover import rebuild_summary
-from ._rows import ALL_REPEATS, SqliteRows, _dumps, _exchanges, case_rows, sqlite_rows, verdict_rows
+from ._rows import (
+    ALL_REPEATS,
+    BODY_COLUMNS,
+    RESULT_COLUMNS,
+    TABLES,
+    VERDICT_COLUMNS,
+    SqliteRows,
+    _dumps,
+    _exchanges,
+    case_rows,
+    insert_rows,
+    quoted,
+    sqlite_rows,
+    verdict_rows,
+)
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
 
@@ -345,16 +357,30 @@ class Store:
         return self.engine.dialect.name == "sqlite"
 
     def _insert_sqlite(self, rows: SqliteRows) -> None:
-        # SQLite's driver leaves and re-takes the GIL once per executed row; multi-row INSERTs
-        # of a prebuilt statement do it once per 100 rows. That keeps the writer thread from
-        # stalling behind the scoring thread, and skips per-row parameter processing.
+        # multi-row INSERTs of prebuilt statements (see _rows.insert_chunks): the writer thread
+        # does not stall behind the scoring thread once per row
         pages = 0 if self._checkpointer is not None else DEFAULT_AUTOCHECKPOINT
         with self.engine.begin() as conn:
             # per connection: the pool's connection writing now defers to the checkpointer
             conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={pages}")
-            _insert_chunks(conn, _sqlite_insert, len(_RESULT_COLUMNS), rows.results)
-            _insert_chunks(conn, _sqlite_verdicts, len(_VERDICT_COLUMNS), rows.verdicts)
-            _insert_chunks(conn, _sqlite_bodies, len(_BODY_COLUMNS), rows.bodies)
+            insert_rows(conn.exec_driver_sql, rows)
+
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The SQLite file, which worker processes may write results into themselves (see
+        :func:`~checkweigh.store._rows.store_rows`); None for other databases and memory."""
+        return self._file if self.takes_rows else None
+
+    def discard_results(self, run_id: str, start: int) -> None:
+        """Delete the run's results at positions ``start`` and after: rows that worker
+        processes committed past the cases the run acknowledged (a run stopped by an error or
+        a stop request keeps exactly the cases it reports)."""
+        self.check_file()
+        with _db_errors(f"write results to {self.safe_url}"), self.engine.begin() as conn:
+            for table in TABLES:
+                conn.exec_driver_sql(
+                    f"DELETE FROM {table} WHERE run_id = ? AND idx >= ?", (run_id, start)
+                )
 
     def _add_results_copy(self, run_id: str, results: list[CaseResult]) -> None:
         # PostgreSQL's COPY streams the rows in one command: about three times the rows per
@@ -525,62 +551,9 @@ class Store:
                 yield result
 
 
-_MAX_PARAMETERS = 999
-"""SQLite's oldest limit on the parameters of one statement (newer builds allow more)."""
-_RESULT_COLUMNS = (
-    "run_id",
-    "idx",
-    "case_id",
-    "repeat",
-    "errored",
-    "latency_ms",
-    "record",
-    "exchanges",
-)
-_VERDICT_COLUMNS = ("run_id", "check", "state", "idx", "repeat")
-_BODY_COLUMNS = ("run_id", "idx", "repeat", "body")
-
-
-def _quoted(columns: tuple[str, ...]) -> str:
-    return ", ".join(f'"{c}"' for c in columns)
-
-
-_COPY_RESULTS = f"COPY case_results ({_quoted(_RESULT_COLUMNS)}) FROM STDIN"
-_COPY_VERDICTS = f"COPY verdicts_not_passed ({_quoted(_VERDICT_COLUMNS)}) FROM STDIN"
-_COPY_BODIES = f"COPY case_bodies ({_quoted(_BODY_COLUMNS)}) FROM STDIN"
-
-
-def _insert_into(table: str, columns: tuple[str, ...], rows: int) -> str:
-    one = "(" + ", ".join("?" * len(columns)) + ")"
-    return f"INSERT INTO {table} ({_quoted(columns)}) VALUES " + ", ".join([one] * rows)
-
-
-@functools.lru_cache(maxsize=8)
-def _sqlite_insert(rows: int) -> str:
-    """INSERT INTO case_results (...) VALUES (?, ...), ... for ``rows`` rows."""
-    return _insert_into("case_results", _RESULT_COLUMNS, rows)
-
-
-@functools.lru_cache(maxsize=8)
-def _sqlite_verdicts(rows: int) -> str:
-    """INSERT INTO verdicts_not_passed (...) VALUES ... for ``rows`` rows."""
-    return _insert_into("verdicts_not_passed", _VERDICT_COLUMNS, rows)
-
-
-@functools.lru_cache(maxsize=8)
-def _sqlite_bodies(rows: int) -> str:
-    """INSERT INTO case_bodies (...) VALUES ... for ``rows`` rows."""
-    return _insert_into("case_bodies", _BODY_COLUMNS, rows)
-
-
-def _insert_chunks(
-    conn: Connection, statement: Callable[[int], str], width: int, params: list[object]
-) -> None:
-    """``params`` (``width`` per row) inserted in as few statements as SQLite allows."""
-    step = (_MAX_PARAMETERS // width) * width
-    for start in range(0, len(params), step):
-        chunk = params[start : start + step]
-        conn.exec_driver_sql(statement(len(chunk) // width), tuple(chunk))
+_COPY_RESULTS = f"COPY case_results ({quoted(RESULT_COLUMNS)}) FROM STDIN"
+_COPY_VERDICTS = f"COPY verdicts_not_passed ({quoted(VERDICT_COLUMNS)}) FROM STDIN"
+_COPY_BODIES = f"COPY case_bodies ({quoted(BODY_COLUMNS)}) FROM STDIN"
 
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]

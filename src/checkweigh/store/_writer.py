@@ -80,6 +80,13 @@ class ResultWriter:
             raise
         self._written(results)
 
+    def stored_elsewhere(self, count: int) -> None:
+        """Count ``count`` results that worker processes stored themselves (committed), after
+        whatever is queued."""
+        self.flush()
+        self.written += count
+        self._beat_now()
+
     def flush(self) -> None:
         """Write everything queued.
 

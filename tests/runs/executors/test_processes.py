@@ -15,10 +15,12 @@ from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs._engine import Evaluator
 from checkweigh.runs.executors import Executor, ProcessExecutor
-from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk
+from checkweigh.runs.executors._chunks import _block_chunks as chunks_in_blocks
+from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk, store_chunk
 from checkweigh.store import RunStatus, Store
 from checkweigh.store._rows import sqlite_rows
 from checkweigh.suites import load_suite, numbered_lines
+from support.postgres import fresh_database
 from support.worker_suite import case_line, write_worker_suite
 
 
@@ -120,21 +122,26 @@ def test_cases_read_by_the_driver_go_to_workers_as_cases(tmp_path: Path) -> None
 
 
 def _raw_rows(db: Path) -> list[list[tuple[object, ...]]]:
-    """Every stored row of the database's one run, as SQLite holds it (its run id left out)."""
+    """Every stored row of the database's one run, as SQLite holds it (its run id and row ids
+    left out: worker processes commit their chunks in the order they finish)."""
     with sqlite3.connect(db) as conn:
         return [
             conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
             for table, columns, order in (
-                ("case_results", "idx, case_id, repeat, errored, latency_ms, record", "id"),
-                ("case_bodies", "idx, repeat, body", "id"),
+                (
+                    "case_results",
+                    "idx, case_id, repeat, errored, latency_ms, record",
+                    "idx, repeat",
+                ),
+                ("case_bodies", "idx, repeat, body", "idx, repeat"),
                 ("verdicts_not_passed", '"check", state, idx, repeat', '"check", state, idx'),
             )
         ]
 
 
-def test_workers_send_the_rows_the_driver_would_write(tmp_path: Path) -> None:
-    # the workers build the store's rows (the driver only inserts them): byte for byte those
-    # an in-process run writes, failed verdicts and case bodies included
+def test_workers_store_the_rows_the_driver_would_write(tmp_path: Path) -> None:
+    # the workers build and store the rows themselves: byte for byte those an in-process run
+    # writes, failed verdicts and case bodies included
     suite = write_worker_suite(tmp_path / "s", 640)
     stored(suite, tmp_path / "local.db", None)
     stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=100))
@@ -154,3 +161,94 @@ def test_a_chunk_comes_back_with_its_rows_when_the_spec_names_the_run(tmp_path: 
     scored = score_chunk(replace(spec, run_id="run-1"), chunk)
     assert scored.rows == sqlite_rows("run-1", scored.results)
     assert len(scored.rows.results) == 5 * 8  # eight columns a result
+
+
+def test_a_file_with_a_bom_crlf_and_blank_lines_is_read_as_in_process(tmp_path: Path) -> None:
+    # the workers read their own byte ranges: blank lines (Unicode's whitespace included) are
+    # skipped and lines numbered as the driver's reader does
+    suite = write_worker_suite(tmp_path / "s", 0)
+    rows = [case_line(i) for i in range(300)]
+    for at, blank in ((7, ""), (64, "  \t"), (65, "\u3000"), (200, "\x1c"), (299, "")):
+        rows.insert(at, blank)
+    text = "\ufeff" + "\r\n".join(rows) + "\r\n\r\n"
+    (suite.parent / "cases.jsonl").write_bytes(text.encode())
+    local = stored(suite, tmp_path / "local.db", None)
+    workers = stored(suite, tmp_path / "workers.db", ProcessExecutor(2, chunk=64))
+    same_runs(local, workers)
+    assert len(workers[1]) == 300
+
+
+def test_a_chunk_tried_again_replaces_what_its_first_try_stored(tmp_path: Path) -> None:
+    # a worker killed after its transaction committed: the chunk's next try must not store
+    # its cases twice
+    suite_path = write_worker_suite(tmp_path / "s", 40)
+    suite = load_suite(suite_path)
+    db = tmp_path / "runs.db"
+    store = Store(f"sqlite:///{db}")
+    run_id = store.create_run(suite.name, str(suite_path), {}, 1)
+    spec = replace(
+        WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=False),
+        run_id=run_id,
+        db=store.sqlite_file,
+    )
+    chunk = next(chunks_in_blocks(suite.cases.path, 1, 25))
+    first = store_chunk(spec, chunk)
+    again = store_chunk(spec, chunk.retried(suite.cases.path))
+    assert again.case_ids == first.case_ids == [f"booking-{i:05d}" for i in range(25)]
+    assert again.part == first.part
+    assert [len(rows) for rows in _raw_rows(db)[:2]] == [25, 25]
+    cut = store_chunk(spec, chunk.retried(suite.cases.path, 10))  # a repeated id at the 11th
+    assert len(cut.case_ids) == 10
+    assert [r.position for r in store.iter_results(run_id)] == list(range(25))  # once each
+
+
+def test_an_in_memory_database_gets_the_results_from_the_driver(tmp_path: Path) -> None:
+    # no file the workers could open: they send results with their rows, the driver stores them
+    suite_path = write_worker_suite(tmp_path / "s", 700)
+    lines = (suite_path.parent / "cases.jsonl").read_text().splitlines()
+    lines.insert(600, lines[3])  # a repeated id, met in the driver
+    (suite_path.parent / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    runs = []
+    for executor in (None, ProcessExecutor(2, chunk=128)):
+        store = Store("sqlite://")
+        with pytest.raises(RunStopped) as stopped:
+            execute(load_suite(suite_path), store, executor=executor)
+        outcome = stopped.value.outcome
+        records = [r.to_record() for r in store.iter_results(outcome.run_id)]
+        runs.append((outcome, records, str(stopped.value.cause)))
+    (local, local_records, local_cause), (workers, worker_records, worker_cause) = runs
+    assert worker_records == local_records
+    assert len(worker_records) == workers.kept == 600
+    assert worker_cause == local_cause
+    assert ":601: id: duplicate case id 'booking-00003'" in worker_cause
+    assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
+        exclude={"notes"}
+    )
+
+
+def test_postgresql_gets_the_results_from_the_driver(tmp_path: Path) -> None:
+    # the workers cannot write to PostgreSQL themselves: they send results, the driver stores
+    # them (COPY), and a repeated id met in a byte range ends the run where one process does
+    suite_path = write_worker_suite(tmp_path / "s", 700)
+    lines = (suite_path.parent / "cases.jsonl").read_text().splitlines()
+    lines.insert(600, lines[3])
+    (suite_path.parent / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    runs = []
+    for executor in (None, ProcessExecutor(2, chunk=128)):
+        with fresh_database() as url:
+            store = Store(url)
+            try:
+                with pytest.raises(RunStopped) as stopped:
+                    execute(load_suite(suite_path), store, executor=executor)
+                outcome = stopped.value.outcome
+                records = [r.to_record() for r in store.iter_results(outcome.run_id)]
+                runs.append((outcome, records, str(stopped.value.cause)))
+            finally:
+                store.close()
+    (local, local_records, local_cause), (workers, worker_records, worker_cause) = runs
+    assert worker_records == local_records
+    assert len(worker_records) == workers.kept == 600
+    assert worker_cause == local_cause
+    assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
+        exclude={"notes"}
+    )

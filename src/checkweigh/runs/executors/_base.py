@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from ...core import Case, CaseResult
@@ -19,10 +20,12 @@ from .._agent_source import RunAgent
 from .._engine import Evaluator, OnResult, Sourced, arun_cases
 from .._stop import StopToken
 from ..targets import Target
-from ._worker import WorkerSpec
+from ._worker import Stored, WorkerSpec
 
 OnRows = Callable[[list[CaseResult], SqliteRows], None]
 """The driver's hand for results that come with their store rows, in the cases' order."""
+OnStored = Callable[[Stored], None]
+"""The driver's hand for chunks a worker stored itself, in the cases' order."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,14 @@ class Work:
     workers build them hands them to ``on_rows``."""
     on_rows: OnRows | None = None
     """Stores results with their rows (instead of ``on_result`` for each)."""
+    db: Path | None = None
+    """The run's SQLite file, when worker processes may store their chunks themselves and
+    hand ``on_stored`` only their aggregates (SQLite files; runs without repeats)."""
+    on_stored: OnStored | None = None
+    """Accounts for a chunk a worker stored (instead of ``on_result`` for each result)."""
+    discard: Callable[[int], None] | None = None
+    """Deletes the run's stored results from a case position on: what workers stored past
+    the cases acknowledged when the run stops early."""
 
 
 class Executor(Protocol):

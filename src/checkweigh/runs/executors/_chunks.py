@@ -20,20 +20,31 @@ from ...suites._text import shown
 from .._engine import OnResult, Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
-from ._base import OnRows, Work
-from ._worker import Chunk, Scored
+from ._base import OnRows, OnStored, Work
+from ._blocks import blocks as cut_blocks
+from ._worker import Chunk, Scored, Stored
 
 _STREAMED = (".jsonl", ".ndjson")
 POLL_S = 0.25
 """How often the driver looks at the stop flag while it waits for a chunk."""
 
 
-def chunks_of(work: Work, size: int) -> Iterator[Chunk]:
-    """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order."""
+def chunks_of(work: Work, size: int, *, blocks: bool = False) -> Iterator[Chunk]:
+    """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order; with
+    ``blocks``, a JSONL file's as byte ranges that the workers read (on this machine)."""
     source = work.source
     if source is not None and source.format is None and source.path.suffix in _STREAMED:
+        if blocks:
+            return _block_chunks(source.path, work.repeat, size)
         return _line_chunks(source.path, work.repeat, size)
     return _case_chunks(work.cases, work.repeat, size)
+
+
+def _block_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
+    first = 0
+    for block, count in cut_blocks(path, size):
+        yield Chunk(first, repeat, block=block, block_cases=count)
+        first += count
 
 
 def _line_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
@@ -54,7 +65,7 @@ def _case_chunks(
         first += len(batch)
 
 
-Submit = Callable[[Chunk], Awaitable[Scored]]
+Submit = Callable[[Chunk], Awaitable[Scored | Stored]]
 
 
 async def stream(
@@ -66,6 +77,7 @@ async def stream(
     stop: StopToken | None,
     path: Path | None,
     on_rows: OnRows | None = None,
+    on_stored: OnStored | None = None,
 ) -> None:
     """Keep ``window`` chunks in flight through ``submit`` and hand their results to
     ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
@@ -79,7 +91,7 @@ async def stream(
         Interrupted: ``stop`` was requested; the chunks still running are dropped.
     """
     token = stop if stop is not None else StopToken()
-    pending: deque[tuple[Chunk, asyncio.Future[Scored]]] = deque()
+    pending: deque[tuple[Chunk, asyncio.Future[Scored | Stored]]] = deque()
     failed: list[BaseException] = []
     seen: set[str] = set()
 
@@ -106,7 +118,13 @@ async def stream(
                         raise Interrupted(token.reason)
                     await asyncio.wait({running}, timeout=POLL_S)
                 pending.popleft()
-                scored = running.result()
+                done = running.result()
+                if isinstance(done, Stored):
+                    assert on_stored is not None
+                    await _account(done, chunk, submit, on_stored, seen, path)
+                    fill()
+                    continue
+                scored = done
                 if path is not None:
                     scored = _unique(scored, chunk, seen, path)
                 if scored.rows is not None and on_rows is not None:
@@ -125,18 +143,55 @@ async def stream(
                 running.cancel()
 
 
+async def _account(
+    stored: Stored,
+    chunk: Chunk,
+    submit: Submit,
+    on_stored: OnStored,
+    seen: set[str],
+    path: Path | None,
+) -> None:
+    """Hand ``stored`` on, cut at its first repeated case id (then raised, as the error that
+    ended it early is)."""
+    error = stored.error
+    if path is not None and (chunk.lines or chunk.block):
+        cut, repeated = _repeated(stored.case_ids, 1, chunk, seen, path)
+        if repeated is not None:
+            error = repeated
+            if not cut:
+                raise error
+            # the worker stored past the repeated id: the cases before it, stored again in
+            # place of the chunk, are what the run keeps
+            again = await submit(chunk.retried(path, cut))
+            assert isinstance(again, Stored)
+            stored = again
+    on_stored(stored)
+    if error is not None:
+        raise error
+
+
 def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
     """``scored`` cut at the first case whose id came before, with that error."""
-    if not chunk.lines:  # cases the driver read: their reader checked them
+    if not chunk.lines and chunk.block is None:  # cases the driver read: their reader checked them
         return scored
-    repeat = chunk.repeat
-    for i in range(0, len(scored.results), repeat):
-        case_id = scored.results[i].case_id
+    ids = [r.case_id for r in scored.results]
+    cut, error = _repeated(ids, chunk.repeat, chunk, seen, path)
+    return scored if error is None else Scored(scored.results[:cut], error)
+
+
+def _repeated(
+    case_ids: list[str], repeat: int, chunk: Chunk, seen: set[str], path: Path
+) -> tuple[int, CaseFileError | None]:
+    """Where ``case_ids`` (of ``chunk``'s executions, ``repeat`` per case) meet the first id
+    that came before, with that error; (len, None) when none did. Adds the others to
+    ``seen``."""
+    for i in range(0, len(case_ids), repeat):
+        case_id = case_ids[i]
         if case_id in seen:
-            lineno = chunk.lines[i // repeat][0]
+            lineno = chunk.numbered(path)[i // repeat][0]
             error = CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
-            return Scored(scored.results[:i], error)
+            return i, error
         seen.add(case_id)
-    return scored
+    return len(case_ids), None

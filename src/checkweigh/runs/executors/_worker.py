@@ -10,22 +10,29 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from ..._process import refuse_process_exit
-from ...core import Case, CaseResult
-from ...errors import CheckweighError, InputError
+from ...core import Case, CaseResult, PassPolicy, RunAggregator
+from ...core._partial import AggregatePart
+from ...errors import CheckweighError, InputError, StoreError
 from ...judges import recorded
-from ...store._rows import SqliteRows, sqlite_rows
+from ...store._rows import SqliteRows, sqlite_rows, store_rows
 from ...suites import Suite, case_of_line, load_suite
 from .._engine import Answered, Evaluator
 from .._gc import collector_paused
 from ..targets import AgentFailure, AgentUsage, Target, TargetRequest, build_target, timed
 from ..targets.conversation import ConversationFailure, conversing
+from ._blocks import Block, block_lines
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Lock as WriteLock
 
 T = TypeVar("T")
 
@@ -51,10 +58,23 @@ class WorkerSpec:
     run_id: str | None = None
     """The run whose SQLite rows the worker builds with each chunk's results (the driver then
     only inserts them); None: the driver builds them."""
+    db: Path | None = None
+    """The run's SQLite file, when the worker stores each chunk itself (with ``run_id``) and
+    hands the driver only its aggregates (see :func:`store_chunk`)."""
+    policy: PassPolicy | None = None
+    """The run's pass policy, for the case verdicts a worker counts (with ``db``)."""
 
     @classmethod
-    def of(cls, suite: Suite, evaluator: Evaluator, *, with_agent: bool) -> WorkerSpec:
-        """The spec of a run of ``suite`` scored by ``evaluator`` (the driver's)."""
+    def of(
+        cls,
+        suite: Suite,
+        evaluator: Evaluator,
+        *,
+        with_agent: bool,
+        policy: PassPolicy | None = None,
+    ) -> WorkerSpec:
+        """The spec of a run of ``suite`` scored by ``evaluator`` (the driver's) under
+        ``policy`` (the run's; default the suite's)."""
         timeout = suite.target.timeout_s if suite.target is not None else None
         return cls(
             suite=suite.path.resolve(),
@@ -64,6 +84,7 @@ class WorkerSpec:
             timeout_s=timeout,
             checks=tuple(c.name for c in evaluator.checks if not c.judged),
             rubrics=tuple(r.name for r in evaluator.rubrics),
+            policy=policy or suite.policy,
         )
 
 
@@ -115,10 +136,18 @@ def worker_state(spec: WorkerSpec) -> WorkerState:
     return state
 
 
-def ignore_interrupts() -> None:
+def ignore_interrupts(write_lock: WriteLock | None) -> None:
     """A worker process's start: Ctrl-C reaches the whole process group, and the driver alone
-    decides how the run stops (it stops handing out work, and keeps what finished)."""
+    decides how the run stops (it stops handing out work, and keeps what finished).
+
+    ``write_lock`` is taken around each chunk a worker stores: SQLite has one writer at a
+    time, and a writer that finds the database busy polls it with sleeps of up to 100 ms,
+    while the lock hands over at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WRITE_LOCK[:] = [write_lock] if write_lock is not None else []
+
+
+_WRITE_LOCK: list[WriteLock] = []
 
 
 Line = tuple[int, bytes]
@@ -136,9 +165,42 @@ class Chunk(NamedTuple):
     """Raw lines of a JSONL cases file (the worker parses them), or ..."""
     cases: tuple[tuple[Case, bytes | None], ...] = ()
     """... cases read by the driver (imported logs, YAML, a caller's cases)."""
+    replace: bool = False
+    """A chunk tried again: its rows are replaced (see :func:`store_chunk`)."""
+    block: Block | None = None
+    """... or the range of the cases file that holds its lines (the worker reads them) ..."""
+    block_cases: int = 0
+    """... and how many cases that range holds."""
 
     def __len__(self) -> int:
-        return len(self.lines) or len(self.cases)
+        return len(self.lines) or len(self.cases) or self.block_cases
+
+    def numbered(self, path: Path) -> tuple[Line, ...]:
+        """Its lines with their numbers (read from ``path`` for a block)."""
+        if self.block is not None:
+            return tuple(block_lines(path, self.block, self.block_cases))
+        return self.lines
+
+    def retried(self, path: Path, cases: int | None = None) -> Chunk:
+        """The chunk tried again, replacing what it stored (its first ``cases`` only, when
+        given). (``_replace`` cannot: ``__len__`` counts cases, not fields.)"""
+        if cases is None:
+            return Chunk(
+                self.first, self.repeat, self.lines, self.cases, True, self.block, self.block_cases
+            )
+        return Chunk(self.first, self.repeat, self.numbered(path)[:cases], replace=True)
+
+
+class Stored(NamedTuple):
+    """A chunk a worker stored itself: what the driver needs to account for it."""
+
+    case_ids: list[str]
+    """The stored executions' case ids, in order."""
+    latencies: list[float | None]
+    part: AggregatePart
+    """Their aggregates (see :meth:`RunAggregator.merge`)."""
+    error: CheckweighError | None = None
+    """What ended the chunk early (a bad case line): the executions before it are stored."""
 
 
 class Scored(NamedTuple):
@@ -171,6 +233,75 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
         return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
 
 
+_DBS: dict[Path, sqlite3.Connection] = {}
+
+
+def _db(path: Path) -> sqlite3.Connection:
+    """This process's connection to the run's SQLite file, opened on its first chunk."""
+    conn = _DBS.get(path)
+    if conn is None:
+        # autocommit: store_rows opens its own transaction; a writer waits its turn (one
+        # at a time in SQLite) for up to the store's busy timeout
+        conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # the driver's checkpointer thread moves the log into the file (see store._checkpoint)
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        _DBS[path] = conn
+    return conn
+
+
+_BUSY_TIMEOUT_S = 30.0
+
+
+def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
+    """Parse, score and store one chunk of recorded cases in the run's SQLite file, in one
+    transaction, and return their aggregates (a worker's task): the driver, on a core the
+    workers share, then only merges them.
+
+    A bad line ends the chunk: the results before it are stored and returned with the error.
+    A chunk tried again (``chunk.replace``) first deletes what its earlier try may have
+    committed.
+
+    Raises:
+        StoreError: the chunk could not be stored (nothing of it was).
+    """
+    assert spec.db is not None
+    assert spec.run_id is not None
+    state = worker_state(spec)
+    evaluator = state.evaluator
+    with refuse_process_exit(), collector_paused():
+        if evaluator.needs_async:
+            scored = _run(_ascore(evaluator, chunk, spec.cases))
+        else:
+            scored = _score(evaluator, chunk, spec.cases)
+        results = scored.results
+        if results or chunk.replace:
+            rows = sqlite_rows(spec.run_id, results)
+            stop = chunk.first + len(chunk)
+            try:
+                with _WRITE_LOCK[0] if _WRITE_LOCK else nullcontext():
+                    store_rows(
+                        _db(spec.db),
+                        spec.run_id,
+                        rows,
+                        replace=range(chunk.first, stop) if chunk.replace else None,
+                    )
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"cannot write results to {spec.db}: {str(exc).splitlines()[0]}"
+                ) from None
+        aggregator = RunAggregator(evaluator.rubrics, policy=spec.policy, journal=True)
+        for result in results:
+            aggregator.add(result)
+        return Stored(
+            [r.case_id for r in results],
+            [r.latency_ms for r in results],
+            aggregator.part(),
+            scored.error,
+        )
+
+
 def _score(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
     results: list[CaseResult] = []
     evaluate = evaluator.evaluate
@@ -188,7 +319,10 @@ def _cases(chunk: Chunk, path: Path) -> Iterable[tuple[int, Case, bytes | None]]
         for i, (case, body) in enumerate(chunk.cases):
             yield chunk.first + i, case, body
         return
-    for i, (lineno, raw) in enumerate(chunk.lines):
+    lines = (
+        chunk.lines if chunk.block is None else block_lines(path, chunk.block, chunk.block_cases)
+    )
+    for i, (lineno, raw) in enumerate(lines):
         yield chunk.first + i, case_of_line(path, lineno, raw), raw.rstrip(b"\r\n")
 
 
