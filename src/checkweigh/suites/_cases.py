@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from ._errors import describe, loc_text, pick
 from ._fast import fast_case
 from ._screen import screened_id
 from ._text import BOM, TextFileError, decode_utf8, read_text, shown
+from ._unique import UniqueIds, id_on_line
 from ._yaml import YamlSyntaxError, load_yaml
 
 _STREAMED = (".jsonl", ".ndjson")
@@ -81,7 +83,7 @@ def count_cases(path: str | Path) -> int:
     path = Path(path)
     if path.suffix not in _STREAMED:
         return sum(1 for _ in iter_cases(path))
-    seen: set[str] = set()
+    seen = UniqueIds(partial(id_on_line, path))
     for lineno, raw in _lines(path):
         case_id = screened_id(raw)
         if case_id is None:
@@ -89,11 +91,10 @@ def count_cases(path: str | Path) -> int:
             if case is None:
                 continue
             case_id = case.id
-        if case_id in seen:
+        if seen.earlier(case_id, lineno) is not None:
             raise CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
-        seen.add(case_id)
     return len(seen)
 
 
@@ -137,8 +138,8 @@ def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
 def iter_jsonl(path: Path, *, strip: bool = True) -> Iterator[tuple[Case, bytes]]:
     """The cases of a JSONL file with their lines (without the line break, unless not
     ``strip``)."""
-    seen: set[str] = set()
-    add = seen.add
+    # ids as hashes (16 bytes a case, not the strings): a million cases read in flat memory
+    earlier = UniqueIds(partial(id_on_line, path)).earlier
     fast = fast_case
     for lineno, raw in _lines(path):
         # msgspec builds the case (see ._fast); a line it does not vouch for is validated in
@@ -146,12 +147,10 @@ def iter_jsonl(path: Path, *, strip: bool = True) -> Iterator[tuple[Case, bytes]
         case = fast(raw) or _full_case(path, lineno, raw)
         if case is None:
             continue
-        case_id = case.id
-        if case_id in seen:
+        if earlier(case.id, lineno) is not None:
             raise CaseFileError(
-                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
+                f"duplicate case id {shown(case.id)}", file=path, line=lineno, field="id"
             )
-        add(case_id)
         yield case, raw.rstrip(b"\r\n") if strip else raw
 
 

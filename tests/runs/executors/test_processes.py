@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from checkweigh.core import _seen
 from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs._engine import Evaluator
@@ -252,3 +253,29 @@ def test_postgresql_gets_the_results_from_the_driver(tmp_path: Path) -> None:
     assert workers.summary.model_dump(exclude={"notes"}) == local.summary.model_dump(
         exclude={"notes"}
     )
+
+
+def test_ids_sharing_a_hash_are_told_apart_by_reading_the_case_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the driver keeps the ids as hashes: made to collide all the time, only a true repeat
+    # stops the run, where one process stops it
+    monkeypatch.setattr(_seen, "id_hash", lambda text: len(text) % 5)
+    suite_path = write_worker_suite(tmp_path / "s", 700)
+    cases = suite_path.parent / "cases.jsonl"
+    lines = cases.read_text().splitlines()
+    db = tmp_path / "runs.db"
+    whole = execute(load_suite(suite_path), Store(f"sqlite:///{db}"), executor=ProcessExecutor(2))
+    assert whole.summary.executions == 700
+    lines.insert(600, lines[3])
+    cases.write_text("\n".join(lines) + "\n")
+    causes = []
+    for executor in (None, ProcessExecutor(2, chunk=128)):
+        store = Store(f"sqlite:///{db}")
+        with pytest.raises(RunStopped) as stopped:
+            execute(load_suite(suite_path), store, executor=executor)
+        assert stopped.value.outcome.kept == 600
+        assert len(list(store.iter_results(stopped.value.outcome.run_id))) == 600
+        causes.append(str(stopped.value.cause))
+    assert causes[0] == causes[1]
+    assert causes[0].endswith(":601: id: duplicate case id 'booking-00003'")

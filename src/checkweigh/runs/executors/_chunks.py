@@ -11,12 +11,14 @@ import asyncio
 import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 from ...core import Case
 from ...errors import CaseFileError
 from ...suites import is_blank, numbered_lines
 from ...suites._text import shown
+from ...suites._unique import UniqueIds, id_of_case
 from .._engine import OnResult, Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
@@ -93,7 +95,8 @@ async def stream(
     token = stop if stop is not None else StopToken()
     pending: deque[tuple[Chunk, asyncio.Future[Scored | Stored]]] = deque()
     failed: list[BaseException] = []
-    seen: set[str] = set()
+    # the file's ids as hashes, confirmed by reading the case again (see UniqueIds)
+    seen = UniqueIds(partial(id_of_case, path) if path is not None else _no_case)
 
     def fill() -> None:
         while not failed and len(pending) < window and not token.requested:
@@ -148,7 +151,7 @@ async def _account(
     chunk: Chunk,
     submit: Submit,
     on_stored: OnStored,
-    seen: set[str],
+    seen: UniqueIds,
     path: Path | None,
 ) -> None:
     """Hand ``stored`` on, cut at its first repeated case id (then raised, as the error that
@@ -170,7 +173,7 @@ async def _account(
         raise error
 
 
-def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
+def _unique(scored: Scored, chunk: Chunk, seen: UniqueIds, path: Path) -> Scored:
     """``scored`` cut at the first case whose id came before, with that error."""
     if not chunk.lines and chunk.block is None:  # cases the driver read: their reader checked them
         return scored
@@ -180,18 +183,22 @@ def _unique(scored: Scored, chunk: Chunk, seen: set[str], path: Path) -> Scored:
 
 
 def _repeated(
-    case_ids: list[str], repeat: int, chunk: Chunk, seen: set[str], path: Path
+    case_ids: list[str], repeat: int, chunk: Chunk, seen: UniqueIds, path: Path
 ) -> tuple[int, CaseFileError | None]:
     """Where ``case_ids`` (of ``chunk``'s executions, ``repeat`` per case) meet the first id
-    that came before, with that error; (len, None) when none did. Adds the others to
+    that came before, with that error; (len, None) when none did. Notes the others in
     ``seen``."""
+    first = chunk.first
     for i in range(0, len(case_ids), repeat):
         case_id = case_ids[i]
-        if case_id in seen:
+        if seen.earlier(case_id, first + i // repeat) is not None:
             lineno = chunk.numbered(path)[i // repeat][0]
             error = CaseFileError(
                 f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
             )
             return i, error
-        seen.add(case_id)
     return len(case_ids), None
+
+
+def _no_case(_index: int) -> None:
+    return None
