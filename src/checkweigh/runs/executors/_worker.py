@@ -219,18 +219,21 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
     A bad line ends the chunk: the results before it are returned with the error, which the
     driver raises once it has stored them, as the in-process run does.
     """
-    state = worker_state(spec)
-    evaluator = state.evaluator
     # a chunk's objects are freed with it (see checkweigh.runs._gc)
     with refuse_process_exit(), collector_paused():
-        if evaluator.needs_async:
-            scored = _run(_ascore(evaluator, chunk, spec.cases))
-        else:
-            scored = _score(evaluator, chunk, spec.cases)
+        scored = _scored(spec, chunk)
         if spec.run_id is None:
             return scored
         # the store's own function, here rather than in the driver, which only inserts them
         return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
+
+
+def _scored(spec: WorkerSpec, chunk: Chunk) -> Scored:
+    """``chunk``'s cases parsed and scored by ``spec``'s evaluator."""
+    evaluator = worker_state(spec).evaluator
+    if evaluator.needs_async:
+        return _run(_ascore(evaluator, chunk, spec.cases))
+    return _score(evaluator, chunk, spec.cases)
 
 
 _DBS: dict[Path, sqlite3.Connection] = {}
@@ -268,13 +271,8 @@ def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
     """
     assert spec.db is not None
     assert spec.run_id is not None
-    state = worker_state(spec)
-    evaluator = state.evaluator
     with refuse_process_exit(), collector_paused():
-        if evaluator.needs_async:
-            scored = _run(_ascore(evaluator, chunk, spec.cases))
-        else:
-            scored = _score(evaluator, chunk, spec.cases)
+        scored = _scored(spec, chunk)
         results = scored.results
         if results or chunk.replace:
             rows = sqlite_rows(spec.run_id, results)
@@ -291,7 +289,9 @@ def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
                 raise StoreError(
                     f"cannot write results to {spec.db}: {str(exc).splitlines()[0]}"
                 ) from None
-        aggregator = RunAggregator(evaluator.rubrics, policy=spec.policy, journal=True)
+        aggregator = RunAggregator(
+            worker_state(spec).evaluator.rubrics, policy=spec.policy, journal=True
+        )
         for result in results:
             aggregator.add(result)
         return Stored(

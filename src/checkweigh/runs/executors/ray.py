@@ -208,15 +208,22 @@ class RayAgent:
         await self.turns.aclose()
 
 
-class RemoteTarget:
-    """The suite's agent run by a Ray task, which also answers the checks that need no
-    judge; the driver's engine treats it as any target (its concurrency is the number of
-    tasks in flight)."""
+class _OnRay:
+    """The suite's agent as Ray tasks run it (the workers keep it for the run's next tasks)."""
 
     def __init__(self, executor: RayExecutor, spec: WorkerSpec, kind: str) -> None:
         self.executor = executor
         self.spec = spec
         self.kind = kind
+
+    async def aclose(self) -> None:
+        """Nothing to close: the workers keep their agents for the next run."""
+
+
+class RemoteTarget(_OnRay):
+    """The suite's agent run by a Ray task, which also answers the checks that need no
+    judge; the driver's engine treats it as any target (its concurrency is the number of
+    tasks in flight)."""
 
     async def run(self, request: TargetRequest) -> AgentRun:
         """Run one case on the cluster.
@@ -238,17 +245,9 @@ class RemoteTarget:
             answered=ran.answered or {},
         )
 
-    async def aclose(self) -> None:
-        """Nothing to close: the workers keep their agents for the next run."""
 
-
-class RemoteTurns:
+class RemoteTurns(_OnRay):
     """The agent's turns of a conversation held in the driver, each a Ray task."""
-
-    def __init__(self, executor: RayExecutor, spec: WorkerSpec, kind: str) -> None:
-        self.executor = executor
-        self.spec = spec
-        self.kind = kind
 
     async def run(self, request: TargetRequest) -> AgentRun:
         """The agent's answer to one turn.
@@ -260,9 +259,6 @@ class RemoteTurns:
         if ran.outcome == "failed":
             raise AgentFailure(ran.reason)
         return AgentRun(trace=ran.trace or [], final_state=ran.final_state or {}, usage=ran.usage)
-
-    async def aclose(self) -> None:
-        """Nothing to close: the workers keep their agents for the next run."""
 
 
 async def _ran(ray: Any, ref: Any) -> Ran:
