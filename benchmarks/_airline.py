@@ -58,7 +58,7 @@ def conversation(i: int) -> dict[str, Any]:
         "nonfree_baggages": 0,
         "insurance": "no",
     }
-    flights = [_flight(i, k) for k in range(24)]
+    flights = [_flight(i, k) for k in range(30)]
     new_flights = [{"flight_number": flights[k]["flight_number"], "date": date} for k in (2, 5)]
     write = {
         "reservation_id": res,

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_conversations.py [--cases N] [--runs R]
 
-Writes N airline customer-service cases (``benchmarks/_airline.py``: ~20 steps, ~14 KB of
+Writes N airline customer-service cases (``benchmarks/_airline.py``: ~20 steps, ~15 KB of
 JSON each) and a suite of ten built-in checks over them: two ``trajectory_match`` checks with
 arguments (writes compared exactly against each case's expected calls, successful calls
 only), step checks selecting by name pattern, arguments from the case and outcome, and three
