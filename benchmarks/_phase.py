@@ -57,11 +57,21 @@ def in_child(script: str | Path, args: list[str]) -> dict[str, float]:
     return result
 
 
-def phase_cli(suite: Path, db: Path, cases: int) -> dict[str, float]:
-    """``checkweigh run SUITE`` in a process of its own, timed from the outside."""
+def phase_cli(suite: Path, db: Path, cases: int, flags: tuple[str, ...] = ()) -> dict[str, float]:
+    """``checkweigh run SUITE [flags]`` in a process of its own, timed from the outside."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CLI_WITH_PEAK, "run", str(suite), "--db", f"sqlite:///{db}", "-q"],
+        [
+            sys.executable,
+            "-c",
+            _CLI_WITH_PEAK,
+            "run",
+            str(suite),
+            "--db",
+            f"sqlite:///{db}",
+            "-q",
+            *flags,
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -1,11 +1,13 @@
 """``--workers N``: recorded cases per second with 1 worker (in the driver) and with N worker
 processes, end to end with SQLite, on the scoring benchmark's 1.7 KB cases.
 
-Usage: python benchmarks/bench_workers.py [--cases N] [--workers 2] [--runs 3]
+Usage: python benchmarks/bench_workers.py [--cases N] [--workers 2] [--runs 3] [--api]
 
-Each measurement runs in a fresh child process (its time is the whole ``execute``: worker
-start-up, parsing, scoring, storing every result, finishing the run). Prints cases/s for one
-worker and for N, their ratio, and whether the two runs stored identical results.
+Each measurement is ``checkweigh run SUITE --workers N`` in a fresh process, timed from the
+outside: the whole command (start-up, reading, scoring, storing every result, the report).
+With ``--api`` also :func:`checkweigh.runs.execute` alone in a fresh process (worker start-up,
+parsing, scoring, storing, finishing the run). Prints cases/s for one worker and for N, their
+ratio, and whether the runs stored identical results.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _phase import in_child  # the benchmarks' own helper module
+from _phase import in_child, phase_cli  # the benchmarks' own helper module
 from bench_scoring import DEFAULT_SUITE, record_cases
 
 
@@ -117,6 +119,17 @@ def phase_run(suite_path: Path, db: Path, workers: int) -> dict[str, object]:
     }
 
 
+def digest(db: Path) -> str:
+    """The stored results of the one run in ``db``, as a hash."""
+    from checkweigh.store import Store
+
+    store = Store(f"sqlite:///{db}")
+    (run,) = store.list_runs()
+    rows = [r.to_record() for r in store.iter_results(run.id)]
+    store.close()
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100_000)
@@ -124,6 +137,7 @@ def main() -> None:
     p.add_argument("--rubric", default="completion")
     p.add_argument("--pad-steps", type=int, default=0, help="more trace steps per case")
     p.add_argument("--runs", type=int, default=3, help="runs per figure (median reported)")
+    p.add_argument("--api", action="store_true", help="also time execute() alone")
     p.add_argument("--phase", choices=["run"])
     p.add_argument("--suite", type=Path)
     p.add_argument("--db", type=Path)
@@ -141,29 +155,60 @@ def main() -> None:
         size = cases.stat().st_size / a.cases
         print(f"input: {a.cases:,} recorded cases of {size / 1000:.1f} KB (JSONL)")
         suite = recorded_suite(cases, a.rubric)
+        counts = (1, a.workers)
+        cli: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+        api: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+        digests = set()
         try:
-            figures: dict[int, list[dict[str, float]]] = {1: [], a.workers: []}
             for i in range(a.runs):  # interleaved, so a busy moment hits both alike
-                for n in figures:
-                    db = Path(tmp) / f"w{n}-{i}.db"
-                    args = ["--phase", "run", "--suite", str(suite), "--db", str(db)]
-                    figures[n].append(in_child(__file__, [*args, "--n", str(n)]))
+                for n in counts:
+                    db = Path(tmp) / f"cli-w{n}-{i}.db"
+                    cli[n].append(phase_cli(suite, db, a.cases, ("--workers", str(n))))
+                    if i == 0:
+                        digests.add(digest(db))
+                    for stale in Path(tmp).glob(f"cli-w{n}-{i}.db*"):
+                        stale.unlink()
+                    if a.api:
+                        db = Path(tmp) / f"api-w{n}-{i}.db"
+                        args = ["--phase", "run", "--suite", str(suite), "--db", str(db)]
+                        api[n].append(in_child(__file__, [*args, "--n", str(n)]))
+                        digests.add(str(api[n][-1]["digest"]))
+                        for stale in Path(tmp).glob(f"api-w{n}-{i}.db*"):
+                            stale.unlink()
         finally:
             suite.unlink()
-    one = statistics.median(r["cases_per_s"] for r in figures[1])
-    many = statistics.median(r["cases_per_s"] for r in figures[a.workers])
-    same = len({r["digest"] for runs in figures.values() for r in runs}) == 1
     print(f"median of {a.runs} run(s), each in its own process, end to end with SQLite")
-    cpu_one = statistics.median(r["cpu_us_per_case"] for r in figures[1])
-    cpu_many = statistics.median(r["cpu_us_per_case"] for r in figures[a.workers])
-    driver = statistics.median(r["driver_cpu_us_per_case"] for r in figures[a.workers])
-    label = f"{a.workers} worker processes:"
-    print(f"{'1 worker (in-process):':<26}{one:>10,.0f} cases/s  {cpu_one:5.1f} us CPU/case")
-    print(f"{label:<26}{many:>10,.0f} cases/s  {cpu_many:5.1f} us CPU/case (all processes)")
-    print(f"{'  of which the driver:':<26}{'':>18}{driver:5.1f} us CPU/case")
-    print(f"{'ratio:':<26}{many / one:>10.2f}x  (bar >= 1.8 on 2 cores)")
-    print(f"{'identical stored results:':<26}{'yes' if same else 'NO':>10}")
-    print(json.dumps({"workers": a.workers, "one": figures[1], "many": figures[a.workers]}))
+    print("checkweigh run SUITE --workers N (the whole command: start-up, reading, scoring,")
+    print("storing every result, the report), a new database each time:")
+    one = statistics.median(r["cases_per_s"] for r in cli[1])
+    many = statistics.median(r["cases_per_s"] for r in cli[a.workers])
+    secs = {n: statistics.median(r["seconds"] for r in cli[n]) for n in counts}
+    peak = {n: max(r["peak_rss_mb"] for r in cli[n]) for n in counts}
+    print(
+        f"  {'--workers 1 (in-process):':<26}{one:>10,.0f} cases/s  {secs[1]:6.2f} s"
+        f"  driver peak {peak[1]:.0f} MB"
+    )
+    label = f"--workers {a.workers}:"
+    print(
+        f"  {label:<26}{many:>10,.0f} cases/s  {secs[a.workers]:6.2f} s"
+        f"  driver peak {peak[a.workers]:.0f} MB"
+    )
+    print(f"  {'ratio:':<26}{many / one:>10.2f}x  (bar >= 1.8 on 2 cores)")
+    if a.api:
+        one_api = statistics.median(r["cases_per_s"] for r in api[1])
+        many_api = statistics.median(r["cases_per_s"] for r in api[a.workers])
+        cpu_one = statistics.median(r["cpu_us_per_case"] for r in api[1])
+        cpu_many = statistics.median(r["cpu_us_per_case"] for r in api[a.workers])
+        driver = statistics.median(r["driver_cpu_us_per_case"] for r in api[a.workers])
+        print("execute() alone (the suite loaded and the store open before the clock starts):")
+        print(
+            f"  {'1 worker (in-process):':<26}{one_api:>10,.0f} cases/s  {cpu_one:5.1f} us CPU/case"
+        )
+        print(f"  {label:<26}{many_api:>10,.0f} cases/s  {cpu_many:5.1f} us CPU/case (all)")
+        print(f"  {'  of which the driver:':<26}{'':>18}{driver:5.1f} us CPU/case")
+        print(f"  {'ratio:':<26}{many_api / one_api:>10.2f}x")
+    print(f"{'identical stored results:':<28}{'yes' if len(digests) == 1 else 'NO':>8}")
+    print(json.dumps({"workers": a.workers, "cli": cli, "api": api}))
 
 
 if __name__ == "__main__":

@@ -38,8 +38,13 @@ def _results(tmp_path: Path) -> tuple[Evaluator, list[CaseResult]]:
     return evaluator, results
 
 
+@pytest.mark.parametrize("new_ids", [False, True], ids=["ids-noted", "ids-checked-new"])
 @pytest.mark.parametrize("seed", range(6))
-def test_parts_merged_give_the_summary_of_every_result_added(tmp_path: Path, seed: int) -> None:
+def test_parts_merged_give_the_summary_of_every_result_added(
+    tmp_path: Path, seed: int, new_ids: bool
+) -> None:
+    # new_ids: the driver checked the ids are new to the run (a JSONL file's), and they are
+    # counted without being noted
     evaluator, results = _results(tmp_path)
     policy = PassPolicy(pass_threshold=75.0)
     whole = RunAggregator(evaluator.rubrics, policy=policy).add_all(results)
@@ -50,10 +55,12 @@ def test_parts_merged_give_the_summary_of_every_result_added(tmp_path: Path, see
         chunk = results[start : start + rng.choice([1, 7, 64, 300])]
         part = RunAggregator(evaluator.rubrics, policy=policy, journal=True).add_all(chunk)
         shipped = pickle.loads(pickle.dumps(part.part()))  # as a worker sends it
-        merged.merge(shipped, [r.case_id for r in chunk], [r.latency_ms for r in chunk])
+        ids = [r.case_id for r in chunk]
+        merged.merge(shipped, ids, [r.latency_ms for r in chunk], new_ids=new_ids)
         start += len(chunk)
     assert merged.summary() == whole.summary()
     summary = whole.summary()
+    assert summary.cases == N
     assert summary.agent_errors > 0
     assert summary.usage is not None
     assert summary.usage.cost_usd is not None

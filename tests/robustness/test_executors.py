@@ -14,6 +14,7 @@ import pytest
 from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs.executors import ProcessExecutor
+from checkweigh.runs.executors._processes import CHUNK
 from checkweigh.store import Store
 from checkweigh.suites import load_suite
 from support import cli_process as cli
@@ -59,8 +60,8 @@ import os
 import signal
 
 
-def crashes_on_case_700(case):
-    if case.id == "booking-00700":  # a check whose C extension brings its process down
+def crashes_on_case_2700(case):
+    if case.id == "booking-02700":  # a check whose C extension brings its process down
         os.kill(os.getpid(), signal.SIGKILL)
     return True
 
@@ -75,13 +76,13 @@ def exits_on_case_300(case):
 @pytest.mark.parametrize(
     ("check", "code", "fragment"),
     [
-        ("crashes_on_case_700", 2, "a worker process died while scoring cases 513..1024, 3 times"),
+        ("crashes_on_case_2700", 2, "a worker process died while scoring cases 2049..4096, 3"),
         ("exits_on_case_300", 0, ""),
     ],
     ids=["worker-killed", "os-exit-in-check"],
 )
 def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fragment: str) -> None:
-    suite = write_worker_suite(tmp_path, 1_500)
+    suite = write_worker_suite(tmp_path, 5_000)
     (tmp_path / "killer_checks.py").write_text(KILLER)
     text = (
         suite.read_text()
@@ -115,10 +116,10 @@ def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fra
     if code == 2:  # the chunks before it are stored, the run is incomplete, nothing else lost
         assert fragment in done.err
         assert status == "incomplete"
-        assert done.kept() == executions == cli.stored(db) == 512
+        assert done.kept() == executions == cli.stored(db) == CHUNK
         return
     assert status == "complete"
-    assert executions == cli.stored(db) == 1_500
+    assert executions == cli.stored(db) == 5_000
     results = json.loads((tmp_path / "r.json").read_text())["results"]
     exited = next(r for r in results if r["case_id"] == "booking-00300")
     assert exited["verdicts"]["killer"]["state"] == "errored"
@@ -133,23 +134,23 @@ def test_a_check_that_ends_its_worker(tmp_path: Path, check: str, code: int, fra
 BAD_LINES = [
     (
         '{"id": "booking-x", "input": {"message": "hi"}',
-        "cases.jsonl:1201: invalid JSON",
-        1_200,
+        "cases.jsonl:4801: invalid JSON",
+        4_800,
     ),
     (
         '{"id": "booking-00005", "input": {"message": "hi"}}',
-        "cases.jsonl:1201: id: duplicate case id 'booking-00005'",
-        1_200,
+        "cases.jsonl:4801: id: duplicate case id 'booking-00005'",
+        4_800,
     ),
-    ('{"id": "booking-y", "input": {"message": "hi"}, "trace": 3}', "cases.jsonl:1201", 1_200),
+    ('{"id": "booking-y", "input": {"message": "hi"}, "trace": 3}', "cases.jsonl:4801", 4_800),
 ]
 
 
 def _with_line(suite: Path, line: str) -> None:
-    # line 1201 is in the third chunk of 512, while later chunks are being stored
+    # line 4801 is in the third chunk of 2048, while later chunks are being stored
     cases = suite.parent / "cases.jsonl"
     lines = cases.read_text().splitlines()
-    lines.insert(1_200, line)
+    lines.insert(4_800, line)
     cases.write_text("\n".join(lines) + "\n")
 
 
@@ -161,7 +162,7 @@ def test_a_bad_line_in_the_middle_of_a_workers_run(
 ) -> None:
     """Met during the run (the API, which does not screen the file first): the chunks before
     it stay, the rows the workers stored past it go."""
-    suite = write_worker_suite(tmp_path, 3_000)
+    suite = write_worker_suite(tmp_path, 8_000)
     _with_line(suite, line)
     db = tmp_path / "runs.db"
     store = Store(f"sqlite:///{db}")
@@ -182,10 +183,13 @@ def test_a_bad_line_in_the_middle_of_a_workers_run(
 @pytest.mark.parametrize(
     ("line", "fragment", "kept"), BAD_LINES, ids=["broken-json", "duplicate-id", "bad-trace"]
 )
-def test_the_cli_refuses_a_bad_line_before_the_workers_start(
+def test_the_cli_refuses_a_bad_line_the_workers_meet_and_keeps_nothing(
     tmp_path: Path, line: str, fragment: str, kept: int
 ) -> None:
-    suite = write_worker_suite(tmp_path, 3_000)
+    """The workers validate every case as they score it (the file is not screened first):
+    a bad one ends the run, which is then deleted, as a screened file's refusal keeps
+    nothing."""
+    suite = write_worker_suite(tmp_path, 8_000)
     _with_line(suite, line)
     db = tmp_path / "runs.db"
     done = cli.run(
@@ -198,6 +202,9 @@ def test_the_cli_refuses_a_bad_line_before_the_workers_start(
     assert "Traceback" not in done.err
     assert len(done.err.strip().splitlines()) == 1
     assert cli.stored(db) == 0
+    with sqlite3.connect(db) as conn:
+        for table in ("runs", "case_results", "case_bodies", "verdicts_not_passed"):
+            assert conn.execute(f"select count(*) from {table}").fetchone()[0] == 0
 
 
 def test_ctrl_c_during_a_workers_run_keeps_what_it_reports(tmp_path: Path) -> None:
@@ -215,7 +222,7 @@ def test_ctrl_c_during_a_workers_run_keeps_what_it_reports(tmp_path: Path) -> No
     kept = done.kept()
     assert kept is not None
     assert 2_000 <= kept < 40_000
-    assert kept % 512 == 0  # whole chunks, in order
+    assert kept % CHUNK == 0  # whole chunks, in order
     assert kept == cli.stored(db)
     assert cli.run_row(db) == ("incomplete", kept, False)
     with sqlite3.connect(db) as conn:

@@ -4,8 +4,11 @@ tables the models describe."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,8 +57,57 @@ def test_a_new_database_is_created_at_head(db_url: str) -> None:
         assert _version(store) == [head_revision()]
 
 
-def test_the_migrations_build_exactly_the_models_tables(store: Store) -> None:
-    assert _schema_diffs(store, Base.metadata) == []
+def _migrated(db_url: str) -> Store:
+    """A store on a database the migrations built, one by one from nothing."""
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+    engine.dispose()
+    return Store(db_url)
+
+
+def test_the_migrations_build_exactly_the_models_tables(db_url: str) -> None:
+    with _migrated(db_url) as store:
+        assert _version(store) == [head_revision()]
+        assert _schema_diffs(store, Base.metadata) == []
+
+
+def test_a_new_database_is_made_from_the_models_without_alembic(tmp_path: Path) -> None:
+    # what a new database gets without Alembic is what the migrations build
+    made = f"sqlite:///{tmp_path / 'made.db'}"
+    code = (
+        "import sys; from checkweigh.store import Store; "
+        f"Store({made!r}).close(); print(sorted(m for m in sys.modules if 'alembic' in m))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    with _migrated(f"sqlite:///{tmp_path / 'migrated.db'}") as migrated, Store(made) as new:
+        assert _version(new) == [head_revision()]
+        assert _schema(new) == _schema(migrated)
+        assert _schema_diffs(new, Base.metadata) == []
+
+
+def _schema(store: Store) -> dict[str, Any]:
+    """Every table's columns, keys and indexes as the database reports them."""
+    found = inspect(store.engine)
+
+    def named(items: list[Any]) -> list[Any]:
+        return sorted((repr(sorted(i.items(), key=str)) for i in items), key=str)
+
+    return {
+        table: {
+            "columns": [
+                (c["name"], str(c["type"]), c["nullable"], c.get("default"))
+                for c in found.get_columns(table)
+            ],
+            "primary": found.get_pk_constraint(table)["constrained_columns"],
+            "foreign": named(found.get_foreign_keys(table)),
+            "indexes": named(found.get_indexes(table)),
+            "unique": named(found.get_unique_constraints(table)),
+        }
+        for table in sorted(found.get_table_names())
+    }
 
 
 def test_the_schema_comparison_notices_a_difference(store: Store) -> None:

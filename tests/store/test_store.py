@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from checkweigh.core import (
     CaseResult,
@@ -21,6 +22,7 @@ from checkweigh.core import (
 )
 from checkweigh.errors import InputError, StoreError
 from checkweigh.store import ResultWriter, RunStatus, Store
+from checkweigh.store._rows import TABLES
 
 RUBRIC = Rubric.build(
     "completion",
@@ -195,3 +197,19 @@ def test_usage_and_its_summary_round_trip(store: Store) -> None:
     assert info.summary.usage == summary.usage
     assert info.summary.usage is not None
     assert (info.summary.usage.input_tokens, info.summary.usage.cost_usd) == (3550, 0.0041)
+
+
+def test_a_deleted_run_leaves_nothing_behind(store: Store) -> None:
+    # a run refused for a bad case its workers met: as if it never started
+    kept = store.create_run("sched", "suite.yaml", _config(), repeat=1)
+    store.add_results(kept, [_result("c0", 0, True)])
+    gone = store.create_run("sched", "suite.yaml", _config(), repeat=1)
+    store.add_results(gone, [_result(f"c{i}", i, i % 2 == 0) for i in range(4)])
+    store.delete_run(gone)
+    assert [r.id for r in store.list_runs()] == [kept]
+    assert store.count_results(gone) == 0
+    assert [r.case_id for r in store.iter_results(kept)] == ["c0"]
+    with store.engine.connect() as conn:
+        for table in TABLES:
+            count = text(f"SELECT count(*) FROM {table} WHERE run_id = :r")
+            assert conn.execute(count, {"r": gone}).scalar_one() == 0

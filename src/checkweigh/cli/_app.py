@@ -246,6 +246,10 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
+    if workers > 1 and executor == "local":
+        from .._workers_server import start_method
+
+        start_method()  # the workers' server imports while this process does
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -347,7 +351,7 @@ def run(
     with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             outcome = run_prepared(prepared, on_result=tick, on_progress=ticks, stop=stop)
-        except InputError as exc:  # before the run was created (a broken agent recording)
+        except InputError as exc:  # a broken agent recording; a bad case --workers met
             fail_input(err, exc)
         except RunStopped as exc:
             stopped = exc

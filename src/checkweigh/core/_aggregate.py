@@ -299,6 +299,7 @@ class RunAggregator:
         # distinct cases by their ids' hashes: 8 bytes a case, not the ids themselves (a run of
         # a million cases stays flat); two ids sharing a 64-bit hash would count once
         self._case_ids = SeenIds(positions=False)
+        self._new_ids = 0  # ids merged as checked new to the run (see merge)
         self._errored = 0
         self._agent_errors = 0
         self._slow: list[tuple[float, str, int]] = []
@@ -369,15 +370,25 @@ class RunAggregator:
         )
 
     def merge(
-        self, part: AggregatePart, case_ids: Sequence[str], latencies: Sequence[float | None]
+        self,
+        part: AggregatePart,
+        case_ids: Sequence[str],
+        latencies: Sequence[float | None],
+        *,
+        new_ids: bool = False,
     ) -> None:
         """Account for the executions behind ``part`` (a chunk of a run without repeats, after
         those added so far), whose case ids and latencies are given in order: the same
-        summary as adding each result.
+        summary as adding each result. ``new_ids``: the caller checked that none of the ids
+        came before in the run (a reader that refuses repeated ids), so they are counted
+        without being noted.
         """
         self._executions += part.executions
-        for case_id in case_ids:
-            self._case_ids.add(case_id)
+        if new_ids:
+            self._new_ids += len(case_ids)
+        else:
+            for case_id in case_ids:
+                self._case_ids.add(case_id)
         self._agent_errors += part.agent_errors
         self._errored += part.errored
         self._used += part.used
@@ -429,7 +440,7 @@ class RunAggregator:
         """The aggregates of everything added so far."""
         return RunSummary(
             executions=self._executions,
-            cases=len(self._case_ids),
+            cases=len(self._case_ids) + self._new_ids,
             errored_executions=self._errored,
             agent_errors=self._agent_errors,
             rubrics=[a.summary() for a in self._accs],

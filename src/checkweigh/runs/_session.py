@@ -288,7 +288,7 @@ async def _execute(
 
     def handle_stored(stored: Stored) -> None:
         store.check_file()  # a worker would go on writing into a deleted file
-        aggregator.merge(stored.part, stored.case_ids, stored.latencies)
+        aggregator.merge(stored.part, stored.case_ids, stored.latencies, new_ids=stored.new_ids)
         writer.stored_elsewhere(len(stored.case_ids))
         if on_progress is not None:
             tally = stored.part.cases

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import CaseResult, PassMode, PassPolicy
-from ..errors import InputError
+from ..errors import CaseFileError, InputError, StoreError
 from ..judges import (
     CachedJudge,
     CacheMode,
@@ -29,7 +29,7 @@ from ..judges import (
     cache_dir,
     make_judge,
 )
-from ..runs import RunOutcome, StopToken, check_agent_flags, execute
+from ..runs import RunOutcome, RunStopped, StopToken, check_agent_flags, execute, judge_checks
 from ..runs.executors import Executor, ProcessExecutor
 from ..runs.targets import check_record_dir, read_manifest
 from ..store import Store, database_file, in_memory
@@ -136,6 +136,9 @@ class PreparedRun:
     """The store the run is written to."""
     executor: Executor | None = None
     """Where the cases are evaluated (None: in this process)."""
+    screened: bool = True
+    """Whether every case was validated before the run (else its workers validate them as
+    they score them, and a bad one refuses the run)."""
 
 
 def prepare_run(request: RunRequest) -> PreparedRun:
@@ -173,7 +176,14 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     policy = _policy(suite, request.thresholds)
     # before the cases file is screened: worker processes start meanwhile (--workers)
     executor = make_executor(request, suite)
-    total = suite.cases.count() * (request.repeat or suite.repeats)
+    # workers that validate every case as they score it need no screening first: a bad case
+    # stops the run, which then keeps nothing (see run_prepared)
+    asks_judge = judge is not None and bool(judge_checks(suite.checks))
+    screen = not (
+        isinstance(executor, ProcessExecutor)
+        and executor.reads_every_case(suite, asks_judge=asks_judge)
+    )
+    total = suite.cases.count(screen=screen) * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)
     if in_memory(request.db):
@@ -191,7 +201,7 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     for path, flag in request.exports.files():
         check_writable(path, flag, inputs)
     store = Store(request.db)
-    return PreparedRun(request, suite, judge, weights, policy, total, store, executor)
+    return PreparedRun(request, suite, judge, weights, policy, total, store, executor, screen)
 
 
 def run_prepared(
@@ -211,7 +221,27 @@ def run_prepared(
 
     Raises:
         RunStopped: the run ended early (its finished cases stored, the run incomplete).
+        CaseFileError: a bad case of a file that was not screened before the run (see
+            :attr:`PreparedRun.screened`): the run was deleted, as if it had been screened.
     """
+    try:
+        return _execute(prepared, on_result, on_progress, stop)
+    except RunStopped as exc:
+        if prepared.screened or not isinstance(exc.cause, CaseFileError):
+            raise
+        try:
+            prepared.store.delete_run(exc.outcome.run_id)
+        except StoreError:
+            raise exc from None  # the run stays as it was stored: incomplete
+        raise exc.cause from None
+
+
+def _execute(
+    prepared: PreparedRun,
+    on_result: Callable[[CaseResult], None] | None,
+    on_progress: Callable[[int, int], None] | None,
+    stop: StopToken | None,
+) -> RunOutcome:
     r = prepared.request
     return execute(
         prepared.suite,

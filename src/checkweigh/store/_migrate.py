@@ -2,7 +2,8 @@
 to the newest revision. No ``alembic.ini`` is needed; the configuration is built here.
 
 Alembic (and Mako, which it loads) is imported only when a migration is due: opening a database
-that is already at :data:`HEAD_REVISION` reads its version with one query.
+that is already at :data:`HEAD_REVISION` reads its version with one query, and a database
+without any table is given the newest schema from the models directly.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def upgrade(engine: Engine) -> None:
     with engine.connect() as conn:
         if _stored_revision(conn) == HEAD_REVISION:
             return
+    if _created_at_head(engine):
+        return
     from alembic import command
     from alembic.util import CommandError
 
@@ -98,6 +101,31 @@ def upgrade(engine: Engine) -> None:
                 f"the database's schema is at revision {current!r}, which this version of "
                 f"checkweigh does not know (its newest is {head!r}); upgrade checkweigh: {exc}"
             ) from None
+
+
+def _created_at_head(engine: Engine) -> bool:
+    """Give a database without any table the newest schema in one transaction, from the
+    models, stamped at :data:`HEAD_REVISION`, without importing Alembic (the migrations build
+    exactly these tables: a test compares them); False, and nothing done, when it has tables
+    (Alembic then decides what to do)."""
+    from ._tables import Base
+
+    with _migration_transaction(engine) as conn:
+        if inspect(conn).get_table_names():
+            return False
+        Base.metadata.create_all(conn)
+        # the version table as Alembic makes it
+        conn.execute(
+            text(
+                f"CREATE TABLE {_VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
+                f"CONSTRAINT {_VERSION_TABLE}_pkc PRIMARY KEY (version_num))"
+            )
+        )
+        conn.execute(
+            text(f"INSERT INTO {_VERSION_TABLE} (version_num) VALUES (:head)"),
+            {"head": HEAD_REVISION},
+        )
+    return True
 
 
 def _stored_revision(conn: Connection) -> str | None:

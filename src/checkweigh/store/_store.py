@@ -17,10 +17,12 @@ from sqlalchemy import (
     Engine,
     Table,
     create_engine,
+    delete,
     event,
     func,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import make_url
@@ -381,6 +383,14 @@ class Store:
                 conn.exec_driver_sql(
                     f"DELETE FROM {table} WHERE run_id = ? AND idx >= ?", (run_id, start)
                 )
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete the run and all its results: a run refused for a bad case its workers met,
+        which keeps nothing, as a run whose cases file was screened first would have."""
+        with _db_errors(f"delete the run from {self.safe_url}"), self.engine.begin() as conn:
+            for table in TABLES:
+                conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run"), {"run": run_id})
+            conn.execute(delete(RunRow).where(RunRow.id == run_id))
 
     def _add_results_copy(self, run_id: str, results: list[CaseResult]) -> None:
         # PostgreSQL's COPY streams the rows in one command: about three times the rows per

@@ -23,7 +23,7 @@ from ._text import BOM, TextFileError, decode_utf8, read_text, shown
 from ._unique import UniqueIds, id_on_line
 from ._yaml import YamlSyntaxError, load_yaml
 
-_STREAMED = (".jsonl", ".ndjson")
+STREAMED = (".jsonl", ".ndjson")
 DOCUMENT_LIMIT = 512 * 2**20
 """The largest YAML or JSON cases file read whole; bigger sets belong in streamed JSONL."""
 _CASE_KEYS = frozenset(Case.model_fields) | frozenset(Step.model_fields)
@@ -81,7 +81,7 @@ def count_cases(path: str | Path) -> int:
         CaseFileError: as :func:`iter_cases`.
     """
     path = Path(path)
-    if path.suffix not in _STREAMED:
+    if path.suffix not in STREAMED:
         return sum(1 for _ in iter_cases(path))
     seen = UniqueIds(partial(id_on_line, path))
     for lineno, raw in _lines(path):
@@ -98,6 +98,21 @@ def count_cases(path: str | Path) -> int:
     return len(seen)
 
 
+def count_lines(path: str | Path) -> int:
+    """How many cases a JSONL file holds by its non-blank lines, none of them read further:
+    for a run whose workers validate every case as they score it (a bad one then stops the
+    run). Other files are counted as :func:`count_cases` does.
+
+    Raises:
+        CaseFileError: the file cannot be read (and, not JSONL, as :func:`iter_cases`).
+    """
+    path = Path(path)
+    if path.suffix not in STREAMED:
+        return count_cases(path)
+    # a case's line starts with "{": only other lines are looked at closer
+    return sum(1 for _, raw in _lines(path) if raw[:1] == b"{" or not is_blank(raw))
+
+
 def iter_cases(path: str | Path) -> Iterator[Case]:
     """Yield the cases of a file in order, validating each.
 
@@ -108,7 +123,7 @@ def iter_cases(path: str | Path) -> Iterator[Case]:
             when the bad case is reached, after the good ones before it were yielded.
     """
     path = Path(path)
-    if path.suffix in _STREAMED:
+    if path.suffix in STREAMED:
         # no generator of its own between the reader and the caller: it costs a few
         # percent of reading a recorded case
         return map(_first, iter_jsonl(path, strip=False))
@@ -130,7 +145,7 @@ def iter_sourced(path: str | Path) -> Iterator[tuple[Case, bytes | None]]:
     documents, whose cases are not one line each): the store keeps those bytes as the case
     rather than serializing it again."""
     path = Path(path)
-    if path.suffix in _STREAMED:
+    if path.suffix in STREAMED:
         return iter_jsonl(path)
     return ((case, None) for case in iter_cases(path))
 

@@ -279,3 +279,11 @@ def test_ids_sharing_a_hash_are_told_apart_by_reading_the_case_again(
         causes.append(str(stopped.value.cause))
     assert causes[0] == causes[1]
     assert causes[0].endswith(":601: id: duplicate case id 'booking-00003'")
+
+
+def test_the_workers_server_imports_the_workers_module() -> None:
+    # the CLI starts the server from a module that imports nothing of checkweigh's
+    from checkweigh._workers_server import WORKER_MODULE
+    from checkweigh.runs.executors import _worker
+
+    assert _worker.__name__ == WORKER_MODULE

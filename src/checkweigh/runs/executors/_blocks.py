@@ -7,10 +7,10 @@ number lines as the file does, so positions and line numbers match an in-process
 
 from __future__ import annotations
 
-import mmap
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from ...errors import CaseFileError
 from ...suites import is_blank
@@ -34,11 +34,14 @@ def blocks(path: Path, size: int) -> Iterator[tuple[Block, int]]:
     """The file in blocks of ``size`` non-blank lines (fewer at the end), each with its number
     of non-blank lines (cases); blank lines go with the block after them.
 
+    The file is read a buffer at a time (not mapped: the driver's memory stays flat however
+    large the file is).
+
     Raises:
         CaseFileError: the file cannot be read.
     """
     try:
-        fh = path.open("rb")
+        fh = path.open("rb", buffering=_BUFFER)
     except FileNotFoundError:
         raise CaseFileError("cases file not found", file=path) from None
     except IsADirectoryError:
@@ -47,33 +50,30 @@ def blocks(path: Path, size: int) -> Iterator[tuple[Block, int]]:
         raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
     with fh:
         try:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file
-            return
+            yield from _cut(fh, size)
         except OSError as exc:
             raise CaseFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
-        with data:
-            yield from _cut(data, size)
 
 
-def _cut(data: mmap.mmap, size: int) -> Iterator[tuple[Block, int]]:
-    total = len(data)
-    pos = len(BOM) if data[: len(BOM)] == BOM else 0
-    lineno = 1
-    find = data.find
-    while pos < total:
-        start, first = pos, lineno
-        n = 0
-        while n < size and pos < total:
-            end = find(b"\n", pos)
-            end = total if end < 0 else end + 1
-            # a case's line starts with "{": only other lines are looked at closer
-            if data[pos] == _BRACE or not is_blank(data[pos:end]):
-                n += 1
-            pos = end
-            lineno += 1
-        if n:
-            yield Block(start, pos - start, first), n
+_BUFFER = 1 << 20
+
+
+def _cut(fh: BinaryIO, size: int) -> Iterator[tuple[Block, int]]:
+    first = fh.readline()
+    pos = len(BOM) if first.startswith(BOM) else 0
+    lines = itertools.chain([first[pos:]], fh) if first else iter(())
+    start, lineno, first_line, n = pos, 1, 1, 0
+    for raw in lines:
+        # a case's line starts with "{": only other lines are looked at closer
+        if raw[:1] == b"{" or not is_blank(raw):
+            n += 1
+        pos += len(raw)
+        lineno += 1
+        if n == size:
+            yield Block(start, pos - start, first_line), n
+            start, first_line, n = pos, lineno, 0
+    if n:
+        yield Block(start, pos - start, first_line), n
 
 
 def block_lines(path: Path, block: Block, cases: int) -> Iterator[tuple[int, bytes]]:

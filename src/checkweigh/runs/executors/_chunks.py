@@ -26,7 +26,6 @@ from ._base import OnRows, OnStored, Work
 from ._blocks import blocks as cut_blocks
 from ._worker import Chunk, Scored, Stored
 
-_STREAMED = (".jsonl", ".ndjson")
 POLL_S = 0.25
 """How often the driver looks at the stop flag while it waits for a chunk."""
 
@@ -35,7 +34,7 @@ def chunks_of(work: Work, size: int, *, blocks: bool = False) -> Iterator[Chunk]
     """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order; with
     ``blocks``, a JSONL file's as byte ranges that the workers read (on this machine)."""
     source = work.source
-    if source is not None and source.format is None and source.path.suffix in _STREAMED:
+    if source is not None and source.streamed:
         if blocks:
             return _block_chunks(source.path, work.repeat, size)
         return _line_chunks(source.path, work.repeat, size)
@@ -168,6 +167,7 @@ async def _account(
             again = await submit(chunk.retried(path, cut))
             assert isinstance(again, Stored)
             stored = again
+        stored = stored._replace(new_ids=True)
     on_stored(stored)
     if error is not None:
         raise error

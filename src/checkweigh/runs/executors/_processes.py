@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from ..._workers_server import start_method
 from ...errors import CheckweighError
 from ...judges import JudgeModel
 from ...suites import Suite
 from .._agent_source import RunAgent
 from .._engine import OnResult
-from . import _worker as _worker_module
 from ._base import LOCAL, Work
 from ._chunks import chunks_of, stream
 from ._worker import (
@@ -25,10 +24,7 @@ from ._worker import (
     store_chunk,
 )
 
-if TYPE_CHECKING:
-    from multiprocessing.context import BaseContext
-
-CHUNK = 512
+CHUNK = 2048
 """Cases per chunk: a few milliseconds of a worker's time, so the driver hands out and
 collects few messages, and a stop waits for little."""
 
@@ -39,25 +35,6 @@ RETRIES = 2
 
 class WorkerLost(CheckweighError):
     """A worker process died (a check crashed the interpreter, or it was killed)."""
-
-
-def start_method() -> BaseContext:
-    """How worker processes start: forked from a fresh server process that imported
-    checkweigh once (``forkserver``), so a worker starts in milliseconds instead of an
-    interpreter's start and 0.3 s of imports each, and still inherits nothing of the driver
-    (no connection, no thread); ``spawn`` where there is no fork.
-
-    The server is started at the first call and serves the process's later runs.
-    """
-    import multiprocessing
-    from multiprocessing import forkserver
-
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([_worker_module.__name__])
-    forkserver.ensure_running()  # the server imports while the driver goes on
-    return context
 
 
 class ProcessExecutor:
@@ -77,6 +54,14 @@ class ProcessExecutor:
         self.workers = workers
         self.chunk = chunk
         start_method()  # the workers' server starts now, while the driver sets the run up
+
+    def reads_every_case(self, suite: Suite, *, asks_judge: bool) -> bool:
+        """Whether the workers read, validate and score every case of a run of ``suite``
+        themselves (a checkweigh JSONL file, no agent, no judge asked): a bad case or a
+        repeated id then stops the run where the workers meet it, so the file needs no
+        screening in the driver beforehand (a run that must keep nothing of a bad file
+        deletes what it stored)."""
+        return suite.target is None and not asks_judge and suite.cases.streamed
 
     def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
         """The driver builds the suite's target (a run with one refuses ``--workers``)."""
@@ -130,13 +115,19 @@ class ProcessExecutor:
         # the acknowledged cases is deleted
         solos: list[ProcessPoolExecutor] = []
 
+        def on(pool: ProcessPoolExecutor, chunk: Chunk) -> asyncio.Future[Scored | Stored]:
+            return asyncio.wrap_future(pool.submit(task, spec, chunk))
+
+        # submit() names no pool in its frame: a chunk cancelled while it waits keeps its
+        # frame (in its error), and a pool kept alive keeps its lock, a semaphore that a
+        # process leaving at once would leak
         async def submit(chunk: Chunk) -> Scored | Stored:
-            pool = pools[-1]
+            tried = len(pools)
             try:
-                return await asyncio.wrap_future(pool.submit(task, spec, chunk))
+                return await on(pools[-1], chunk)
             except BrokenProcessPool:
-                if pools[-1] is pool:  # the first chunk to see it starts the next pool
-                    pool.shutdown(wait=False, cancel_futures=True)
+                if len(pools) == tried:  # the first chunk to see it starts the next pool
+                    pools[-1].shutdown(wait=False, cancel_futures=True)
                     pools.append(start(self.workers))
             # a dead worker breaks the whole pool and every chunk in flight in it: each is
             # tried again in a process of its own, so only the chunk that kills its worker
@@ -144,14 +135,15 @@ class ProcessExecutor:
             # may have committed before its process died)
             chunk = chunk.retried(spec.cases)
             for _ in range(RETRIES):
-                solo = start(1)
-                solos.append(solo)
+                solos.append(start(1))
+                at = len(solos) - 1
                 try:
-                    return await asyncio.wrap_future(solo.submit(task, spec, chunk))
+                    return await on(solos[at], chunk)
                 except BrokenProcessPool:
                     continue
                 finally:
-                    solo.shutdown(wait=False, cancel_futures=True)
+                    if at < len(solos):  # (not yet let go by the run's end)
+                        solos[at].shutdown(wait=False, cancel_futures=True)
             raise WorkerLost(
                 f"a worker process died while scoring cases {chunk.first + 1}.."
                 f"{chunk.first + len(chunk)}, {RETRIES + 1} times (a check crashed it, or it "
@@ -175,9 +167,15 @@ class ProcessExecutor:
             # holds exactly what the run reports
             for pool in [pools[-1], *solos]:
                 pool.shutdown(wait=True, cancel_futures=True)
+            del pool  # see below
             if on_stored is not None and work.discard is not None:
                 work.discard(acked[0])
             raise
         finally:
             pools[-1].shutdown(wait=True, cancel_futures=True)
+            # the pools hold their write locks (semaphores): let them go now, not when an
+            # error that ended the run (which refers to this frame) is let go, which a
+            # process leaving at once never does
+            pools.clear()
+            solos.clear()
         return []

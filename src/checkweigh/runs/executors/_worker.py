@@ -201,6 +201,8 @@ class Stored(NamedTuple):
     """Their aggregates (see :meth:`RunAggregator.merge`)."""
     error: CheckweighError | None = None
     """What ended the chunk early (a bad case line): the executions before it are stored."""
+    new_ids: bool = False
+    """Whether the driver checked that none of the case ids came before in the run."""
 
 
 class Scored(NamedTuple):
