@@ -58,3 +58,19 @@ def test_ids_take_a_few_bytes_each() -> None:
     # 16 bytes of hash and position, arrays growing in steps: well under a set of the ids
     # (its slots alone ~35 bytes an id, and it keeps every id string alive: ~75 more)
     assert held / len(ids) < 30, held / len(ids)
+
+
+def test_ids_added_at_once_are_noted_as_added_one_by_one() -> None:
+    ids = [f"case-{i:05d}" for i in range(5_000)]
+    one_by_one, at_once = SeenIds(), SeenIds()
+    for i, case_id in enumerate(ids):
+        assert one_by_one.add(case_id, 100 + i)
+    assert at_once.add_all(ids[:3_000], 100) == 3_000
+    assert at_once.add_all(ids, 100, 3_000) == 5_000
+    assert len(at_once) == len(one_by_one) == 5_000
+    assert [at_once.first_seen(i) for i in ids] == [one_by_one.first_seen(i) for i in ids]
+    # the first whose hash was seen stops it, nothing after it noted
+    assert at_once.add_all(["new-1", ids[7], "new-2"], 0) == 1
+    assert "new-1" in at_once
+    assert "new-2" not in at_once
+    assert at_once.first_seen(ids[7]) == 107

@@ -12,8 +12,6 @@ import yaml
 from checkweigh.core import Case
 from checkweigh.errors import CaseFileError
 from checkweigh.suites import count_cases, iter_cases
-from checkweigh.suites._cases import count_lines
-from checkweigh.suites._text import BOM
 
 
 def _jsonl(path: Path, records: list[Any]) -> Path:
@@ -199,20 +197,3 @@ def test_a_jsonl_line_not_utf8_names_its_line_and_column(tmp_path: Path) -> None
     error = _error(path)
     assert error.line == 2
     assert "byte 0xff at column 10" in str(error)
-
-
-def test_a_file_counted_by_its_lines_gives_the_cases_it_holds(tmp_path: Path) -> None:
-    # what --workers counts before its workers validate every case: the non-blank lines,
-    # whatever the blank ones hold (spaces, a CR, Unicode spaces) and wherever they are
-    lines = [json.dumps({"id": f"c{i}", "input": {"message": "hi"}}) for i in range(5)]
-    text = "\n".join(["", lines[0], "   ", lines[1], "\r", lines[2], "\u3000\u00a0", *lines[3:]])
-    path = tmp_path / "cases.jsonl"
-    path.write_bytes(BOM + text.encode())  # a BOM, and no newline at the end
-    assert count_lines(path) == count_cases(path) == 5
-    (tmp_path / "empty.jsonl").write_bytes(b"\n \n")
-    assert count_lines(tmp_path / "empty.jsonl") == 0
-    # a broken line is counted (the run stops when a worker meets it)
-    path.write_text(lines[0] + "\n" + '{"id": "x", "inp' + "\n")
-    assert count_lines(path) == 2
-    with pytest.raises(CaseFileError, match="cases file not found"):
-        count_lines(tmp_path / "missing.jsonl")

@@ -68,3 +68,25 @@ def test_id_lookups_skip_blank_lines_and_stop_early(tmp_path: Path) -> None:
     assert id_on_line(path, 2) is None
     assert id_on_line(path, 9) is None
     assert [id_of_case(path, i) for i in range(3)] == ["x", "y", None]
+
+
+@pytest.mark.parametrize("collide", [False, True], ids=["hashes", "every-id-collides"])
+def test_a_chunk_of_ids_checked_at_once_finds_what_one_at_a_time_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collide: bool
+) -> None:
+    # what the --workers driver does with each chunk's ids: the first true repeat, where the
+    # earlier one is, and every id before it noted
+    if collide:
+        monkeypatch.setattr(_seen, "id_hash", len)
+    ids = ["t-01", "t-02", "t-03", "t-04", "t-02", "t-05"]
+    path = _write(tmp_path / "cases.jsonl", ids)
+    chunked = UniqueIds(partial(id_of_case, path))
+    assert chunked.first_repeated(ids[:2], 0) is None
+    assert chunked.first_repeated(ids[2:], 2) == (2, 1)  # "t-02" at index 4 repeats index 1
+    assert len(chunked) == 4
+    one_by_one = UniqueIds(partial(id_of_case, path))
+    assert [one_by_one.earlier(i, p) for p, i in enumerate(ids[:4])] == [None] * 4
+    assert one_by_one.earlier("t-02", 4) == 1
+    assert chunked.first_repeated(["t-05"], 5) is None
+    assert len(chunked) == 5
+    assert chunked.first_repeated(["t-05"], 6) == (0, 5)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 
 _BUCKETS = 4096
 """Buckets the hashes are spread over: each stays a short sorted array, so inserting into it
@@ -75,6 +76,31 @@ class SeenIds:
             positions.insert(i, position)
         self._count += 1
         return True
+
+    def add_all(self, case_ids: Sequence[str], start: int, first: int = 0) -> int:
+        """:meth:`add` each of ``case_ids[first:]`` at ``start`` plus its index, in order, until
+        one whose hash was seen; that one's index (nothing noted for it or after it), or
+        ``len(case_ids)``. One call for a chunk of ids: the loop is :meth:`add`'s, without a
+        call per id."""
+        hashes_of, positions_of = self._hashes, self._positions
+        for i in range(first, len(case_ids)):
+            h = id_hash(case_ids[i])
+            b = h & _MASK
+            hashes = hashes_of[b]
+            if hashes is None:
+                hashes = hashes_of[b] = array("q")
+                if positions_of is not None:
+                    positions_of[b] = array("q")
+            at = bisect_left(hashes, h)
+            if at < len(hashes) and hashes[at] == h:
+                return i
+            hashes.insert(at, h)
+            if positions_of is not None:
+                positions = positions_of[b]
+                assert positions is not None
+                positions.insert(at, start + i)
+            self._count += 1
+        return len(case_ids)
 
     def __contains__(self, case_id: object) -> bool:
         """Whether an id with ``case_id``'s hash was seen (maybe another id: see the module)."""

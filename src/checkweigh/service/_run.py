@@ -179,11 +179,13 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     # workers that validate every case as they score it need no screening first: a bad case
     # stops the run, which then keeps nothing (see run_prepared)
     asks_judge = judge is not None and bool(judge_checks(suite.checks))
-    screen = not (
-        isinstance(executor, ProcessExecutor)
-        and executor.reads_every_case(suite, asks_judge=asks_judge)
-    )
-    total = suite.cases.count(screen=screen) * (request.repeat or suite.repeats)
+    if isinstance(executor, ProcessExecutor) and executor.reads_every_case(
+        suite, asks_judge=asks_judge
+    ):
+        screen, cases = False, executor.count(suite.cases.path)
+    else:
+        screen, cases = True, suite.cases.count()
+    total = cases * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)
     if in_memory(request.db):

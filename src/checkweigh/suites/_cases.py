@@ -98,21 +98,6 @@ def count_cases(path: str | Path) -> int:
     return len(seen)
 
 
-def count_lines(path: str | Path) -> int:
-    """How many cases a JSONL file holds by its non-blank lines, none of them read further:
-    for a run whose workers validate every case as they score it (a bad one then stops the
-    run). Other files are counted as :func:`count_cases` does.
-
-    Raises:
-        CaseFileError: the file cannot be read (and, not JSONL, as :func:`iter_cases`).
-    """
-    path = Path(path)
-    if path.suffix not in STREAMED:
-        return count_cases(path)
-    # a case's line starts with "{": only other lines are looked at closer
-    return sum(1 for _, raw in _lines(path) if raw[:1] == b"{" or not is_blank(raw))
-
-
 def iter_cases(path: str | Path) -> Iterator[Case]:
     """Yield the cases of a file in order, validating each.
 

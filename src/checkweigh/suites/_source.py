@@ -26,7 +26,7 @@ from ..importers import (
     get_format,
     import_cases,
 )
-from ._cases import STREAMED, count_cases, count_lines, iter_cases, iter_sourced
+from ._cases import STREAMED, count_cases, iter_cases, iter_sourced
 from ._errors import first_error, loc_text
 from ._text import TextFileError, read_text
 from ._yaml import YamlSyntaxError, load_yaml
@@ -110,17 +110,13 @@ class CasesSource:
         except ValueError as exc:
             raise InputError(str(exc), field="cases.options") from None
 
-    def count(self, *, screen: bool = True) -> int:
-        """How many cases the file gives, validating (converting) every one on the way; a
-        checkweigh JSONL file only by its lines without ``screen`` (for a run that validates
-        every case as it reads it, see :func:`count_lines`).
+    def count(self) -> int:
+        """How many cases the file gives, validating (converting) every one on the way.
 
         Raises:
             CaseFileError: as :meth:`iter_cases`.
         """
         if self.format is None:
-            if not screen:
-                return count_lines(self.path)
             return count_cases(self.path)  # screened at the speed of decoding
         return sum(1 for _ in self.iter_cases())
 

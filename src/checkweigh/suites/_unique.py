@@ -8,7 +8,7 @@ reading the id where it was first seen: only a true repeat is refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..core._seen import SeenIds
@@ -43,6 +43,19 @@ class UniqueIds:
         if first is not None and self._id_at(first) == case_id:
             return first
         self._shared_hash[case_id] = position
+        return None
+
+    def first_repeated(self, case_ids: Sequence[str], start: int) -> tuple[int, int] | None:
+        """:meth:`earlier` for ``case_ids`` at positions ``start``, ``start + 1``, ... in one
+        call: the index of the first whose id came before, with where the earlier one is, or
+        None (every one noted)."""
+        i = 0
+        while (i := self._seen.add_all(case_ids, start, i)) < len(case_ids):
+            # a hash seen before: a repeated id, or another id's hash (confirmed as earlier())
+            earlier = self.earlier(case_ids[i], start + i)
+            if earlier is not None:
+                return i, earlier
+            i += 1
         return None
 
 

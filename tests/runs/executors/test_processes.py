@@ -16,11 +16,14 @@ from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs._engine import Evaluator
 from checkweigh.runs.executors import Executor, ProcessExecutor
+from checkweigh.runs.executors._blocks import block_lines
+from checkweigh.runs.executors._blocks import blocks as cut_blocks
 from checkweigh.runs.executors._chunks import _block_chunks as chunks_in_blocks
 from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk, store_chunk
 from checkweigh.store import RunStatus, Store
 from checkweigh.store._rows import sqlite_rows
-from checkweigh.suites import load_suite, numbered_lines
+from checkweigh.suites import count_cases, load_suite, numbered_lines
+from checkweigh.suites._text import BOM
 from support.postgres import fresh_database
 from support.worker_suite import case_line, write_worker_suite
 
@@ -192,7 +195,7 @@ def test_a_chunk_tried_again_replaces_what_its_first_try_stored(tmp_path: Path) 
         run_id=run_id,
         db=store.sqlite_file,
     )
-    chunk = next(chunks_in_blocks(suite.cases.path, 1, 25))
+    chunk = next(chunks_in_blocks(1, cut_blocks(suite.cases.path, 25)))
     first = store_chunk(spec, chunk)
     again = store_chunk(spec, chunk.retried(suite.cases.path))
     assert again.case_ids == first.case_ids == [f"booking-{i:05d}" for i in range(25)]
@@ -287,3 +290,29 @@ def test_the_workers_server_imports_the_workers_module() -> None:
     from checkweigh.runs.executors import _worker
 
     assert _worker.__name__ == WORKER_MODULE
+
+
+def test_the_executor_counts_a_file_by_its_lines_and_hands_out_that_cut(tmp_path: Path) -> None:
+    # what --workers counts before its workers validate every case: the non-blank lines,
+    # whatever the blank ones hold (spaces, a CR, Unicode spaces) and wherever they are
+    lines = [json.dumps({"id": f"c{i}", "input": {"message": "hi"}}) for i in range(5)]
+    text = "\n".join(["", lines[0], "   ", lines[1], "\r", lines[2], "\u3000\u00a0", *lines[3:]])
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(BOM + text.encode())  # a BOM, and no newline at the end
+    executor = ProcessExecutor(2, chunk=2)
+    assert executor.count(path) == count_cases(path) == 5
+    cut = executor._cut_before(path)
+    assert cut is not None
+    assert [n for _, n in cut] == [2, 2, 1]
+    assert [lineno for lineno, _ in block_lines(path, *cut[1])] == [6, 8]
+    assert executor._cut_before(path) is None  # one run's
+    executor.count(path)
+    path.write_bytes(BOM + text.encode() + b"\n")  # changed since: cut again
+    assert executor._cut_before(path) is None
+    (tmp_path / "blank.jsonl").write_bytes(b"\n \n")
+    assert executor.count(tmp_path / "blank.jsonl") == 0
+    # a broken line is counted (the run stops where a worker meets it)
+    path.write_text(lines[0] + "\n" + '{"id": "x", "inp' + "\n")
+    assert executor.count(path) == 2
+    with pytest.raises(CaseFileError, match="cases file not found"):
+        executor.count(tmp_path / "missing.jsonl")

@@ -23,6 +23,7 @@ from .._engine import OnResult, Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
 from ._base import OnRows, OnStored, Work
+from ._blocks import Block
 from ._blocks import blocks as cut_blocks
 from ._worker import Chunk, Scored, Stored
 
@@ -30,20 +31,23 @@ POLL_S = 0.25
 """How often the driver looks at the stop flag while it waits for a chunk."""
 
 
-def chunks_of(work: Work, size: int, *, blocks: bool = False) -> Iterator[Chunk]:
+def chunks_of(
+    work: Work, size: int, *, blocks: bool = False, cut: Iterable[tuple[Block, int]] | None = None
+) -> Iterator[Chunk]:
     """``work``'s cases in chunks of ``size`` cases (fewer at the end), in order; with
-    ``blocks``, a JSONL file's as byte ranges that the workers read (on this machine)."""
+    ``blocks``, a JSONL file's as byte ranges that the workers read (on this machine), ``cut``
+    when the file was cut into them already."""
     source = work.source
     if source is not None and source.streamed:
         if blocks:
-            return _block_chunks(source.path, work.repeat, size)
+            return _block_chunks(work.repeat, cut or cut_blocks(source.path, size))
         return _line_chunks(source.path, work.repeat, size)
     return _case_chunks(work.cases, work.repeat, size)
 
 
-def _block_chunks(path: Path, repeat: int, size: int) -> Iterator[Chunk]:
+def _block_chunks(repeat: int, cut: Iterable[tuple[Block, int]]) -> Iterator[Chunk]:
     first = 0
-    for block, count in cut_blocks(path, size):
+    for block, count in cut:
         yield Chunk(first, repeat, block=block, block_cases=count)
         first += count
 
@@ -188,16 +192,16 @@ def _repeated(
     """Where ``case_ids`` (of ``chunk``'s executions, ``repeat`` per case) meet the first id
     that came before, with that error; (len, None) when none did. Notes the others in
     ``seen``."""
-    first = chunk.first
-    for i in range(0, len(case_ids), repeat):
-        case_id = case_ids[i]
-        if seen.earlier(case_id, first + i // repeat) is not None:
-            lineno = chunk.numbered(path)[i // repeat][0]
-            error = CaseFileError(
-                f"duplicate case id {shown(case_id)}", file=path, line=lineno, field="id"
-            )
-            return i, error
-    return len(case_ids), None
+    cases = case_ids[::repeat] if repeat > 1 else case_ids
+    repeated = seen.first_repeated(cases, chunk.first)
+    if repeated is None:
+        return len(case_ids), None
+    i = repeated[0]
+    lineno = chunk.numbered(path)[i][0]
+    error = CaseFileError(
+        f"duplicate case id {shown(cases[i])}", file=path, line=lineno, field="id"
+    )
+    return i * repeat, error
 
 
 def _no_case(_index: int) -> None:

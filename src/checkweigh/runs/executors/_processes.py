@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from ..._workers_server import start_method
 from ...errors import CheckweighError
@@ -13,6 +14,8 @@ from ...suites import Suite
 from .._agent_source import RunAgent
 from .._engine import OnResult
 from ._base import LOCAL, Work
+from ._blocks import Block
+from ._blocks import blocks as cut_blocks
 from ._chunks import chunks_of, stream
 from ._worker import (
     Chunk,
@@ -53,6 +56,8 @@ class ProcessExecutor:
             raise ValueError("workers must be >= 1")
         self.workers = workers
         self.chunk = chunk
+        # the cases file as count() cut it, for the run to hand out: (path, identity, blocks)
+        self._cut: tuple[Path, tuple[int, ...], list[tuple[Block, int]]] | None = None
         start_method()  # the workers' server starts now, while the driver sets the run up
 
     def reads_every_case(self, suite: Suite, *, asks_judge: bool) -> bool:
@@ -62,6 +67,28 @@ class ProcessExecutor:
         screening in the driver beforehand (a run that must keep nothing of a bad file
         deletes what it stored)."""
         return suite.target is None and not asks_judge and suite.cases.streamed
+
+    def count(self, path: Path) -> int:
+        """How many cases the JSONL file ``path`` holds, by its non-blank lines, none of them
+        read further (the workers validate each: see :meth:`reads_every_case`). The file is
+        cut into the run's chunks on the way, which the next run of it hands out unless the
+        file changed since.
+
+        Raises:
+            CaseFileError: the file cannot be read.
+        """
+        cut = list(cut_blocks(path, self.chunk))
+        self._cut = (path.resolve(), _identity(path), cut)
+        return sum(n for _, n in cut)
+
+    def _cut_before(self, path: Path) -> list[tuple[Block, int]] | None:
+        """The blocks :meth:`count` cut ``path`` into, if the file is as it was then."""
+        if self._cut is None:
+            return None
+        cut_path, identity, cut = self._cut
+        self._cut = None
+        same = cut_path == path.resolve() and identity == _identity(path)
+        return cut if same else None
 
     def agent(self, suite: Suite, judge: JudgeModel | None = None) -> RunAgent | None:
         """The driver builds the suite's target (a run with one refuses ``--workers``)."""
@@ -153,7 +180,7 @@ class ProcessExecutor:
         try:
             await stream(
                 submit,
-                chunks_of(work, self.chunk, blocks=True),
+                chunks_of(work, self.chunk, blocks=True, cut=self._cut_before(spec.cases)),
                 window=2 * self.workers + 1,
                 on_result=on_result,
                 stop=work.stop,
@@ -179,3 +206,13 @@ class ProcessExecutor:
             pools.clear()
             solos.clear()
         return []
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written (its inode, size and modification time); empty
+    when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
