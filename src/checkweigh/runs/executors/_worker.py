@@ -377,23 +377,14 @@ def run_case(spec: WorkerSpec, case: Case, repeat: int) -> Ran:
 
 async def _arun_case(state: WorkerState, timeout_s: float | None, case: Case, repeat: int) -> Ran:
     assert state.target is not None
+    ran = await _arun(state.target, timeout_s, TargetRequest(case, repeat))
+    if ran.outcome == "failed":
+        return ran
     with refuse_process_exit():
-        try:
-            ran, ms = await timed(state.target, TargetRequest(case, repeat), timeout_s)
-        except AgentFailure as exc:
-            held = exc.case if isinstance(exc, ConversationFailure) else None
-            return Ran("failed", str(exc), case=held)
         done = case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
         checks = [c for c in state.evaluator.checks if not c.judged]
         answers = await asyncio.gather(*(recorded(c.name, c.answers, done) for c in checks))
-    return Ran(
-        "ran",
-        trace=ran.trace,
-        final_state=ran.final_state,
-        usage=ran.usage,
-        latency_ms=ran.latency_ms if ran.latency_ms is not None else ms,
-        answered={c.name: a for c, a in zip(checks, answers, strict=True)},
-    )
+    return ran._replace(answered={c.name: a for c, a in zip(checks, answers, strict=True)})
 
 
 def run_turn(spec: WorkerSpec, request: TargetRequest) -> Ran:
@@ -402,15 +393,18 @@ def run_turn(spec: WorkerSpec, request: TargetRequest) -> Ran:
     state = worker_state(spec)
     if state.agent is None:
         raise InputError("the suite has no agent target to run", file=spec.suite)
-    return _run(_arun_turn(state.agent, spec.timeout_s, request))
+    return _run(_arun(state.agent, spec.timeout_s, request))
 
 
-async def _arun_turn(agent: Target, timeout_s: float | None, request: TargetRequest) -> Ran:
+async def _arun(target: Target, timeout_s: float | None, request: TargetRequest) -> Ran:
+    """``target``'s answer to ``request`` within ``timeout_s``, or why it failed (with the
+    conversation so far, when one broke off)."""
     with refuse_process_exit():
         try:
-            ran, ms = await timed(agent, request, timeout_s)
+            ran, ms = await timed(target, request, timeout_s)
         except AgentFailure as exc:
-            return Ran("failed", str(exc))
+            held = exc.case if isinstance(exc, ConversationFailure) else None
+            return Ran("failed", str(exc), case=held)
     return Ran(
         "ran",
         trace=ran.trace,
