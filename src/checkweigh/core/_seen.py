@@ -59,29 +59,12 @@ class SeenIds:
 
     def add(self, case_id: str, position: int = -1) -> bool:
         """Note ``case_id`` at ``position``; False (and nothing noted) when its hash was seen."""
-        h = id_hash(case_id)
-        b = h & _MASK
-        hashes = self._hashes[b]
-        if hashes is None:
-            hashes = self._hashes[b] = array("q")
-            if self._positions is not None:
-                self._positions[b] = array("q")
-        i = bisect_left(hashes, h)
-        if i < len(hashes) and hashes[i] == h:
-            return False
-        hashes.insert(i, h)
-        if self._positions is not None:
-            positions = self._positions[b]
-            assert positions is not None
-            positions.insert(i, position)
-        self._count += 1
-        return True
+        return self.add_all((case_id,), position) == 1
 
     def add_all(self, case_ids: Sequence[str], start: int, first: int = 0) -> int:
         """:meth:`add` each of ``case_ids[first:]`` at ``start`` plus its index, in order, until
         one whose hash was seen; that one's index (nothing noted for it or after it), or
-        ``len(case_ids)``. One call for a chunk of ids: the loop is :meth:`add`'s, without a
-        call per id."""
+        ``len(case_ids)``: one call for a chunk of ids, without a call per id."""
         hashes_of, positions_of = self._hashes, self._positions
         for i in range(first, len(case_ids)):
             h = id_hash(case_ids[i])
