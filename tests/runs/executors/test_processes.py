@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from checkweigh.core import _seen
 from checkweigh.errors import CaseFileError
 from checkweigh.runs import RunStopped, execute
 from checkweigh.runs._engine import Evaluator
+from checkweigh.runs._stop import Interrupted, StopToken
 from checkweigh.runs.executors import Executor, ProcessExecutor
 from checkweigh.runs.executors._blocks import block_lines
 from checkweigh.runs.executors._blocks import blocks as cut_blocks
@@ -316,3 +319,72 @@ def test_the_executor_counts_a_file_by_its_lines_and_hands_out_that_cut(tmp_path
     assert executor.count(path) == 2
     with pytest.raises(CaseFileError, match="cases file not found"):
         executor.count(tmp_path / "missing.jsonl")
+
+
+SLOW = """\
+import asyncio
+import os
+import time
+
+MARKS = os.path.join(os.path.dirname(__file__), "begun")
+
+
+def _mark():
+    fd = os.open(MARKS, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.write(fd, b".")
+    os.close(fd)
+
+
+def slow(case):
+    _mark()
+    time.sleep(0.02)
+    return True
+
+
+async def aslow(case):
+    _mark()
+    await asyncio.sleep(0.02)
+    return True
+"""
+
+
+@pytest.mark.parametrize("async_check", [False, True], ids=["sync", "async-check"])
+@pytest.mark.parametrize("url", ["file", "memory"])
+def test_a_stop_ends_the_chunks_in_flight_and_keeps_their_finished_prefix(
+    tmp_path: Path, async_check: bool, url: str
+) -> None:
+    # chunks of 2,048 cases at 20 ms: a stop must not wait for a chunk's end (40 s), and
+    # keeps the first chunk's finished cases, stored by the worker or by the driver
+    suite_path = write_worker_suite(tmp_path / "s", 6_000)
+    (suite_path.parent / "slow_check.py").write_text(SLOW)
+    name = "aslow" if async_check else "slow"
+    suite_path.write_text(
+        suite_path.read_text()
+        .replace(
+            "  polite: {type: python",
+            f"  slow: {{type: python, function: 'slow_check:{name}'}}\n  polite: {{type: python",
+        )
+        .replace("      polite: 0.2", "      polite: 0.1\n      slow: 0.1")
+    )
+    marks = suite_path.parent / "begun"
+    token = StopToken()
+    asked: list[float] = []
+
+    def stop_once_under_way() -> None:
+        while not marks.exists() or marks.stat().st_size < 60:
+            time.sleep(0.02)
+        asked.append(time.monotonic())
+        token.request("SIGINT")
+
+    threading.Thread(target=stop_once_under_way, daemon=True).start()
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}" if url == "file" else "sqlite://")
+    with pytest.raises(RunStopped) as stopped:
+        execute(load_suite(suite_path), store, executor=ProcessExecutor(2), stop=token)
+    assert time.monotonic() - asked[0] < 2
+    assert isinstance(stopped.value.cause, Interrupted)
+    outcome = stopped.value.outcome
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert 10 <= outcome.kept < 2_048
+    results = list(store.iter_results(outcome.run_id))
+    assert [r.case_id for r in results] == [f"booking-{i:05d}" for i in range(outcome.kept)]
+    assert all(r.verdicts["slow"].state == "passed" for r in results)

@@ -72,6 +72,11 @@ def _case_chunks(
 
 Submit = Callable[[Chunk], Awaitable[Scored | Stored]]
 
+STOP_GRACE_S = 5.0
+"""On a stop, how long the chunks in flight get to hand back the cases they finished (a
+worker asked to halt ends its chunk before the next case); a worker still busy then, in one
+case that long, is stopped with nothing of its chunk kept."""
+
 
 async def stream(
     submit: Submit,
@@ -83,6 +88,7 @@ async def stream(
     path: Path | None,
     on_rows: OnRows | None = None,
     on_stored: OnStored | None = None,
+    halt: Callable[[], None] | None = None,
 ) -> None:
     """Keep ``window`` chunks in flight through ``submit`` and hand their results to
     ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
@@ -92,8 +98,12 @@ async def stream(
     An error reading the cases, or a bad case a worker met, is raised once the results before
     it were handed on, as an in-process run does.
 
+    On a stop, ``halt`` (when given) asks the workers to end their chunks before their next
+    case: the chunks in flight then hand on, in order, the cases they finished, for up to
+    :data:`STOP_GRACE_S`; without it they are dropped.
+
     Raises:
-        Interrupted: ``stop`` was requested; the chunks still running are dropped.
+        Interrupted: ``stop`` was requested.
     """
     token = stop if stop is not None else StopToken()
     pending: deque[tuple[Chunk, asyncio.Future[Scored | Stored]]] = deque()
@@ -112,6 +122,44 @@ async def stream(
                 return
             pending.append((chunk, asyncio.ensure_future(submit(chunk))))
 
+    def hand_on(scored: Scored) -> None:
+        if scored.rows is not None and on_rows is not None:
+            on_rows(scored.results, scored.rows)
+        else:
+            for result in scored.results:
+                on_result(result)
+
+    async def wind_down() -> None:
+        """The chunks in flight, asked to halt, handed on in order up to the first that ended
+        short (halted), met an error or outlived the grace: the run keeps a prefix."""
+        assert halt is not None
+        halt()
+        deadline = asyncio.get_running_loop().time() + STOP_GRACE_S
+        while pending:
+            chunk, running = pending.popleft()
+            left = deadline - asyncio.get_running_loop().time()
+            await asyncio.wait({running}, timeout=max(left, 0))
+            if not running.done() or running.cancelled() or running.exception() is not None:
+                return
+            done = running.result()
+            if done.error is not None:  # a bad case: the stop answers first, and keeps less
+                return
+            if isinstance(done, Stored):
+                assert on_stored is not None
+                ran = len(done.case_ids)
+                if path is not None and (chunk.lines or chunk.block):
+                    if _repeated(done.case_ids, 1, chunk, seen, path)[1] is not None:
+                        return
+                    done = done._replace(new_ids=True)
+                on_stored(done)
+            else:
+                ran = len(done.results)
+                if path is not None and _unique(done, chunk, seen, path).error is not None:
+                    return
+                hand_on(done)
+            if ran < len(chunk) * chunk.repeat:  # halted: what follows is not a prefix
+                return
+
     # as the engine's own loop (see checkweigh.runs._gc); the driver keeps none of what it
     # unpickles, so the collector has nothing to find in it
     with older_objects_frozen(), collector_paused():
@@ -121,6 +169,8 @@ async def stream(
                 chunk, running = pending[0]
                 while not running.done():
                     if token.requested:
+                        if halt is not None:
+                            await wind_down()
                         raise Interrupted(token.reason)
                     await asyncio.wait({running}, timeout=POLL_S)
                 pending.popleft()
@@ -133,11 +183,7 @@ async def stream(
                 scored = done
                 if path is not None:
                     scored = _unique(scored, chunk, seen, path)
-                if scored.rows is not None and on_rows is not None:
-                    on_rows(scored.results, scored.rows)
-                else:
-                    for result in scored.results:
-                        on_result(result)
+                hand_on(scored)
                 if scored.error is not None:
                     raise scored.error
                 fill()

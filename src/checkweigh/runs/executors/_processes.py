@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..._workers_server import start_method
 from ...errors import CheckweighError
@@ -16,7 +18,7 @@ from .._engine import OnResult
 from ._base import LOCAL, Work
 from ._blocks import Block
 from ._blocks import blocks as cut_blocks
-from ._chunks import chunks_of, stream
+from ._chunks import STOP_GRACE_S, chunks_of, stream
 from ._worker import (
     Chunk,
     Scored,
@@ -27,11 +29,14 @@ from ._worker import (
     store_chunk,
 )
 
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
 CHUNK = 2048
 """Cases per chunk: ~75 ms of a worker's time on 1.7 KB cases, so the driver hands out and
 collects few messages, the workers commit few transactions (the write-ahead log stays near
-a third of the database; chunks of 512 let it grow past the database's size), and a stop
-waits for little."""
+a third of the database; chunks of 512 let it grow past the database's size). A stop does
+not wait for a whole chunk: a worker ends its chunk before the next case (see stream)."""
 
 
 RETRIES = 2
@@ -130,13 +135,22 @@ class ProcessExecutor:
             # the workers build the store's rows: the driver then only inserts them
             spec = replace(spec, run_id=work.run_id)
 
+        # set on a stop: the workers end their chunks before their next case (see stream)
+        halted = context.RawValue("b", 0)
+        ends = [float("inf")]  # when a worker still busy after a stop is killed
+
+        def halt() -> None:
+            if not halted.value:
+                halted.value = 1
+                ends[0] = time.monotonic() + STOP_GRACE_S
+
         def start(workers: int) -> ProcessPoolExecutor:
             # a lock per pool: a worker killed while holding it takes its pool down with it
             return ProcessPoolExecutor(
                 workers,
                 mp_context=context,
                 initializer=ignore_interrupts,
-                initargs=(context.Lock(),),
+                initargs=(context.Lock(), halted),
             )
 
         pools = [start(self.workers)]
@@ -189,13 +203,16 @@ class ProcessExecutor:
                 path=work.spec.cases if work.source is not None else None,
                 on_rows=work.on_rows,
                 on_stored=on_stored,
+                halt=halt,
             )
         except BaseException:
-            # the chunks still running finish (a worker ignores Ctrl-C) or die with their
-            # pool; then what they committed past the acknowledged cases goes, so the store
-            # holds exactly what the run reports
+            # the chunks still running end (a worker ignores Ctrl-C, and a stop halts its
+            # chunk before the next case) or are stopped (see _stopped); then what they
+            # committed past the acknowledged cases goes, so the store holds exactly what the
+            # run reports
+            halt()
             for pool in [pools[-1], *solos]:
-                pool.shutdown(wait=True, cancel_futures=True)
+                _stopped(pool, ends[0])
             del pool  # see below
             if on_stored is not None and work.discard is not None:
                 work.discard(acked[0])
@@ -208,6 +225,20 @@ class ProcessExecutor:
             pools.clear()
             solos.clear()
         return []
+
+
+def _stopped(pool: ProcessPoolExecutor, deadline: float) -> None:
+    """``pool`` shut down, its queued chunks cancelled, and its workers waited for: those
+    still busy at ``deadline`` (:data:`STOP_GRACE_S` after the stop, in one case that long:
+    a check that hangs) are killed, so every run ends."""
+    # the pool's processes, which its API lets go of only from Python 3.14 (kill_workers)
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.join(max(deadline - time.monotonic(), 0))
+        if worker.exitcode is None:
+            worker.kill()
+    pool.shutdown(wait=True)
 
 
 def _identity(path: Path) -> tuple[int, ...]:

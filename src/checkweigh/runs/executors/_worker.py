@@ -32,6 +32,7 @@ from ..targets.conversation import ConversationFailure, conversing
 from ._blocks import Block, block_lines
 
 if TYPE_CHECKING:
+    from ctypes import c_byte as Halt  # a byte shared with the driver (see ignore_interrupts)
     from multiprocessing.synchronize import Lock as WriteLock
 
 T = TypeVar("T")
@@ -136,18 +137,24 @@ def worker_state(spec: WorkerSpec) -> WorkerState:
     return state
 
 
-def ignore_interrupts(write_lock: WriteLock | None) -> None:
+def ignore_interrupts(write_lock: WriteLock | None, halt: Halt | None = None) -> None:
     """A worker process's start: Ctrl-C reaches the whole process group, and the driver alone
     decides how the run stops (it stops handing out work, and keeps what finished).
 
     ``write_lock`` is taken around each chunk a worker stores: SQLite has one writer at a
     time, and a writer that finds the database busy polls it with sleeps of up to 100 ms,
-    while the lock hands over at once."""
+    while the lock hands over at once.
+
+    ``halt`` is the driver's flag for a stop: once set, a chunk ends before its next case and
+    hands back (and stores) the cases it finished, so a stop waits for one case per worker,
+    not a whole chunk."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WRITE_LOCK[:] = [write_lock] if write_lock is not None else []
+    _HALT[:] = [halt] if halt is not None else []
 
 
 _WRITE_LOCK: list[WriteLock] = []
+_HALT: list[Halt] = []
 
 
 Line = tuple[int, bytes]
@@ -317,14 +324,21 @@ def _score(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
 
 
 def _cases(chunk: Chunk, path: Path) -> Iterable[tuple[int, Case, bytes | None]]:
+    """``chunk``'s cases in order, ending early once the driver asks for a stop (the chunk
+    then comes back short, with no error: see :func:`ignore_interrupts`)."""
+    halt = _HALT[0] if _HALT else None
     if chunk.cases:
         for i, (case, body) in enumerate(chunk.cases):
+            if halt is not None and halt.value:
+                return
             yield chunk.first + i, case, body
         return
     lines = (
         chunk.lines if chunk.block is None else block_lines(path, chunk.block, chunk.block_cases)
     )
     for i, (lineno, raw) in enumerate(lines):
+        if halt is not None and halt.value:
+            return
         yield chunk.first + i, case_of_line(path, lineno, raw), raw.rstrip(b"\r\n")
 
 
@@ -334,9 +348,12 @@ _ASYNC_AT_ONCE = 32
 
 async def _ascore(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
     gate = asyncio.Semaphore(_ASYNC_AT_ONCE)
+    halt = _HALT[0] if _HALT else None
 
-    async def one(index: int, case: Case, body: bytes | None, r: int) -> CaseResult:
+    async def one(index: int, case: Case, body: bytes | None, r: int) -> CaseResult | None:
         async with gate:
+            if halt is not None and halt.value:  # a stop: the cases not begun are not run
+                return None
             return await evaluator.aevaluate(case, repeat=r, index=index, body=body)
 
     jobs = []
@@ -346,7 +363,12 @@ async def _ascore(evaluator: Evaluator, chunk: Chunk, path: Path) -> Scored:
             jobs += [one(index, case, body, r) for r in range(chunk.repeat)]
     except CheckweighError as exc:
         error = exc
-    return Scored(list(await asyncio.gather(*jobs)), error)
+    results: list[CaseResult] = []
+    for done in await asyncio.gather(*jobs):
+        if done is None:  # stopped: the executions before the first not run
+            return Scored(results)
+        results.append(done)
+    return Scored(results, error)
 
 
 class Ran(NamedTuple):
