@@ -55,8 +55,9 @@ def slow(case):
 """
 
 
-def _slow_suite(folder: Path, cases: int, seconds: float) -> Path:
-    """The worker suite with a check that takes ``seconds`` per case."""
+def _slow_run(folder: Path, cases: int, seconds: float) -> tuple[Path, subprocess.Popen[str]]:
+    """``checkweigh run --workers 2`` started on the worker suite with a check that takes
+    ``seconds`` per case; the run's SQLite file, and the command."""
     suite = write_worker_suite(folder, cases)
     (folder / "slow_check.py").write_text(SLOW_CHECK.replace("SECONDS", repr(seconds)))
     text = (
@@ -68,7 +69,11 @@ def _slow_suite(folder: Path, cases: int, seconds: float) -> Path:
         .replace("      polite: 0.2", "      polite: 0.1\n      slow: 0.1")
     )
     suite.write_text(text)
-    return suite
+    db = folder / "runs.db"
+    proc = cli.start(
+        ["run", "suite.yaml", "-q", "--db", f"sqlite:///{db}", "--workers", "2"], folder
+    )
+    return db, proc
 
 
 def _wait_begun(folder: Path, cases: int, proc: subprocess.Popen[str]) -> None:
@@ -82,7 +87,7 @@ def _wait_begun(folder: Path, cases: int, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-def _interrupted(folder: Path, db: Path, proc: subprocess.Popen[str]) -> cli.Finished:
+def _interrupted(db: Path, proc: subprocess.Popen[str]) -> cli.Finished:
     """Ctrl-C to ``proc``; checks the run ended as a stopped one and kept what it says."""
     began = time.monotonic()
     proc.send_signal(signal.SIGINT)
@@ -102,40 +107,28 @@ def _interrupted(folder: Path, db: Path, proc: subprocess.Popen[str]) -> cli.Fin
 def test_ctrl_c_with_workers_keeps_what_finished(tmp_path: Path) -> None:
     # chunks of 2,048 at 4 ms a case: a stop after the first chunk was committed keeps it
     # and what the next chunk finished, and waits for no chunk's end
-    suite = _slow_suite(tmp_path / "s", 10_000, 0.004)
-    db = suite.parent / "runs.db"
-    proc = cli.start(
-        ["run", "suite.yaml", "-q", "--db", f"sqlite:///{db}", "--workers", "2"], suite.parent
-    )
+    db, proc = _slow_run(tmp_path / "s", 10_000, 0.004)
     cli.wait_for_stored(db, 2_048, proc, timeout=90)
-    done = _interrupted(suite.parent, db, proc)
+    done = _interrupted(db, proc)
     assert done.seconds < 3
     assert 2_048 <= cli.stored(db) < 10_000
 
 
 def test_ctrl_c_with_workers_mid_chunk_keeps_the_cases_finished(tmp_path: Path) -> None:
     # 50 ms a case: a chunk takes 100 s; a stop ends each worker's chunk after its case
-    suite = _slow_suite(tmp_path / "s", 6_000, 0.05)
-    db = suite.parent / "runs.db"
-    proc = cli.start(
-        ["run", "suite.yaml", "-q", "--db", f"sqlite:///{db}", "--workers", "2"], suite.parent
-    )
-    _wait_begun(suite.parent, 40, proc)
+    db, proc = _slow_run(tmp_path / "s", 6_000, 0.05)
+    _wait_begun(db.parent, 40, proc)
     assert cli.stored(db) == 0  # nothing committed yet: the first chunks are under way
-    done = _interrupted(suite.parent, db, proc)
+    done = _interrupted(db, proc)
     assert done.seconds < 3
     # the first chunk's finished cases are kept (the second's are not: they follow a gap)
     assert 15 <= cli.stored(db) < 2_048
 
 
 def test_ctrl_c_with_a_check_that_hangs_in_a_worker_still_ends(tmp_path: Path) -> None:
-    suite = _slow_suite(tmp_path / "s", 100, 3_600)
-    db = suite.parent / "runs.db"
-    proc = cli.start(
-        ["run", "suite.yaml", "-q", "--db", f"sqlite:///{db}", "--workers", "2"], suite.parent
-    )
-    _wait_begun(suite.parent, 1, proc)  # one chunk: one worker
-    done = _interrupted(suite.parent, db, proc)
+    db, proc = _slow_run(tmp_path / "s", 100, 3_600)
+    _wait_begun(db.parent, 1, proc)  # one chunk: one worker
+    done = _interrupted(db, proc)
     # the grace for a case to end, then its worker is stopped
     assert STOP_GRACE_S <= done.seconds < STOP_GRACE_S + 5
     assert cli.stored(db) == 0
