@@ -383,8 +383,17 @@ def _stop_early(
 
 
 def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
-    skipped = judge_checks(suite.checks) if judge is None else []
+    used = Evaluator.for_rubrics(suite.checks, suite.rubrics, suite.policy.outcome_checks)
+    run = {c.name for c in used.checks}
+    unused = [name for name in suite.checks if name not in run]
+    skipped = [n for n in judge_checks(suite.checks) if n in run] if judge is None else []
     notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    if unused:
+        them = ("check", "was", "it") if len(unused) == 1 else ("checks", "were", "them")
+        notes.append(
+            f"{them[0]} {', '.join(unused)} {them[1]} not run: no rubric weighs {them[2]} "
+            f"(give {them[2]} a weight in a rubric to run {them[2]})"
+        )
     if judge is not None and judge_checks(suite.checks):
         notes.append(
             "judge mode: batch (the yes/no judge checks of a case share one checklist call)"
