@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
+from ._text import safe_text
+
 real_exit = os._exit
 """The real ``os._exit``, for checkweigh's own exits."""
 
@@ -53,7 +55,7 @@ def error_text(exc: BaseException) -> str:
         text = str(exc)
     except Exception as failure:  # noqa: BLE001 - a user's __str__ may raise anything
         text = f"<str() raised {type(failure).__name__}>"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {safe_text(text)}" if text else type(exc).__name__
 
 
 def shown_value(value: object, limit: int = 80) -> str:

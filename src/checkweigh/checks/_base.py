@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .._process import ProcessExit, error_text, shown_value
-from ..core import Case, Condition, Verdict, errored, failed, not_applicable, passed
+from .._text import safe_text
+from ..core import Case, Condition, Verdict, errored, failed, measured, not_applicable, passed
 from ._model import BuiltinCheck
 from ._registry import NO_JUDGE_HINT, OVERALL, needs_judge
 
@@ -35,7 +36,7 @@ class CheckLike(Protocol):
 def to_verdict(answer: object) -> Verdict:
     """Coerce a check's answer into a verdict; anything unexpected is an errored verdict."""
     if isinstance(answer, Verdict):
-        return answer
+        return safe_verdict(answer)
     if isinstance(answer, bool):
         return passed() if answer else failed("check returned False")
     if (
@@ -44,12 +45,25 @@ def to_verdict(answer: object) -> Verdict:
         and isinstance(answer[0], bool)
         and isinstance(answer[1], str)
     ):
-        return passed(answer[1]) if answer[0] else failed(answer[1] or "check returned False")
+        reason = safe_text(answer[1])
+        return passed(reason) if answer[0] else failed(reason or "check returned False")
     return errored(
         f"check returned {type(answer).__name__} {shown_value(answer)}; expected a Verdict, a bool "
         "or (bool, reason)",
         reason="invalid check answer",
     )
+
+
+def safe_verdict(verdict: Verdict) -> Verdict:
+    """``verdict`` with its reason and error made storable (see ``checkweigh._text``): where
+    user code's verdicts enter the run."""
+    reason, error = verdict.reason, verdict.error
+    safe_reason = safe_text(reason) if type(reason) is str else reason
+    safe_error = safe_text(error) if type(error) is str else error
+    if safe_reason is reason and safe_error is error:
+        return verdict
+    cleaned = Verdict(verdict.state, safe_reason, safe_error)
+    return measured(cleaned, verdict.measures) if verdict.measures else cleaned
 
 
 def _exit_text(exc: BaseException) -> str:
@@ -105,6 +119,10 @@ class NamedCheck:
     """What a named verdict's key is prefixed with when recorded (default ``name.``); ``""``
     records the keys as they are, for a check that answers for others and has no verdict of
     its own (batch mode's checklist)."""
+    trusted: bool = False
+    """Whether its verdicts are checkweigh's own (a built-in check's, quoting text already
+    made storable), so the hot path skips :func:`safe_verdict`; user code's are passed
+    through it."""
 
     @classmethod
     def of(
@@ -132,7 +150,8 @@ class NamedCheck:
             return cls(name, check, when, version, is_async, asks, guards, True, prefix)
         # only our own check types promise a runner(); anything else is used via evaluate
         fn = check.runner() if isinstance(check, BuiltinCheck | FunctionCheck) else check.evaluate
-        return cls(name, check, when, version, _is_async(check), fn, guards, False, prefix)
+        own = isinstance(check, BuiltinCheck)
+        return cls(name, check, when, version, _is_async(check), fn, guards, False, prefix, own)
 
     def with_judge(self, judge: object) -> NamedCheck:
         """This check asking ``judge`` (itself when it asks no judge)."""
@@ -177,6 +196,7 @@ class NamedCheck:
     def runner(self) -> Callable[[Case], Verdict]:
         """:meth:`run` as one closure with everything bound: the engine calls it per case."""
         fn = self.fn or self.check.evaluate
+        trusted = self.trusted
 
         def judge(case: Case) -> Verdict:
             try:
@@ -186,7 +206,7 @@ class NamedCheck:
             except BaseException as exc:  # noqa: BLE001 - sys.exit() and the like too
                 return errored(_exit_text(exc))
             if type(answer) is Verdict:  # the common case, kept cheap
-                return answer
+                return answer if trusted else safe_verdict(answer)
             return judge_answer(answer)
 
         if not self.guards:
@@ -203,7 +223,9 @@ class NamedCheck:
                     return errored(error_text(exc))
                 except BaseException as exc:  # noqa: BLE001 - as in judge()
                     return errored(_exit_text(exc))
-                return answer if type(answer) is Verdict else judge_answer(answer)
+                if type(answer) is Verdict:
+                    return answer if trusted else safe_verdict(answer)
+                return judge_answer(answer)
 
             return guarded_once
         guards = self.guards

@@ -12,6 +12,8 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._text import safe_data
+
 Answer = TypeVar("Answer", bound=BaseModel)
 
 
@@ -65,7 +67,8 @@ class AnswerError(ValueError):
 
 def _json_object(text: str) -> object:
     try:
-        return _decoded(text)
+        # json.loads reads "\ud800" as a lone surrogate: made storable where the answer enters
+        return safe_data(_decoded(text))
     except RecursionError:  # a JSON bomb: nesting deeper than the parser goes
         raise AnswerError("the answer's JSON is nested too deeply") from None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._text import safe_data, safe_text
 from ._answers import Answer, AnswerError, parse_answer
 from ._exchanges import note_exchange
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
@@ -26,8 +27,9 @@ async def _complete(judge: JudgeModel, request: JudgeRequest) -> JudgeReply:
     try:
         reply = await judge.complete(request)
     except JudgeError as exc:
-        note_exchange(request, None, str(exc))
+        note_exchange(request, None, safe_text(str(exc)))
         raise
+    reply = safe_data(reply)  # where a judge's text enters: see checkweigh._text
     note_exchange(request, reply)
     return reply
 

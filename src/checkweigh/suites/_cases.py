@@ -14,6 +14,7 @@ import orjson
 from pydantic import ValidationError
 from pydantic_core import from_json
 
+from .._text import NOT_JSON, json_with_surrogates
 from ..core import Case, ScriptedUser, SimulatedUser, Step
 from ..errors import CaseFileError
 from ._errors import describe, loc_text, pick
@@ -208,9 +209,23 @@ def _slow_case(path: Path, lineno: int, line: str) -> Case:
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         if err["type"] == "json_invalid":
+            data = json_with_surrogates(line)  # valid JSON jiter refuses: a lone "\ud800"
+            if data is not NOT_JSON:
+                return _document_case(path, lineno, data)
             message, _ = _json_error((err.get("ctx") or {}).get("error", "invalid"))
             raise CaseFileError(message, file=path, line=lineno) from None
         found = describe(pick(exc), _CASE_KEYS, _loads(line))
+        raise CaseFileError(
+            found.message, file=path, line=lineno, field=loc_text(found.loc) or None
+        ) from None
+
+
+def _document_case(path: Path, lineno: int, data: Any) -> Case:
+    """A line read by the standard library (see :func:`json_with_surrogates`), validated."""
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        found = describe(pick(exc), _CASE_KEYS, data)
         raise CaseFileError(
             found.message, file=path, line=lineno, field=loc_text(found.loc) or None
         ) from None
@@ -238,8 +253,10 @@ def _iter_document(path: Path) -> Iterator[Case]:
             # jiter: nesting and number size are bounded, and every error has a line
             data = from_json(text)
         except ValueError as exc:
-            message, line = _json_error(str(exc))
-            raise CaseFileError(message, file=path, line=line) from None
+            data = json_with_surrogates(text)  # valid JSON jiter refuses: a lone "\ud800"
+            if data is NOT_JSON:
+                message, line = _json_error(str(exc))
+                raise CaseFileError(message, file=path, line=line) from None
         lines = None
     else:
         try:

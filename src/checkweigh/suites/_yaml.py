@@ -17,6 +17,7 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
+from .._text import safe_data
 from ._text import inert, shown
 
 Loc = tuple[str | int, ...]
@@ -225,4 +226,5 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
         raise YamlSyntaxError(" ".join(str(exc).split()), None) from None
     except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting well before this
         raise YamlSyntaxError("nested too deeply", None) from None
-    return data, LineMap(node)
+    # a double-quoted "\ud800" is a lone surrogate: made storable where the file is read
+    return safe_data(data), LineMap(node)

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from ..._text import NOT_JSON, json_with_surrogates
 from ...core import FieldPath, Step
 from ...importers import format_factory
 from ...importers._convert import RecordError, RecordFormat
@@ -41,6 +42,9 @@ def parse_json(content: bytes, who: str = "http reply") -> Any:
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError as exc:
+        data = json_with_surrogates(content)  # valid JSON orjson refuses: a lone "\ud800"
+        if data is not NOT_JSON:
+            return data
         start = visible(content[:80].decode("utf-8", "replace"), 80)
         raise AgentFailure(f"{who} is not JSON ({exc.msg}): {start}") from None
 

@@ -6,6 +6,7 @@ import asyncio
 import time
 
 from ..._process import error_text
+from ..._text import safe_data
 from ._base import AgentFailure, AgentRun, Target, TargetRequest
 
 
@@ -34,4 +35,5 @@ async def timed(
         raise AgentFailure(f"{target.kind} target failed: {error_text(exc)}") from None
     if not isinstance(ran, AgentRun):
         raise AgentFailure(f"{target.kind} target gave {type(ran).__name__}, not an AgentRun")
-    return ran, (time.perf_counter() - start) * 1000.0
+    # where an agent's text enters: a lone surrogate in it could not be stored
+    return safe_data(ran), (time.perf_counter() - start) * 1000.0

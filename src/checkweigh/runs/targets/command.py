@@ -22,6 +22,7 @@ from typing import cast
 
 from pydantic_core import from_json, to_json
 
+from ..._text import NOT_JSON, json_with_surrogates
 from ...errors import TargetError
 from ...suites import CommandTargetSpec, ReplySpec
 from ...suites._command import CommandSpecError, ResolvedCommand, resolve_command
@@ -138,10 +139,12 @@ class CommandTarget:
         try:
             data = from_json(out)
         except ValueError as exc:
-            raise AgentFailure(
-                f"command's stdout is not one JSON document ({exc}); it starts "
-                f"{_quoted(out[:80])}{stderr}"
-            ) from None
+            data = json_with_surrogates(out)  # valid JSON jiter refuses: a lone "\ud800"
+            if data is NOT_JSON:
+                raise AgentFailure(
+                    f"command's stdout is not one JSON document ({exc}); it starts "
+                    f"{_quoted(out[:80])}{stderr}"
+                ) from None
         return self._read(data)
 
 

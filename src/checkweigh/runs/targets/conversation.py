@@ -24,6 +24,7 @@ import time
 from typing import Any, Literal
 
 from ..._process import error_text
+from ..._text import safe_data
 from ...core import Case, ScriptedUser, SimulatedUser, Step
 from ...judges import JudgeModel
 from ...suites import TargetSpec
@@ -167,6 +168,7 @@ class _Conversation:
                 "not an AgentRun"
             )
         ms = (time.perf_counter() - start) * 1000.0
+        ran = safe_data(ran)  # the next turn's request carries it: see _text
         self.turns += 1
         self.history += _with_turn_time(ran.trace, ms)
         self.state = ran.final_state
