@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from .._text import safe_text
 from ..core import Case, CaseResult, VerdictState
 
 ALL_REPEATS = -1
@@ -43,7 +44,57 @@ class SqliteRows(NamedTuple):
 
 
 def sqlite_rows(run_id: str, results: list[CaseResult]) -> SqliteRows:
-    """The rows that store ``results`` in run ``run_id`` (SQLite's parameters)."""
+    """The rows that store ``results`` in run ``run_id`` (SQLite's parameters); a result that
+    cannot be written is stored errored (see :func:`storable`)."""
+    try:
+        return _sqlite_rows(run_id, results)
+    except UNSTORABLE:
+        return _sqlite_rows(run_id, storable(results))
+
+
+UNSTORABLE = (TypeError, ValueError)
+"""What encoding a value no JSON encoder takes raises: orjson's JSONEncodeError is a
+TypeError, pydantic's PydanticSerializationError a ValueError."""
+
+
+def storable(results: list[CaseResult]) -> list[CaseResult]:
+    """``results`` with each one that cannot be written replaced by its errored result.
+
+    Text enters through ``checkweigh._text``, so this is the last line of defence: a value
+    that slipped past it (from the Python API, say) costs its case, not the run, which would
+    otherwise end with an internal error, still ``running``, without its report.
+    """
+    return [_storable(r) for r in results]
+
+
+def _storable(result: CaseResult) -> CaseResult:
+    try:
+        _dumps(result.to_record())
+        _dumps(_exchanges(result))
+        for _ in case_rows([result]):
+            pass
+    except UNSTORABLE as exc:
+        kept = result.case
+        if kept is not None:
+            kept = kept.model_copy(update={"trace": [], "final_state": {}})
+            try:
+                _to_json(kept)
+            except UNSTORABLE:
+                kept = None
+        return CaseResult(
+            safe_text(result.case_id),
+            result.repeat,
+            {},
+            {},
+            result.latency_ms,
+            f"the result cannot be stored: {safe_text(str(exc))}",
+            result.position,
+            case=kept,
+        )
+    return result
+
+
+def _sqlite_rows(run_id: str, results: list[CaseResult]) -> SqliteRows:
     params: list[object] = []
     for r in results:
         exchanges = _exchanges(r)

@@ -46,6 +46,7 @@ from ._rows import (
     BODY_COLUMNS,
     RESULT_COLUMNS,
     TABLES,
+    UNSTORABLE,
     VERDICT_COLUMNS,
     SqliteRows,
     _dumps,
@@ -54,6 +55,7 @@ from ._rows import (
     insert_rows,
     quoted,
     sqlite_rows,
+    storable,
     verdict_rows,
 )
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
@@ -306,10 +308,16 @@ class Store:
         with _db_errors(f"write results to {self.safe_url}"):
             if dialect.name == "sqlite":
                 self._add_results_sqlite(run_id, results)
-            elif dialect.name == "postgresql" and dialect.driver == "psycopg":
-                self._add_results_copy(run_id, results)
-            else:
-                self._add_results_generic(run_id, results)
+                return
+            add = (
+                self._add_results_copy
+                if dialect.name == "postgresql" and dialect.driver == "psycopg"
+                else self._add_results_generic
+            )
+            try:
+                add(run_id, results)
+            except UNSTORABLE:  # rolled back: stored again with the culprit errored
+                add(run_id, storable(results))
 
     def _add_results_generic(self, run_id: str, results: list[CaseResult]) -> None:
         rows = [

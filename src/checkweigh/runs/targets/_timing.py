@@ -9,6 +9,8 @@ from ..._process import error_text
 from ..._text import safe_data
 from ._base import AgentFailure, AgentRun, Target, TargetRequest
 
+_to_json = AgentRun.__pydantic_serializer__.to_json
+
 
 async def timed(
     target: Target, request: TargetRequest, timeout_s: float | None
@@ -35,5 +37,21 @@ async def timed(
         raise AgentFailure(f"{target.kind} target failed: {error_text(exc)}") from None
     if not isinstance(ran, AgentRun):
         raise AgentFailure(f"{target.kind} target gave {type(ran).__name__}, not an AgentRun")
-    # where an agent's text enters: a lone surrogate in it could not be stored
-    return safe_data(ran), (time.perf_counter() - start) * 1000.0
+    ms = (time.perf_counter() - start) * 1000.0
+    return storable(ran), ms
+
+
+def storable(ran: AgentRun) -> AgentRun:
+    """``ran`` as it can be stored: where an agent's text enters, a lone surrogate is made a
+    visible escape (see ``checkweigh._text``); a value no JSON encoder takes (an object in a
+    Python agent's final state) is its case's error, not the run's end when it is stored.
+
+    Raises:
+        AgentFailure: naming what cannot be stored.
+    """
+    ran = safe_data(ran)
+    try:
+        _to_json(ran)
+    except ValueError as exc:  # pydantic's PydanticSerializationError
+        raise AgentFailure(f"agent returned a value that cannot be stored: {exc}") from None
+    return ran
