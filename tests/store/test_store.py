@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from checkweigh.core import (
+    Case,
     CaseResult,
     CaseUsage,
     Rubric,
@@ -213,3 +214,24 @@ def test_a_deleted_run_leaves_nothing_behind(store: Store) -> None:
         for table in TABLES:
             count = text(f"SELECT count(*) FROM {table} WHERE run_id = :r")
             assert conn.execute(count, {"r": gone}).scalar_one() == 0
+
+
+def test_a_result_no_encoder_takes_is_stored_errored_beside_the_others(store: Store) -> None:
+    # past the boundary conversion (checkweigh._text), e.g. a Case built in Python: the one
+    # result is kept as an errored case; the batch, and so the run, goes on
+    run_id = store.create_run("sched", "s.yaml", _config(), 1)
+    good = _result("c0", 0, True)
+    lone = _result("c1\ud800", 1, False)
+    lone = lone._replace(
+        verdicts={**lone.verdicts, "correct_time": failed("booked \udc80")},
+        case=Case(id="c1", input={"message": "book \ud800"}, final_state={"x": "\ud800"}),
+    )
+    store.add_results(run_id, [good, lone, _result("c2", 2, True)])
+    stored = list(store.iter_results(run_id))
+    assert [r.case_id for r in stored] == ["c0", "c1\\ud800", "c2"]
+    assert stored[0] == good._replace(case=None)
+    assert stored[1].errored
+    assert stored[1].verdicts == {}
+    assert stored[1].agent_error is not None
+    assert stored[1].agent_error.startswith("the result cannot be stored: ")
+    assert not stored[2].errored
