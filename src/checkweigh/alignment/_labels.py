@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._text import safe_data
 from ..core import HumanLabel
 from ..errors import InputError
 from ..suites._text import TextFileError, key_text, read_text, shown
@@ -152,7 +153,7 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
         if not text.strip():
             continue
         try:
-            raw = json.loads(text)
+            raw = safe_data(json.loads(text))  # a "\ud800" escape is a lone surrogate
         except json.JSONDecodeError as exc:
             raise LabelFileError(f"invalid JSON: {exc.msg}", file=path, line=line) from None
         except RecursionError:

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic_core import from_json
 
+from .._text import NOT_JSON, json_with_surrogates
 from ..core import Case
 from ..errors import CaseFileError
 from ._seen import SeenIds
@@ -213,13 +214,17 @@ def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, A
     try:
         document = from_json(data)
     except ValueError as exc:
-        message = str(exc)
-        found = _JSON_AT.search(message)
-        if message.startswith("trailing characters") and found and int(found.group(1)) > 1:
-            yield from _jsonl(path, iter(data.splitlines(keepends=True)), ctx)
-            return
-        text, line = _json_error(message, data)
-        raise CaseFileError(text, file=path, line=line) from None
+        document = json_with_surrogates(data)  # valid JSON jiter refuses: a lone "\ud800"
+        if document is NOT_JSON:
+            message = str(exc)
+            found = _JSON_AT.search(message)
+            if (
+                message.startswith("trailing characters") and found and int(found.group(1)) > 1
+            ) or _jsonl_with_surrogates(data):
+                yield from _jsonl(path, iter(data.splitlines(keepends=True)), ctx)
+                return
+            text, line = _json_error(message, data)
+            raise CaseFileError(text, file=path, line=line) from None
     if isinstance(document, list):
         for item in document:
             ctx.records += 1
@@ -246,9 +251,18 @@ def _jsonl(
             try:
                 record = from_json(line.rstrip(b"\r\n"))
             except ValueError as exc:
-                ctx.bad(path, lineno, _json_error(str(exc), line)[0])
-                continue
+                record = json_with_surrogates(line)
+                if record is NOT_JSON:
+                    ctx.bad(path, lineno, _json_error(str(exc), line)[0])
+                    continue
         yield lineno, record
+
+
+def _jsonl_with_surrogates(data: bytes) -> bool:
+    """Whether ``data`` is JSON Lines whose first line holds an escaped lone surrogate (which
+    jiter refused before it could tell that more lines follow)."""
+    first, newline, rest = data.lstrip().partition(b"\n")
+    return bool(newline and rest.strip()) and json_with_surrogates(first) is not NOT_JSON
 
 
 _BOM = b"\xef\xbb\xbf"

@@ -22,6 +22,7 @@ import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from .._text import NOT_JSON, json_with_surrogates
 from ..core import CaseResult, OutcomeClass, PassPolicy, ScoreStatus, VerdictState
 from ..errors import InputError
 
@@ -133,11 +134,13 @@ def _document(path: Path) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        # a gzipped or binary artifact: orjson's "str is not valid UTF-8" would puzzle
-        why = "binary, not UTF-8 text" if "UTF-8" in exc.msg else exc.msg
-        raise InputError(
-            f"not JSON ({why}); {_EXPECTED}", file=path, line=exc.lineno or None
-        ) from None
+        data = json_with_surrogates(raw)  # valid JSON orjson refuses: a lone "\ud800"
+        if data is NOT_JSON:
+            # a gzipped or binary artifact: orjson's "str is not valid UTF-8" would puzzle
+            why = "binary, not UTF-8 text" if "UTF-8" in exc.msg else exc.msg
+            raise InputError(
+                f"not JSON ({why}); {_EXPECTED}", file=path, line=exc.lineno or None
+            ) from None
     if not isinstance(data, dict):
         raise InputError(f"a JSON {type(data).__name__}, not a run export; {_EXPECTED}", file=path)
     if "run" not in data and "verdict" in data and "suite" in data:

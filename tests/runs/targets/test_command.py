@@ -393,3 +393,19 @@ def test_a_program_removed_after_loading_is_an_errored_call(tmp_path: Path) -> N
 def test_a_signal_name_is_given_for_a_killed_program(tmp_path: Path) -> None:
     target = _target(tmp_path, ["sh", "-c", "kill -TERM $$"])
     assert _failure(target) == "command was killed by SIGTERM"
+
+
+def test_a_reply_with_an_escaped_lone_surrogate_is_read_and_made_storable(
+    tmp_path: Path,
+) -> None:
+    # json.dumps writes "\ud800": valid JSON that jiter refuses
+    (tmp_path / "lone.py").write_text(
+        "import json, sys\n"
+        "sys.stdin.read()\n"
+        'print(json.dumps({"trace": [{"kind": "assistant", "content": "at \\ud800 ten"}],'
+        ' "final_state": {"time": "10:00"}}))\n'
+    )
+    target = _target(tmp_path, [sys.executable, "lone.py"])
+    ran = _call(target, TargetRequest(_case()))
+    assert ran.trace[0].content == "at \\ud800 ten"
+    assert ran.final_state == {"time": "10:00"}

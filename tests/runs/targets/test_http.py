@@ -418,3 +418,32 @@ def test_concurrent_cases_share_one_keep_alive_pool() -> None:
         runs = asyncio.run(go())
     assert all(r.final_state["time"] == "09:00" for r in runs)
     assert time.monotonic() - began < 1.5  # 20 x 0.2 s at once, not one after another
+
+
+def test_a_reply_with_an_escaped_lone_surrogate_is_read_and_made_storable() -> None:
+    # valid JSON (RFC 8259 allows the escape) that orjson refuses; what the engine keeps is
+    # the visible escape, and a real pair stays its character
+    raw = json.dumps(
+        {
+            "trace": [{"kind": "assistant", "content": "booked \ud800 \U0001f600"}],
+            "final_state": {"note\udc80": "x"},
+        }
+    ).encode()
+    with http_agent({"book-1": [Reply(raw=raw)]}) as agent:
+        target = _target(agent.url)
+
+        async def go() -> AgentRun:
+            try:
+                return (await timed(target, TargetRequest(CASE), 5))[0]
+            finally:
+                await target.aclose()
+
+        ran = asyncio.run(go())
+    assert ran.trace[0].content == "booked \\ud800 \U0001f600"
+    assert ran.final_state == {"note\\udc80": "x"}
+
+
+def test_a_reply_bad_for_another_reason_still_says_it_is_not_json() -> None:
+    bad = Reply(raw=b'{"trace": [], "note": "\\ud800",}')  # and a trailing comma
+    with http_agent({"book-1": [bad]}) as agent, pytest.raises(AgentFailure, match="not JSON"):
+        _run(_target(agent.url))
