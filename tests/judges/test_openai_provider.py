@@ -130,3 +130,19 @@ def test_without_a_key_the_error_says_so(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(JudgeError, match="openai:gpt-test"):
         OpenAIJudge("gpt-test", base_url="http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"verdict": "no", "reason": "rude \\ud800 reply"}',  # the answer's JSON escapes it
+        '{"verdict": "no", "reason": "rude \ud800 reply"}',  # the response's JSON does
+    ],
+)
+def test_a_lone_surrogate_in_a_judges_answer_is_a_visible_escape(answer: str) -> None:
+    case = Case(id="s01", trace=[{"kind": "assistant", "content": "Booked."}])
+    with fake_llm_server([Reply(answer)]) as server:
+        check = JudgeCheck(question="Was the agent polite?")
+        judge = judge_for(server.base_url)
+        verdict = asyncio.run(closing(judge, check.evaluate(case, judge)))
+    assert verdict == (VerdictState.FAILED, "rude \\ud800 reply", None)

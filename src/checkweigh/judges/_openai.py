@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from .._text import NOT_JSON, json_with_surrogates
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
 from ._retry import RetryPolicy, Slot, with_timeout
@@ -224,7 +225,7 @@ class OpenAIJudge:
 
     def _reply(self, raw: bytes, elapsed_ms: float) -> JudgeReply:
         try:
-            body = orjson.loads(raw)
+            body = _loads(raw)
             message = body["choices"][0]["message"]
             text = message.get("content") or _tool_arguments(message)
             if not isinstance(text, str):
@@ -245,6 +246,22 @@ class OpenAIJudge:
             output_tokens=token_count(usage.get("completion_tokens")),
             latency_ms=elapsed_ms,
         )
+
+
+def _loads(raw: bytes) -> Any:
+    """The response's JSON; one orjson refuses for an escaped lone surrogate (``"\\ud800"``,
+    valid JSON) is read again, made storable (see ``checkweigh._text``).
+
+    Raises:
+        ValueError: the body is not JSON.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        body = json_with_surrogates(raw)
+        if body is NOT_JSON:
+            raise
+        return body
 
 
 def _tool_arguments(message: dict[str, Any]) -> str:
