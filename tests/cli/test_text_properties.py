@@ -74,15 +74,20 @@ def expected(text: str) -> str:
 def _write(folder: Path, text: str) -> None:
     (folder / "text_agent.py").write_text(AGENT)
     (folder / "suite.yaml").write_text(SUITE)
-    case = {"id": "case-1", "input": {"text": text, "codes": [ord(c) for c in text]}}
+    case = {"id": _id(text), "input": {"text": text, "codes": [ord(c) for c in text]}}
     # json.dumps writes lone surrogates as \ud800 escapes (ensure_ascii)
     (folder / "cases.jsonl").write_text(json.dumps(case) + "\n")
+
+
+def _id(text: str) -> str:
+    return f"case-{text}"
 
 
 def _check_outputs(folder: Path, text: str) -> None:
     want = expected(text)
     results = json.loads((folder / "o.json").read_text(encoding="utf-8"))["results"]
     (result,) = results
+    assert result["case_id"] == expected(_id(text))
     assert result["verdicts"]["echo"]["reason"] == want
     assert result["verdicts"]["said"]["state"] == "passed"
     case = result["evaluated_case"]
@@ -99,18 +104,18 @@ def _check_pages(store: Store, text: str) -> None:
     with TestClient(create_app(store)) as client:
         run_page = client.get(f"/runs/{run_id}")
         assert run_page.status_code == 200
-        case_page = client.get(f"/runs/{run_id}/cases/case-1?repeat=0")
+        assert _shown(html.unescape(run_page.text), expected(_id(text)))
+        case_id = quote(expected(_id(text)), safe="")
+        case_page = client.get(f"/runs/{run_id}/cases/{case_id}?repeat=0")
         assert case_page.status_code == 200
-        page = html.unescape(case_page.text)
-        want = expected(text)
-        # shown as text (escaped as on the console) or inside the JSON of the final state
-        shown = (clean(want), json.dumps(want, ensure_ascii=False)[1:-1], json.dumps(want)[1:-1])
-        assert any(form in page for form in shown), page
-        api = client.get(f"/api/runs/{run_id}/results/{quote('case-1')}")
-        assert api.status_code in (200, 404)  # the JSON API, where it has a per-case route
+        assert _shown(html.unescape(case_page.text), expected(text))
+        api = client.get(f"/api/runs/{run_id}/results")
+        assert api.status_code == 200
+        (item,) = api.json()["items"]
+        assert item["case_id"] == expected(_id(text))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=ANY_TEXT)
 def test_any_text_goes_through_a_sqlite_run_every_report_and_the_ui(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,10 +129,71 @@ def test_any_text_goes_through_a_sqlite_run_every_report_and_the_ui(text: str) -
         assert done.exit_code == 1, done.output  # the echo check fails: a gate fails
         assert clean(expected(text)) in done.output  # the console report
         _check_outputs(folder, text)
+        _check_other_reports(folder, db, text)
         with Store(db) as store:
             (stored,) = list(store.iter_results(store.get_run("latest").id))
             assert stored.verdicts["echo"].reason == expected(text)
             _check_pages(store, text)
+
+
+def _check_other_reports(folder: Path, db: str, text: str) -> None:
+    """``show``, ``compare`` (stored runs, and run exports) and ``stability`` on the run."""
+    invoke = CliRunner().invoke
+    want_id = expected(_id(text))
+    rerun = invoke(cli, ["run", str(folder / "suite.yaml"), "--db", db, "-q"])
+    assert rerun.exit_code == 1, rerun.output
+    shown = invoke(cli, ["show", "latest", "--db", db, "--json", str(folder / "s.json")])
+    assert shown.exit_code == 1, shown.output
+    assert clean(expected(text)) in shown.output
+    (again,) = json.loads((folder / "s.json").read_text(encoding="utf-8"))["results"]
+    assert again["verdicts"]["echo"]["reason"] == expected(text)
+    for runs in (
+        ["previous", "latest", "--db", db],
+        ["--baseline", str(folder / "o.json"), "--candidate", str(folder / "s.json")],
+    ):
+        compared = invoke(
+            cli,
+            [
+                "compare",
+                *runs,
+                "--json",
+                str(folder / "c.json"),
+                "--markdown",
+                str(folder / "c.md"),
+            ],
+        )
+        assert compared.exit_code == 0, compared.output  # the same answers: no regression
+        assert json.loads((folder / "c.json").read_text(encoding="utf-8"))
+        assert (folder / "c.md").read_text(encoding="utf-8")
+    stable = invoke(
+        cli,
+        [
+            "stability", "latest", "--db", db, "--noise", "echo=0.2", "--sims", "50",
+            "--json", str(folder / "st.json"), "--html", str(folder / "st.html"),
+        ],
+    )  # fmt: skip
+    assert stable.exit_code in (0, 1), stable.output
+    report = json.loads((folder / "st.json").read_text(encoding="utf-8"))
+    assert want_id in _strings(report)
+    assert _shown(html.unescape((folder / "st.html").read_text(encoding="utf-8")), want_id)
+
+
+def _shown(page: str, want: str) -> bool:
+    """Whether a page shows ``want``: as text (HTML-escaped, or with control characters
+    escaped as on the console) or inside the JSON of a final state."""
+    forms = (want, clean(want), json.dumps(want, ensure_ascii=False)[1:-1], json.dumps(want)[1:-1])
+    return any(form in page for form in forms)
+
+
+def _strings(value: object) -> set[str]:
+    """Every string in a parsed JSON value, keys too."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {*value, *(s for v in value.values() for s in _strings(v))}
+    if isinstance(value, list):
+        return {s for v in value for s in _strings(v)}
+    return set()
 
 
 def _in(folder: Path, option: str) -> str:
