@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import pytest
 
 from checkweigh.checks import Equals, FunctionCheck, NamedCheck, check, to_verdict
@@ -282,3 +283,57 @@ def test_a_check_that_tries_to_end_the_process_is_errored(kind: str, message: st
     ):
         assert verdict.state is VerdictState.ERRORED
         assert verdict.error == message
+
+
+class _LoneSurrogateCheck:
+    """A check class whose reason holds a lone surrogate (text read with surrogatepass)."""
+
+    def evaluate(self, case: Case) -> Verdict:
+        return failed("expected 10:00, got \ud800")
+
+
+def _answers(case: Case) -> dict[str, Verdict]:
+    @check
+    def verdict(case: Case) -> Verdict:
+        return failed("rude \udfff")
+
+    @check
+    def pair(case: Case) -> tuple[bool, str]:
+        return False, "pair \ud83d\ude00"
+
+    @check
+    def raises(case: Case) -> bool:
+        raise ValueError("bad \udc80 input")
+
+    @check
+    def not_text(case: Case) -> Verdict:
+        return Verdict(VerdictState.FAILED, 3)  # type: ignore[arg-type]
+
+    @check
+    async def later(case: Case) -> Verdict:
+        return failed("async \ud800")
+
+    checks = {
+        "verdict": verdict,
+        "pair": pair,
+        "raises": raises,
+        "not_text": not_text,
+        "klass": _LoneSurrogateCheck(),
+        "later": later,
+    }
+    return {name: asyncio.run(NamedCheck.of(name, c).arun(case)) for name, c in checks.items()}
+
+
+def test_user_checks_answers_are_made_storable_where_they_enter(conflict_case: Case) -> None:
+    got = _answers(conflict_case)
+    assert got["verdict"] == failed("rude \\udfff")
+    assert got["pair"] == failed("pair \U0001f600")
+    assert got["raises"].error == "ValueError: bad \\udc80 input"
+    assert got["not_text"] == failed("3")
+    assert got["klass"] == failed("expected 10:00, got \\ud800")
+    assert got["later"] == failed("async \\ud800")
+    # the synchronous hot path too
+    sync = NamedCheck.of("klass", _LoneSurrogateCheck()).runner()(conflict_case)
+    assert sync == failed("expected 10:00, got \\ud800")
+    for verdict in got.values():
+        orjson.dumps(verdict.to_dict())

@@ -58,8 +58,11 @@ def safe_verdict(verdict: Verdict) -> Verdict:
     """``verdict`` with its reason and error made storable (see ``checkweigh._text``): where
     user code's verdicts enter the run."""
     reason, error = verdict.reason, verdict.error
-    safe_reason = safe_text(reason) if type(reason) is str else reason
-    safe_error = safe_text(error) if type(error) is str else error
+    # a reason that is no string (a user's Verdict(FAILED, 3)) is shown as its repr
+    safe_reason = safe_text(reason) if type(reason) is str else shown_value(reason)
+    safe_error = (
+        error if error is None else safe_text(error) if type(error) is str else shown_value(error)
+    )
     if safe_reason is reason and safe_error is error:
         return verdict
     cleaned = Verdict(verdict.state, safe_reason, safe_error)
