@@ -110,3 +110,22 @@ def test_an_agent_value_no_json_encoder_takes_is_its_case_error(tmp_path: Path) 
     with sqlite3.connect(tmp_path / "r.db") as db:
         assert db.execute("SELECT status FROM runs").fetchall() == [("complete",)]
         assert db.execute("SELECT count(*) FROM case_results").fetchone() == (5,)
+
+
+def test_a_run_export_holding_an_escaped_lone_surrogate_can_be_compared(tmp_path: Path) -> None:
+    _write(tmp_path)
+    db = ["--db", "sqlite:///r.db"]
+    for export in ("base.json", "candidate.json"):
+        done = cli.run(["run", "suite.yaml", *db, "--json", export], tmp_path)
+        assert done.code == 1, done.out + done.err
+    base = tmp_path / "base.json"
+    text = base.read_text(encoding="utf-8")
+    # what the file holds for the escape's text, made the JSON escape of a lone surrogate
+    assert "rude reply \\\\udfff" in text
+    base.write_text(text.replace("rude reply \\\\udfff", "rude reply \\udfff"), encoding="utf-8")
+    compared = cli.run(
+        ["compare", "--baseline", "base.json", "--candidate", "candidate.json", "--json", "c.json"],
+        tmp_path,
+    )
+    assert compared.code == 0, compared.out + compared.err
+    assert json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))

@@ -366,3 +366,20 @@ def test_any_openai_log_is_written_and_refused_as_before(records: list[Any]) -> 
     assert len(lines) == len(cases)
     for line, case in zip(lines, cases, strict=True):
         assert _same(from_json(line), from_json(case.model_dump_json(exclude_defaults=True)))
+
+
+@pytest.mark.parametrize("lines", [1, 2], ids=["one record", "JSON Lines"])
+def test_a_log_with_an_escaped_lone_surrogate_imports_with_a_visible_escape(
+    tmp_path: Path, lines: int
+) -> None:
+    # valid JSON that jiter refuses, on the first line (before jiter can tell more follow)
+    record = {"id": "a", "messages": [{"role": "user", "content": "x\ud800"}]}
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "".join(json.dumps({**record, "id": f"a{n}"}) + "\n" for n in range(lines)),
+        encoding="utf-8",
+    )
+    ctx = ImportContext()
+    written = list(import_lines(get_format("openai"), [log], ctx))
+    assert len(written) == lines
+    assert from_json(written[0])["trace"][0]["content"] == "x\\ud800"
