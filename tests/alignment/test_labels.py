@@ -240,3 +240,15 @@ def test_file_mistakes(tmp_path: Path) -> None:
         with pytest.raises(LabelFileError) as info:
             load_labels(path)
         assert info.value.one_line() == f"{tmp_path}/{message}"
+
+
+def test_a_jsonl_label_with_an_escaped_lone_surrogate_reads_as_its_visible_escape(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text(
+        '{"case": "c\\ud800", "check": "polite", "label": "no", "note": "rude \\udc80"}\n'
+    )
+    (label,) = load_labels(path)
+    assert (label.case_id, label.check, label.label) == ("c\\ud800", "polite", False)
+    assert label.note == "rude \\udc80"
