@@ -49,9 +49,11 @@ def storable(ran: AgentRun) -> AgentRun:
     Raises:
         AgentFailure: naming what cannot be stored.
     """
-    ran = safe_data(ran)
     try:
+        ran = safe_data(ran)
         _to_json(ran)
     except ValueError as exc:  # pydantic's PydanticSerializationError
         raise AgentFailure(f"agent returned a value that cannot be stored: {exc}") from None
+    except RecursionError:
+        raise AgentFailure("agent returned a value nested too deeply to store") from None
     return ran

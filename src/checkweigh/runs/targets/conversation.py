@@ -24,11 +24,11 @@ import time
 from typing import Any, Literal
 
 from ..._process import error_text
-from ..._text import safe_data
 from ...core import Case, ScriptedUser, SimulatedUser, Step
 from ...judges import JudgeModel
 from ...suites import TargetSpec
 from ._base import AgentFailure, AgentRun, AgentUsage, Target, TargetRequest
+from ._timing import storable
 from ._users import UserFailure, UserModels, scripted_message, simulated_message
 
 StopReason = Literal[
@@ -168,7 +168,10 @@ class _Conversation:
                 "not an AgentRun"
             )
         ms = (time.perf_counter() - start) * 1000.0
-        ran = safe_data(ran)  # the next turn's request carries it: see _text
+        try:
+            ran = storable(ran)  # the next turn's request carries it
+        except AgentFailure as exc:
+            raise self._failure(f"turn {self.turns + 1}: {exc}") from None
         self.turns += 1
         self.history += _with_turn_time(ran.trace, ms)
         self.state = ran.final_state
