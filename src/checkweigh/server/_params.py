@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.datastructures import QueryParams
 
 from ._errors import bad_parameter
@@ -48,3 +49,21 @@ def number(params: QueryParams, name: str) -> float | None:
 def flag(params: QueryParams, name: str) -> bool:
     """A checkbox: on when present with any value but an empty one, ``0``, ``false`` or ``off``."""
     return params.get(name, "").strip().lower() not in ("", "0", "false", "off", "no")
+
+
+class _AnyText(Convertor[str]):
+    """The rest of a path, newlines too: ``{name:path}`` stops at a newline (its regex is
+    ``.*``), and a case id may hold any text."""
+
+    regex = "[\\s\\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("text", _AnyText())
+CASE_ID = "{case_id:text}"
+"""A route's case id parameter: any text, a newline included."""

@@ -13,6 +13,7 @@ from ..store import Store, result_detail
 from ._case_index import CaseFilter, CaseIndex, CaseRow, select_rows
 from ._deps import case_index, check_slot, run_of, store_of
 from ._errors import not_found
+from ._params import CASE_ID
 
 router = APIRouter(tags=["results"])
 StoreDep = Annotated[Store, Depends(store_of)]
@@ -173,7 +174,7 @@ def list_results(
     return ResultPage(run=info.id, total=total, limit=limit, offset=offset, items=items)
 
 
-@router.get("/runs/{run_id}/results/{case_id:path}")
+@router.get("/runs/{run_id}/results/" + CASE_ID)
 def get_result(
     store: StoreDep,
     run_id: str,

@@ -15,7 +15,7 @@ from ..store import RunInfo, result_detail
 from ._deps import run_of, store_of
 from ._errors import not_found
 from ._html import render
-from ._params import whole
+from ._params import CASE_ID, whole
 
 router = APIRouter(include_in_schema=False)
 ROLES = {
@@ -101,7 +101,7 @@ def _judge(exchanges: tuple[JudgeExchange, ...]) -> list[dict[str, Any]]:
     return [{"check": check, "samples": samples} for check, samples in by_check.items()]
 
 
-@router.get("/runs/{run_id}/cases/{case_id:path}")
+@router.get("/runs/{run_id}/cases/" + CASE_ID)
 def case_page(request: Request, run_id: str, case_id: str) -> Response:
     """One execution of one case: checklist, judge exchanges and conversation."""
     store = store_of(request)
