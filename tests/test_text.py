@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkweigh._text import NOT_JSON, json_with_surrogates, safe_data, safe_text
-from checkweigh.core import Step
+from checkweigh.core import Step, VerdictState, failed
 
 ANY_TEXT = st.text(
     st.one_of(
@@ -66,3 +66,12 @@ def test_json_bad_for_another_reason_or_without_such_an_escape_is_not_read() -> 
     assert json_with_surrogates(b'{"a": NaN, "b": "\\ud800"}') is NOT_JSON
     assert json_with_surrogates(b'{"a": 1,}') is NOT_JSON
     assert json_with_surrogates(b"[" * 100_000 + b'"\\ud800"' + b"]" * 100_000) is NOT_JSON
+
+
+def test_enums_and_named_tuples_keep_their_type() -> None:
+    verdict = failed("booked 11:00")
+    value = {"answered": (verdict, ()), "state": VerdictState.PASSED, "list": ["\ud800"]}
+    made = safe_data(value)
+    assert made["answered"] is value["answered"]
+    assert made["state"] is VerdictState.PASSED
+    assert made["list"] == ["\\ud800"]

@@ -71,17 +71,19 @@ def _safe(value: Any) -> Any:
             new_key, new_item = changed.get(key, (key, item))
             out[new_key] = new_item
         return out
-    if isinstance(value, list | tuple):
+    if type(value) is list or type(value) is tuple:
+        # a named tuple (a Verdict a worker answered) is checkweigh's own value, made safe
+        # where it was built, and rebuilding it as a plain tuple would lose its type
         items = [_safe(item) for item in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
-        return items if isinstance(value, list) else tuple(items)
+        return items if type(value) is list else tuple(items)
     if hasattr(type(value), "__pydantic_fields__"):  # a model (pydantic is not imported here)
         fields = value.__dict__
         update = {k: new for k, v in fields.items() if (new := _safe(v)) is not v}
         return value.model_copy(update=update) if update else value
-    if isinstance(value, str):  # a str subclass
-        return safe_text(str(value))
+    if isinstance(value, str):  # a str subclass (an enum's value): itself unless it changes
+        return safe_text(value)
     return value
 
 
