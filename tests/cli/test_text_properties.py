@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -117,6 +117,9 @@ def _check_pages(store: Store, text: str) -> None:
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=ANY_TEXT)
+@example(text="\ud800")  # the testers' lone surrogate
+@example(text="\udc80 and a pair \ud83d\ude00 \ud83d")  # a pair is its character
+@example(text="line\nbreak")  # a case id holding a newline opens its page
 def test_any_text_goes_through_a_sqlite_run_every_report_and_the_ui(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
