@@ -71,8 +71,7 @@ def _storable(result: CaseResult) -> CaseResult:
     try:
         _dumps(result.to_record())
         _dumps(_exchanges(result))
-        for _ in case_rows([result]):
-            pass
+        list(case_rows([result]))  # serializes the case
     except UNSTORABLE as exc:
         kept = result.case
         if kept is not None:
