@@ -14,6 +14,7 @@ from ._results import router as results_router
 from ._runs import router as runs_router
 from ._ui_analysis import router as ui_analysis_router
 from ._ui_case import router as ui_case_router
+from ._ui_case_compare import router as ui_case_compare_router
 from ._ui_login import router as ui_login_router
 from ._ui_runs import router as ui_runs_router
 
@@ -61,6 +62,7 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
     app.include_router(ui_login_router)
     app.include_router(ui_analysis_router)
     app.include_router(ui_case_router)
+    app.include_router(ui_case_compare_router)
     app.include_router(ui_runs_router)
 
     @app.get("/", include_in_schema=False)

@@ -78,6 +78,12 @@ def _case_link(run_id: str, case_id: str, repeat: int = 0) -> str:
     return f"{case_url('', run_id, case_id)}?repeat={repeat}"
 
 
+def _case_compare_link(base: str, candidate: str, case_id: str, repeat: int = 0) -> str:
+    """The page of one case in two runs side by side (the case id percent-encoded)."""
+    query = urlencode({"base": base, "candidate": candidate, "repeat": repeat})
+    return f"/compare/cases/{quote(case_id, safe='')}?{query}"
+
+
 def _run_link(run_id: str) -> str:
     return "/runs/" + quote(run_id, safe="")
 
@@ -99,7 +105,12 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(pct=_pct, num=_num, p=_p, when=_when, ms=_ms, json=_json)
-    env.globals.update(case_link=_case_link, run_link=_run_link, query=_query)
+    env.globals.update(
+        case_link=_case_link,
+        case_compare_link=_case_compare_link,
+        run_link=_run_link,
+        query=_query,
+    )
     return env
 
 
