@@ -181,6 +181,10 @@ def test_one_case_of_two_runs_side_by_side(client: TestClient, stored: Stored) -
     assert [t.get("data-side") for t in traces] == ["base", "candidate"]
     for trace in traces:
         assert trace.all("div", "turn")[0].get("data-kind") == "user"
+    # the candidate books the wrong time: both final states, each in its column
+    finals = [t.one("pre", "final-state").text for t in traces]
+    assert '"time": "10:00"' in finals[0]
+    assert '"time": "11:00"' in finals[1]
 
     # a hostile case id stays text, and a case in neither run is a 404 naming it
     hostile = page(
