@@ -120,6 +120,7 @@ def error_page(
     """The error page: its status and one line on what was wrong."""
     titles = {
         401: "Not signed in",
+        403: "Refused",
         404: "Not found",
         413: "Too large",
         415: "Unsupported content type",

@@ -22,6 +22,16 @@ _FORM = "application/x-www-form-urlencoded"
 _OTHER_SITE = "a sign-in or sign-out must come from this server's own page"
 
 
+def _refused(request: Request) -> Response | None:
+    """403 for a post from another site's page, 415 for one that is not this page's form."""
+    if not same_origin(request):
+        return error_answer(request, 403, _OTHER_SITE)
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != _FORM:
+        return error_answer(request, 415, f"body: expected a form ({_FORM})")
+    return None
+
+
 @router.get("/login")
 def login_form(request: Request, next: str | None = None) -> Response:
     """The token form; ``next`` is where to go once signed in (a path on this server)."""
@@ -33,11 +43,8 @@ def login_form(request: Request, next: str | None = None) -> Response:
 @router.post("/login")
 async def login(request: Request) -> Response:
     """Check the token; right, start a session and go on; wrong, the form again with 401."""
-    if not same_origin(request):
-        return error_answer(request, 403, _OTHER_SITE)
-    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if kind != _FORM:
-        return error_answer(request, 415, f"body: expected a form ({_FORM})")
+    if refused := _refused(request):
+        return refused
     body = await request.body()
     fields = parse_qs(body[:_MAX_FORM].decode("utf-8", "replace"), keep_blank_values=True)
     target = local_path(fields["next"][0] if fields.get("next") else None)
@@ -76,8 +83,8 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     """End this browser's session and forget its cookie; then the login form (or, on a
     server without a token, the runs)."""
-    if not same_origin(request):
-        return error_answer(request, 403, _OTHER_SITE)
+    if refused := _refused(request):
+        return refused
     sessions: Sessions = request.app.state.sessions
     sessions.end(request.cookies.get(COOKIE))
     target = "/login" if request.app.state.token_set else "/runs"
