@@ -70,9 +70,9 @@ def serve(
                 field=TOKEN_ENV,
             )
         hosts = [host, *(allowed_host or ())]
-        if bad := next((h for h in hosts[1:] if not _HOST_NAME.fullmatch(h)), None):
+        if bad := [h for h in hosts[1:] if not _HOST_NAME.fullmatch(h)]:
             raise InputError(
-                f"expected a host name or address (no scheme, path or port), got {bad!r}",
+                f"expected a host name or address (no scheme, path or port), got {bad[0]!r}",
                 field="--allowed-host",
             )
         if token is None and not is_loopback(host):
