@@ -207,3 +207,28 @@ def test_serve_answers_only_its_own_host_names_and_caps_bodies(
         assert too_large.json() == {
             "error": "body: larger than this server's limit of 1 MiB (--max-upload)"
         }
+
+
+ON_EVERY_ADDRESS = ("--host", "0.0.0.0", "--port", "0")
+
+
+def test_listening_on_every_address_says_which_names_it_answers(
+    stored: Stored, tmp_path: Path
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "--db", stored.url, *ON_EVERY_ADDRESS],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
+    )
+    try:
+        assert proc.stderr is not None
+        assert "on http://0.0.0.0:" in proc.stderr.readline()
+        assert proc.stderr.readline().strip() == (
+            "warning: --host 0.0.0.0 answers only requests for this machine's loopback names; "
+            "give the names clients use with --allowed-host NAME"
+        )
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

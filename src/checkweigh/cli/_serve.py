@@ -107,6 +107,15 @@ def serve(
         markup=False,
         highlight=False,
     )
+    if host in ("0.0.0.0", "::") and not allowed_host:
+        err.print(
+            labelled(
+                "warning:",
+                f"--host {host} answers only requests for this machine's loopback names; "
+                "give the names clients use with --allowed-host NAME",
+            ),
+            soft_wrap=True,
+        )
     config = uvicorn.Config(
         create_app(
             store,
