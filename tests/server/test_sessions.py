@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from checkweigh.errors import InputError
 from checkweigh.server import create_app
 from checkweigh.store import Store
 from server.conftest import TOKEN, Stored
@@ -203,5 +204,6 @@ def test_the_wait_stops_growing_at_five_minutes(app: FastAPI, clock: Clock) -> N
 
 @pytest.mark.parametrize("token", ["short", "fifteen-chars-x", " " * 20, "   padded-12ch  "])
 def test_a_token_under_sixteen_characters_is_refused(stored: Stored, token: str) -> None:
-    with Store(stored.url) as store, pytest.raises(ValueError, match="at least 16 characters"):
+    with Store(stored.url) as store, pytest.raises(InputError) as refused:
         create_app(store, token=token)
+    assert str(refused.value) == "token: expected a token of at least 16 characters"

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
+from ..errors import InputError
 from ..store import Store
 from . import _docs, _errors
 from ._analysis import router as analysis_router
@@ -51,10 +52,10 @@ def create_app(
         clock: the time sessions expire and wrong tokens are slowed by.
 
     Raises:
-        ValueError: the token is shorter than 16 characters.
+        InputError: the token is shorter than 16 characters.
     """
     if token is not None and len(token.strip()) < MIN_TOKEN:
-        raise ValueError(f"the token must have at least {MIN_TOKEN} characters")
+        raise InputError(f"expected a token of at least {MIN_TOKEN} characters", field="token")
     app = FastAPI(
         title="checkweigh",
         summary="Runs, case results, comparisons and stability of a checkweigh store.",
