@@ -448,7 +448,8 @@ def test_a_page_without_the_token_opens_the_login_page_and_the_cookie_opens_it(
     assert right.status_code == 303
     assert right.headers["location"] == asked
     cookie = right.headers["set-cookie"]
-    assert cookie.startswith("checkweigh_token=")
+    assert cookie.startswith("checkweigh_session=")
+    assert quote(TOKEN) not in cookie  # a session id, not the token
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/"} <= flags
     assert "secure" not in flags  # plain http: a Secure cookie would never come back

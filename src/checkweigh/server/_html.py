@@ -119,12 +119,27 @@ ENV = _environment()
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """The page ``template`` filled with ``context``."""
-    html = ENV.get_template(template).render(request=request, **context)
+    # the header's sign-out button: on a page opened with a session (see _auth)
+    signed_in = bool(request.scope.get("state", {}).get("session"))
+    html = ENV.get_template(template).render(request=request, signed_in=signed_in, **context)
     return HTMLResponse(html, status_code=status)
 
 
-def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+def error_page(
+    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> HTMLResponse:
     """The error page: its status and one line on what was wrong."""
-    titles = {401: "Not signed in", 404: "Not found", 422: "Bad parameter"}
+    titles = {
+        401: "Not signed in",
+        403: "Refused",
+        404: "Not found",
+        413: "Too large",
+        415: "Unsupported content type",
+        421: "Wrong host name",
+        422: "Bad parameter",
+        429: "Too many tries",
+    }
     title = titles.get(status, "Error")
-    return render(request, "error.html", status, title=title, message=message, code=status)
+    page = render(request, "error.html", status, title=title, message=message, code=status)
+    page.headers.update(headers or {})
+    return page

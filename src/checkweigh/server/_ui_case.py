@@ -12,8 +12,7 @@ from starlette.responses import Response
 
 from ..core import Case, JudgeExchange, PassPolicy, Step
 from ..store import RunInfo, result_detail
-from ._deps import case_index, run_of, store_of
-from ._errors import not_found
+from ._deps import case_index, case_key, no_case, run_of, store_of
 from ._html import render
 from ._params import whole
 
@@ -124,9 +123,9 @@ def case_page(request: Request, run_id: str, case_id: str) -> Response:
     store = store_of(request)
     info = run_of(store, run_id)
     repeat = whole(request.query_params, "repeat", 0)
-    detail = result_detail(store, info, case_id, repeat)
+    detail = result_detail(store, info, case_key(info, case_id, repeat), repeat)
     if detail is None:
-        raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+        raise no_case(info, case_id, repeat)
     r = detail.result
     verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
     return render(
