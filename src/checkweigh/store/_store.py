@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import warnings
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -161,6 +163,38 @@ def _db_errors(action: str) -> Iterator[None]:
         raise StoreError(f"cannot {action}: {_first_line(exc)}") from None
 
 
+_log = logging.getLogger("checkweigh.store")
+
+_OPEN: list[weakref.finalize[..., Store]] = []
+"""How to close each store of this process that may still be open, for :func:`close_stores`."""
+
+
+def close_stores() -> None:
+    """Close every store still open in this process (see :meth:`Store.close`). The CLI calls it
+    as a command ends, however it ends: its process then leaves with ``os._exit``, which runs
+    no clean-up of its own."""
+    for close in list(_OPEN):
+        close()
+    _OPEN.clear()
+
+
+def _release(engine: Engine, file: Path | None, identity: tuple[int, int] | None) -> None:
+    """Checkpoint a SQLite file's log into the file and empty it, then release the pool.
+
+    TRUNCATE: a copy of the ``.db`` file alone then holds every run, and no ``-wal`` sidecar of
+    hundreds of MB stays behind. A file deleted or replaced meanwhile is left alone.
+    """
+    if file is not None and _identity(file) == identity:
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except SQLAlchemyError as exc:
+            # another process reading or writing the file holds the log: it is still
+            # consistent, and the next checkpoint (or that process's close) moves it
+            _log.warning("cannot checkpoint %s on close: %s", file, _first_line(exc))
+    engine.dispose()
+
+
 def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -222,6 +256,9 @@ class Store:
         except StoreError:
             self.engine.dispose()
             raise
+        # closed by close(), by close_stores(), or once the store is garbage, whichever first
+        self._release = weakref.finalize(self, _release, self.engine, self._file, self._identity)
+        _OPEN[:] = [*(f for f in _OPEN if f.alive), self._release]
 
     @property
     def safe_url(self) -> str:
@@ -229,8 +266,10 @@ class Store:
         return make_url(self.url).render_as_string(hide_password=True)
 
     def close(self) -> None:
-        """Release the connection pool."""
-        self.engine.dispose()
+        """Release the connection pool. A SQLite file's write-ahead log is first moved into the
+        file and truncated (``PRAGMA wal_checkpoint(TRUNCATE)``), so that the ``.db`` file alone
+        holds every run. Closing it again does nothing."""
+        self._release()
 
     def __enter__(self) -> Store:
         return self
