@@ -98,6 +98,9 @@ class Comparison(BaseModel):
     judged_differently: list[str] = Field(default_factory=list)
     """How the two runs' verdicts were decided differently (another judge, judge mode or check
     version): a change may then be the judge's, not the agent's. Empty when alike."""
+    gates_not_decided: list[str] = Field(default_factory=list)
+    """Each of the two runs whose own gates are not decided (it did not finish every case),
+    with why: the comparison covers its finished executions only. Empty when both finished."""
 
 
 def _mean(values: list[float]) -> float | None:

@@ -65,6 +65,8 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         Text.assemble(("compare ", "bold"), clean(f"{base} -> {candidate}   "), (label, style))
     )
     console.print(plain(explain(cmp)))
+    for note in cmp.gates_not_decided:  # user text: the run's reason names no user input
+        console.print(plain(f"note: gates not decided in the {note}", style="yellow"))
     extra = []
     if cmp.only_base:
         extra.append(f"{cmp.only_base} only in the base")

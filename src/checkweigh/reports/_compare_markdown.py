@@ -218,6 +218,8 @@ def comparison_markdown(
             *(f"> - {escape_md(d)}" for d in cmp.judged_differently),
             "",
         ]
+    for note in cmp.gates_not_decided:
+        lines += [f"> Gates not decided in the {escape_md(note)}.", ""]
     lines += ["### Regressions", ""]
     exceeded = [d for d in cmp.suite if d.exceeded]
     if exceeded:

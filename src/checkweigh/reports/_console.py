@@ -203,14 +203,21 @@ def render_summary(
         console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
+    decided = summary.gates_not_decided is None
     if summary.case_gates is not None:
-        _case_gates(console, summary.case_gates)
+        _case_gates(console, summary.case_gates, decided)
     for g in summary.gates:
         actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
         console.print(
-            Text.assemble("gate ", _mark(g.passed), clean(f"  {g.gate}  (actual {actual})"))
+            Text.assemble(
+                "gate ", _mark(g.passed, decided), clean(f"  {g.gate}  (actual {actual})")
+            )
         )
-    if summary.gates or summary.case_gates is not None:
+    if summary.gates_not_decided is not None:
+        console.print(
+            Text.assemble(("gates not decided", "bold yellow"), f": {summary.gates_not_decided}")
+        )
+    elif summary.gates or summary.case_gates is not None:
         verdict = "passed" if summary.gates_passed else "FAILED"
         console.print(
             Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red")
@@ -239,11 +246,13 @@ def case_pass_rule(g: CaseGates) -> str:
     return f"every expected outcome that applies passes (else score >= {g.pass_threshold:g})"
 
 
-def _mark(passed: bool) -> Text:
+def _mark(passed: bool, decided: bool = True) -> Text:
+    if not decided:  # measured on the finished part of an incomplete run: it decides nothing
+        return Text("----", style="bold yellow")
     return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
 
 
-def _case_gates(console: Console, g: CaseGates) -> None:
+def _case_gates(console: Console, g: CaseGates, decided: bool = True) -> None:
     console.print(
         Text.assemble(
             ("cases ", "bold"),
@@ -268,14 +277,14 @@ def _case_gates(console: Console, g: CaseGates) -> None:
     console.print(
         Text.assemble(
             "gate ",
-            _mark(g.metrics_passed),
+            _mark(g.metrics_passed, decided),
             f"  metrics: mean case score {metrics} >= {g.metrics_pass_threshold:g}%",
         )
     )
     console.print(
         Text.assemble(
             "gate ",
-            _mark(g.cases_passed),
+            _mark(g.cases_passed, decided),
             f"  cases: pass rate {g.cases_pass_rate_pct:.1f}% >= {g.cases_pass_threshold:g}%",
         )
     )

@@ -19,6 +19,7 @@ from ._store import (
     Store,
     _db_errors,
     _info,
+    gates_column,
 )
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
@@ -162,7 +163,7 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
                 finished_at=_aware(run.finished_at),
                 repeat=run.repeat,
                 executions=len(rows),
-                gates_passed=run.summary.gates_passed if run.summary.gates else None,
+                gates_passed=gates_column(run.summary),
                 config=run.config,
                 summary=run.summary.model_dump(mode="json"),
                 abandoned=run.abandoned,

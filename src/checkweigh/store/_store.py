@@ -90,7 +90,8 @@ class RunInfo(BaseModel):
     executions: int
     """Case executions stored."""
     gates_passed: bool | None
-    """Whether its gates passed (None until finished)."""
+    """Whether its gates passed (None until finished, for a run without gates, and for an
+    incomplete run: its gates are not decided)."""
     config: dict[str, Any]
     """The resolved configuration snapshot."""
     summary: RunSummary | None
@@ -515,6 +516,8 @@ class Store:
             .scalar_subquery()
         )
         self.check_file()
+        if status is not RunStatus.COMPLETE:  # whoever stopped it early: nothing is decided
+            summary = summary.undecided(f"the run is {status.value}")
         stmt = update(RunRow).where(RunRow.id == run_id)
         if abandoned:  # another process may have reaped it meanwhile
             stmt = stmt.where(RunRow.status == RunStatus.RUNNING.value)
@@ -524,7 +527,7 @@ class Store:
                     status=status.value,
                     finished_at=datetime.now(UTC),
                     executions=stored,
-                    gates_passed=summary.gates_passed if summary.gates else None,
+                    gates_passed=gates_column(summary),
                     summary=summary.model_dump(mode="json"),
                     abandoned=abandoned,
                 )
@@ -616,18 +619,28 @@ def _naive_utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
+def gates_column(summary: RunSummary) -> bool | None:
+    """The runs table's ``gates_passed``: None when the run has no gate or they are not
+    decided."""
+    return summary.gates_passed if summary.gates or summary.case_gates else None
+
+
 def _info(row: Any) -> RunInfo:
+    summary = RunSummary.model_validate(row["summary"]) if row["summary"] else None
+    status = RunStatus(row["status"])
+    if summary is not None and status is not RunStatus.COMPLETE:
+        summary = summary.undecided(f"the run is {status.value}")  # stored before it was said
     return RunInfo(
         id=row["id"],
         suite=row["suite"],
         suite_path=row["suite_path"],
-        status=RunStatus(row["status"]),
+        status=status,
         created_at=_naive_utc(row["created_at"]),
         finished_at=_naive_utc(row["finished_at"]),
         repeat=row["repeat"],
         executions=row["executions"],
-        gates_passed=row["gates_passed"],
+        gates_passed=row["gates_passed"] if status is RunStatus.COMPLETE else None,
         config=row["config"],
-        summary=RunSummary.model_validate(row["summary"]) if row["summary"] else None,
+        summary=summary,
         abandoned=bool(row["abandoned"]),
     )
