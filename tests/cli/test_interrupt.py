@@ -94,6 +94,12 @@ def test_an_interrupted_runs_gates_are_not_decided_in_every_report(tmp_path: Pat
         tmp_path,
     )  # fmt: skip
     cli.wait_for_stored(db, 4 + 8, proc, timeout=60)  # the whole run stored 4
+    with Store(url) as store:  # a reader mid-run sees what is stored so far, not 0
+        live = store.get_run("latest")
+        assert live.status is RunStatus.RUNNING
+        assert 8 <= live.executions <= store.count_results(live.id)
+        assert live.summary is None
+        assert live.gates_passed is None
     proc.send_signal(signal.SIGINT)
     done = cli.finish(proc, time.monotonic(), timeout=60)
     assert done.code == 130, done.out + done.err  # the README's code for an interrupt

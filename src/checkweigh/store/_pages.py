@@ -20,6 +20,7 @@ from ._store import (
     _db_errors,
     _info,
     gates_column,
+    run_rows,
 )
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
@@ -52,7 +53,7 @@ def page_runs(
         where.append(RunRow.status == status.value)
     count = select(func.count()).select_from(RunRow).where(*where)
     rows = (
-        select(RunRow)
+        run_rows()
         .where(*where)
         .order_by(RunRow.created_at.desc(), RunRow.id.desc())
         .limit(limit)

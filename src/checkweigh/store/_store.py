@@ -17,7 +17,9 @@ import orjson
 from pydantic import BaseModel
 from sqlalchemy import (
     Engine,
+    Select,
     Table,
+    case,
     create_engine,
     delete,
     event,
@@ -88,7 +90,7 @@ class RunInfo(BaseModel):
     repeat: int
     """Repeats per case."""
     executions: int
-    """Case executions stored."""
+    """Case executions stored (for a running run: stored so far, as the run goes on)."""
     gates_passed: bool | None
     """Whether its gates passed (None until finished, for a run without gates, and for an
     incomplete run: its gates are not decided)."""
@@ -179,6 +181,10 @@ def close_stores() -> None:
     _OPEN.clear()
 
 
+_CLOSE_WAIT_MS = 2000
+"""How long closing a SQLite store waits for another process's write to checkpoint the file."""
+
+
 def _release(engine: Engine, file: Path | None, identity: tuple[int, int] | None) -> None:
     """Checkpoint a SQLite file's log into the file and empty it, then release the pool.
 
@@ -188,6 +194,9 @@ def _release(engine: Engine, file: Path | None, identity: tuple[int, int] | None
     if file is not None and _identity(file) == identity:
         try:
             with engine.connect() as conn:
+                # TRUNCATE waits for another process's writer: a while, not the 30 s a write
+                # waits (its run goes on writing; it checkpoints the file when it closes)
+                conn.exec_driver_sql(f"PRAGMA busy_timeout={_CLOSE_WAIT_MS}")
                 conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except SQLAlchemyError as exc:
             # another process reading or writing the file holds the log: it is still
@@ -536,7 +545,7 @@ class Store:
 
     def list_runs(self, limit: int = 20, suite: str | None = None) -> list[RunInfo]:
         """The newest runs first."""
-        stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+        stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
         if suite:
             stmt = stmt.where(RunRow.suite == suite)
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
@@ -551,10 +560,10 @@ class Store:
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
-                stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc())
                 rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
             else:
-                stmt = select(RunRow).where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
+                stmt = run_rows().where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
                 rows = list(conn.execute(stmt).mappings())
         if not rows:
             raise InputError(f"no run {ref!r} in {self.safe_url}", field="RUN")
@@ -619,6 +628,20 @@ def _naive_utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
+def run_rows() -> Select[Any]:
+    """The runs table, with each running run's results counted so far as ``stored_so_far``:
+    its own ``executions`` is written when it finishes (a reader mid-run would see 0)."""
+    counted = (
+        select(func.count())
+        .select_from(ResultRow)
+        .where(ResultRow.run_id == RunRow.id)
+        .correlate(RunRow)
+        .scalar_subquery()
+    )
+    live = case((RunRow.status == RunStatus.RUNNING.value, counted), else_=None)
+    return select(RunRow, live.label("stored_so_far"))
+
+
 def gates_column(summary: RunSummary) -> bool | None:
     """The runs table's ``gates_passed``: None when the run has no gate or they are not
     decided."""
@@ -638,7 +661,7 @@ def _info(row: Any) -> RunInfo:
         created_at=_naive_utc(row["created_at"]),
         finished_at=_naive_utc(row["finished_at"]),
         repeat=row["repeat"],
-        executions=row["executions"],
+        executions=row["executions"] if row["stored_so_far"] is None else row["stored_so_far"],
         gates_passed=row["gates_passed"] if status is RunStatus.COMPLETE else None,
         config=row["config"],
         summary=summary,
