@@ -31,7 +31,14 @@ def truncated_tcr(tcr: float) -> str:
     return f"{math.floor(round(tcr, 9) * 1000) / 1000:.3f}"
 
 
-def _rubric_panel(r: RubricSummary) -> Panel:
+def score_informational(summary: RunSummary) -> bool:
+    """Whether the run's case pass/fail ignored the score (``pass_policy: all_checks``): its
+    weights, scores and outcome classes are then shown as informational."""
+    g = summary.case_gates
+    return g is not None and g.pass_policy == "all_checks"
+
+
+def _rubric_panel(r: RubricSummary, informational: bool = False) -> Panel:
     parts: list[Table | Text] = []
     if r.tcr is None:
         head = Text(f"no scored executions ({r.errored} errored, {r.not_applicable} n/a)")
@@ -66,7 +73,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
     checks = Table(title="checks", title_justify="left", header_style="bold")
     for col, justify in (
         ("check", "left"),
-        ("weight", "right"),
+        ("score weight" if informational else "weight", "right"),
         ("pass rate", "right"),
         ("95% CI", "right"),
         ("passed", "right"),
@@ -91,6 +98,8 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         parts.append(plain("top failing: " + ", ".join(r.top_failing), style="red"))
     for e in r.errored_examples[:3]:
         parts.append(plain(f"  errored {e}", style="magenta"))
+    if r.worst and informational:
+        parts.append(plain("lowest scores (informational: no case passes or fails by score)"))
     for w in r.worst[:3]:
         parts.append(plain(f"  {w.case_id}#{w.repeat}: {w.explanation}", style="dim"))
     if r.case_variance and r.case_variance[0].stdev > 0:
@@ -189,7 +198,7 @@ def render_summary(
         if not any(note == r.normalization_note for r in summary.rubrics):
             console.print(plain(f"note: {note}", style="italic"))
     for r in summary.rubrics:
-        console.print(_rubric_panel(r))
+        console.print(_rubric_panel(r, score_informational(summary)))
     if summary.slowest:
         slow = Table(title="slowest cases", title_justify="left")
         slow.add_column("case")
@@ -263,7 +272,8 @@ def _case_gates(console: Console, g: CaseGates, decided: bool = True) -> None:
     for f in g.failing[:10]:
         score = ""
         if f.score_pct is not None and not f.reason.startswith("score"):
-            score = f" (score {f.score_pct:.1f})"
+            label = ", informational" if g.pass_policy == "all_checks" else ""
+            score = f" (score {f.score_pct:.1f}{label})"
         style = "magenta" if f.state == "errored" else "red"
         console.print(plain(f"  {f.state} {f.case_id}#{f.repeat}: {f.reason}{score}", style=style))
     hidden = g.failed + g.errored - min(len(g.failing), 10)

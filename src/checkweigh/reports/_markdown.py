@@ -107,7 +107,7 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             counts = ", ".join(
                 f"{n} {name.replace('_', ' ')}" for name, n in r.outcomes.items() if n
             )
-            note = f" ({escape_md(r.outcome_note)})" if r.outcome_note else ""
+            note = f" ({escape_md(r.outcome_note, limit=600)})" if r.outcome_note else ""
             lines.append(f"- {escape_md(r.rubric)} outcomes: {counts}{note}")
     if any(r.scored for r in summary.rubrics):
         lines.append("")
@@ -116,7 +116,9 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
         lines += [
             f"<details><summary>{g.failed} failed, {g.errored} errored case(s)</summary>",
             "",
-            "| case | state | score | why |",
+            "| case | state | "
+            + ("score (informational)" if g.pass_policy == "all_checks" else "score")
+            + " | why |",
             "| --- | --- | ---: | --- |",
         ]
         for f in g.failing[:_FAILING_SHOWN]:

@@ -405,7 +405,9 @@ def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
     run = {c.name for c in used.checks}
     unused = [name for name in suite.checks if name not in run]
     skipped = [n for n in judge_checks(suite.checks) if n in run] if judge is None else []
-    notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    policy = suite.policy
+    shape = "the weights shape the score only"
+    notes = [n for r in suite.rubrics if (n := policy.score_only(r.normalization_note(), shape))]
     if unused:
         them = ("check", "was", "it") if len(unused) == 1 else ("checks", "were", "them")
         notes.append(
