@@ -92,7 +92,8 @@ def test_all_checks_on_imported_logs_without_a_success_flag(tmp_path: Path) -> N
         "failed task-07-run-0#0: 1 check failed: one_cancellation: cancel_reservation happened "
         "2 time(s), more than 1 (score 90.0, informational)",
         "failed task-11-run-1#0: 1 check failed: right_final_status: "
-        "final_state.reservation.status is 'cancelled', expected 'confirmed' (score 60.0, informational)",
+        "final_state.reservation.status is 'cancelled', expected 'confirmed' "
+        "(score 60.0, informational)",
         "failed task-07-run-1#0: 3 checks failed: right_final_status: "
         "final_state.reservation.status is 'confirmed', expected 'cancelled'; told_the_user: "
         "output lacks ['cancel']; no_handoff: transfer_to_human_agents happened 1 time(s), "
