@@ -350,8 +350,9 @@ def test_the_comparison_page_puts_regressions_first_and_takes_thresholds(
     tree = page(client, path)
     api = client.get(f"/api/runs/compare?base={stored.base}&candidate={stored.candidate}").json()
     verdict = tree.by_id("verdict")
-    assert verdict.get("data-regression") == str(api["regression_detected"]).lower() == "true"
-    assert "regression detected" in verdict.text
+    assert verdict.get("data-regression") == str(api["regression_detected"]).lower() == "false"
+    assert api["threshold_exceeded"] is True
+    assert "threshold exceeded — not significant" in verdict.text
     regressions = [r.get("data-case-id") for r in tree.by_id("regressions").all("tr", "change")]
     assert (
         regressions == [c["case_id"] for c in api["regressions"]] == ["good-0", "good-1", "good-2"]

@@ -196,3 +196,28 @@ def test_one_case_of_two_runs_side_by_side(client: TestClient, stored: Stored) -
     missing = client.get(f"/compare/cases/nope?base={stored.base}&candidate={stored.candidate}")
     assert missing.status_code == 404
     assert "nope" in missing.text
+
+
+def test_the_comparison_of_repeated_runs_lists_tasks_by_pass_rate(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    cases = "".join(json.dumps({"id": c, "input": {"case": c}}) + "\n" for c in CHANCES)
+    (tmp_path / "cases.jsonl").write_text(cases)
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    # the candidate never books "always" right: that task drops from 4/4 to 0/4
+    for chances in (CHANCES, CHANCES | {"always": 0.0}):
+        (tmp_path / "agent.py").write_text(AGENT.format(chances=chances))
+        done = run_cli("run", "suite.yaml", "--repeat", str(TRIES), "--db", db, cwd=tmp_path)
+        assert done.returncode in (0, 1), done.stderr
+    with Store(db) as store, TestClient(create_app(store)) as client:
+        candidate, base = (info.id for info in store.list_runs()[:2])
+        api = client.get(f"/api/runs/compare?base={base}&candidate={candidate}").json()
+        tree = page(client, f"/compare?base={base}&candidate={candidate}")
+    assert api["per_task"] is True
+    rows = {r.get("data-case-id"): r for r in tree.by_id("tasks").all("tr", "task")}
+    assert set(rows) == {t["case_id"] for t in api["tasks"]}
+    cells = [c.text for c in rows["always"].all("td")]
+    assert cells[1:4] == [f"{TRIES}/{TRIES}", f"0/{TRIES}", "-100 pts"]
+    basis = tree.by_id("verdict-basis").text
+    assert "task by task" in basis
+    dropped = sum(t["change"] < 0 for t in api["tasks"])
+    assert f"{dropped} of {api['paired']} task(s) passed less often" in basis

@@ -554,6 +554,15 @@ def main() -> None:
 
 def _main() -> int:
     try:
+        return _command()
+    finally:
+        # the process leaves with os._exit: nothing else would checkpoint a SQLite file's log
+        if (stores := sys.modules.get("checkweigh.store._store")) is not None:
+            stores.close_stores()
+
+
+def _command() -> int:
+    try:
         app()
     except SystemExit as exc:
         return _exit_code(exc.code)

@@ -111,6 +111,7 @@ def runs_page(request: Request) -> Response:
 def _gates(summary: RunSummary) -> list[dict[str, Any]]:
     """The run's two pass dimensions and its suite gates, each with its threshold."""
     out: list[dict[str, Any]] = []
+    decided = summary.gates_not_decided is None  # else each is measured on part of the run
     g = summary.case_gates
     if g is not None:
         score = (
@@ -123,7 +124,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": "metrics: mean case score",
                 "actual": score,
                 "threshold": f">= {g.metrics_pass_threshold:g}%",
-                "passed": g.metrics_passed,
+                "passed": g.metrics_passed if decided else None,
             }
         )
         out.append(
@@ -131,7 +132,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": "cases: pass rate",
                 "actual": f"{g.cases_pass_rate_pct:.1f}% ({g.passed} of {g.executions})",
                 "threshold": f">= {g.cases_pass_threshold:g}%",
-                "passed": g.cases_passed,
+                "passed": g.cases_passed if decided else None,
             }
         )
     for gate in summary.gates:  # the suite's gates: their text holds the threshold
@@ -140,7 +141,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": gate.gate,
                 "actual": "unmeasured" if gate.actual is None else f"{gate.actual:.4g}",
                 "threshold": None,
-                "passed": gate.passed,
+                "passed": gate.passed if decided else None,
             }
         )
     return out

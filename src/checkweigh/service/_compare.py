@@ -131,13 +131,25 @@ def compare_stored(
                 strict=strict,
             )
     result = require_pairs(result, base_run.id, cand_run.id)
-    return StoredComparison(base_run, cand_run, judged(result, base_run.config, cand_run.config))
+    result = judged(result, base_run.config, cand_run.config)
+    return StoredComparison(base_run, cand_run, undecided(result, base_run, cand_run))
 
 
 def judged(result: Comparison, base: Mapping[str, Any], candidate: Mapping[str, Any]) -> Comparison:
     """``result`` with how the two runs were judged differently, from their configurations
     (``compare`` warns about it; with ``--strict`` it fails)."""
     return result.model_copy(update={"judged_differently": judging_differences(base, candidate)})
+
+
+def undecided(result: Comparison, base: RunInfo | None, candidate: RunInfo | None) -> Comparison:
+    """``result`` noting which of the two stored runs (None: read from an export, which is of
+    a complete run) has gates that are not decided."""
+    found = [
+        f"{side} run {run.id}: {run.summary.gates_not_decided}"
+        for side, run in (("base", base), ("candidate", candidate))
+        if run is not None and run.summary is not None and run.summary.gates_not_decided
+    ]
+    return result.model_copy(update={"gates_not_decided": found})
 
 
 def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:
