@@ -74,3 +74,10 @@ def test_every_page_gives_a_run_the_verdict_show_gives(tmp_path: Path) -> None:
     for what, (run_id, expected) in made.items():
         shown = CliRunner().invoke(cli, ["show", run_id, "--db", db])
         assert shown.exit_code in codes[expected], (what, shown.output)
+    # and `checkweigh runs` lists the same verdict in its gates column
+    listing = CliRunner().invoke(cli, ["runs", "--db", db, "--limit", "20"], env={"COLUMNS": "300"})
+    assert listing.exit_code == 0, listing.output
+    words = {"passed": "pass", "failed": "FAIL", "not decided": "not decided"}
+    for what, (run_id, expected) in made.items():
+        line = next(x for x in listing.output.splitlines() if run_id in x)
+        assert line.rstrip(" │").endswith(words[expected]), (what, line)

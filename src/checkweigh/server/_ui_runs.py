@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -40,30 +40,6 @@ _STATES = [s.value for s in CaseState]
 _OUTCOMES = [o.value for o in OutcomeClass]
 
 
-class RunVerdict(NamedTuple):
-    """What a run's gates decided, as ``checkweigh show`` reads it."""
-
-    word: Literal["passed", "failed", "not decided"]
-    why: str
-    """What it rests on (for a run not decided, why not)."""
-
-
-def run_verdict(info: RunInfo) -> RunVerdict:
-    """The run's verdict: its two pass dimensions and suite gates on a complete run; none on
-    a run still running or one that ended early (``show`` exits 1 on it: not passed, yet not
-    a measured failure either). Whether the suite has a ``gates:`` block does not matter."""
-    if info.summary is None or info.status is RunStatus.RUNNING:
-        return RunVerdict("not decided", "the run is still running")
-    if info.status is not RunStatus.COMPLETE:
-        cause = "its process died" if info.abandoned else "it was interrupted"
-        return RunVerdict(
-            "not decided", f"{cause}: its gates were measured on part of the cases only"
-        )
-    if info.summary.gates_passed:
-        return RunVerdict("passed", "every pass threshold and gate was met")
-    return RunVerdict("failed", "a pass threshold or gate was not met")
-
-
 def _row(store: Store, info: RunInfo) -> dict[str, Any]:
     """What the runs list shows of one run."""
     s = info.summary
@@ -75,7 +51,7 @@ def _row(store: Store, info: RunInfo) -> dict[str, Any]:
         "tcr": None if gates is None else gates.weighted_metrics_score_pct,
         "pass_rate": None if gates is None else gates.cases_pass_rate_pct,
         "judge": None if s is None else s.judge,
-        "verdict": run_verdict(info),
+        "verdict": info.verdict(),
     }
 
 
@@ -243,7 +219,7 @@ def run_page(request: Request, run_id: str) -> Response:
         outcomes=_OUTCOMES,
         sorts=SORT_LABELS,
         show_repeat=info.repeat > 1,
-        verdict=run_verdict(info),
+        verdict=info.verdict(),
         reliability=None if summary is None else summary.reliability,
         flaky=_flaky(None if summary is None else summary.reliability, index),
     )

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from pydantic import BaseModel
@@ -101,6 +101,31 @@ class RunInfo(BaseModel):
     abandoned: bool = False
     """Its process died before finishing it (found on a later open): it is incomplete, and its
     summary was rebuilt from the results it had stored."""
+
+    def verdict(self) -> RunVerdict:
+        """What the run's gates decided, as ``checkweigh show`` reads it: its two pass
+        dimensions and suite gates on a complete run; none on a run still running or one that
+        ended early (not passed, yet not a measured failure either). Whether the suite has a
+        ``gates:`` block does not matter."""
+        if self.summary is None or self.status is RunStatus.RUNNING:
+            return RunVerdict("not decided", "the run is still running")
+        if self.status is not RunStatus.COMPLETE:
+            cause = "its process died" if self.abandoned else "it was interrupted"
+            return RunVerdict(
+                "not decided", f"{cause}: its gates were measured on part of the cases only"
+            )
+        if self.summary.gates_passed:
+            return RunVerdict("passed", "every pass threshold and gate was met")
+        return RunVerdict("failed", "a pass threshold or gate was not met")
+
+
+class RunVerdict(NamedTuple):
+    """What a run's gates decided."""
+
+    word: Literal["passed", "failed", "not decided"]
+    """The verdict."""
+    why: str
+    """What it rests on (for a run not decided, why not)."""
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
