@@ -30,6 +30,11 @@ def visible(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def size_text(n: int) -> str:
+    """A byte count for messages: ``16 MiB`` when it is whole mebibytes, else ``1000 bytes``."""
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
+
+
 def parse_json(content: bytes, who: str = "http reply") -> Any:
     """The reply's JSON.
 

@@ -27,7 +27,7 @@ from ...suites import CommandTargetSpec, ReplySpec
 from ...suites._command import CommandSpecError, ResolvedCommand, resolve_command
 from ...suites._errors import loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import raw_reader, reply_reader
+from ._reply import raw_reader, reply_reader, size_text
 
 STDERR_KEPT = 2048
 """How much of the end of the program's stderr is kept (bytes)."""
@@ -107,7 +107,7 @@ class CommandTarget:
             if exchange.overflow:
                 await _end_group(group, exchange)
                 raise AgentFailure(
-                    f"command wrote more than {_size(self.max_reply_bytes)} on stdout "
+                    f"command wrote more than {size_text(self.max_reply_bytes)} on stdout "
                     f"(max_reply_bytes){exchange.stderr_end()}"
                 )
             if not exchange.pipes_closed.done():
@@ -253,10 +253,6 @@ def _status_text(status: int | None) -> str:
     except ValueError:
         name = f"signal {-status}"
     return f"was killed by {name}"
-
-
-def _size(n: int) -> str:
-    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
 
 
 def _quoted(data: bytes) -> str:

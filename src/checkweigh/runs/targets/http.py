@@ -12,13 +12,14 @@ built and never appear in a message: a reply that echoes one shows ``***``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import orjson
 
@@ -27,13 +28,21 @@ from ...errors import TargetError
 from ...suites import HttpTargetSpec
 from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import parse_json, raw_reader, reply_reader, visible
+from ._reply import parse_json, raw_reader, reply_reader, size_text, visible
+from ._timing import note_progress
 
 if TYPE_CHECKING:
     import aiohttp
 
 RETRY_STATUSES = frozenset((429, 502, 503, 504))
 """Statuses that say "try again later" (or come from a proxy whose agent is restarting)."""
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+"""Statuses that send the request elsewhere (with a ``Location``)."""
+MAX_REDIRECTS = 5
+"""The most redirects one try follows (``follow_redirects: same_host``)."""
+ERROR_BODY_READ = 4096
+"""How much of an error status's body is read (its message quotes the start)."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 INSTALL_HINT = "the http target needs aiohttp: pip install 'checkweigh[http]'"
 
 
@@ -95,6 +104,67 @@ class _Reply(NamedTuple):
     status: int
     reason: str | None
     body: bytes
+    retry_after: str | None
+
+
+class _Tries:
+    """The failed tries of one call, for its message (``after 4 tries; earlier: 429 x3
+    (Retry-After 2s)``) and, should its time limit cut it, for that one."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+
+    @property
+    def count(self) -> int:
+        """Tries that failed and were tried again."""
+        return len(self.seen)
+
+    def add(self, what: str, retry_after: str | None = None) -> None:
+        """A try that failed with ``what`` (a status, ``connection refused``) and is retried."""
+        detail = None
+        if retry_after is not None and retry_after.strip():
+            after = visible(retry_after, 40)
+            detail = f"Retry-After {after}{'s' if _seconds(after) else ''}"
+        self.seen.append((what, detail))
+        note_progress("http", f"earlier: {self.summary()}")
+
+    def summary(self) -> str:
+        """The failed tries, runs of the same grouped: ``429 x3 (Retry-After 2s), 503``."""
+        parts = []
+        for (what, detail), run in itertools.groupby(self.seen):
+            n = len(list(run))
+            parts.append(f"{what}{f' x{n}' if n > 1 else ''}{f' ({detail})' if detail else ''}")
+        return ", ".join(parts)
+
+    def said(self, text: str) -> str:
+        """``text``, the message of the last try, with the tries before it."""
+        if not self.seen:
+            return text
+        return f"{text} (after {self.count + 1} tries; earlier: {self.summary()})"
+
+
+def _seconds(text: str) -> bool:
+    return text.replace(".", "", 1).isdigit()
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's scheme, host and port (the default port of its scheme when it gives none):
+    where it is sent, and so what may see its headers."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ("", url, None)
+    scheme = parts.scheme.lower()
+    return (scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme))
+
+
+def _origin_text(where: tuple[str, str, int | None]) -> str:
+    scheme, host, port = where
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + (
+        f":{port}" if port and port != _DEFAULT_PORTS.get(scheme) else ""
+    )
 
 
 class HttpTarget:
@@ -178,13 +248,10 @@ class HttpTarget:
         content = orjson.dumps(self.body(request))
         session = self._session_here()
         aiohttp = self._aiohttp
-        attempt = 0
+        tries = _Tries()
         while True:
-            attempt += 1
             try:
-                async with session.post(self.url, data=content, headers=self.headers) as response:
-                    reply = _Reply(response.status, response.reason, await response.read())
-                    retry_after = response.headers.get("retry-after")
+                reply = await self._post(session, content)
             except (
                 aiohttp.ConnectionTimeoutError,
                 aiohttp.ClientConnectorError,
@@ -193,32 +260,115 @@ class HttpTarget:
                 aiohttp.ClientOSError,
             ) as exc:
                 reason = self._transport(exc)
-                if attempt > self.spec.retries:
-                    raise AgentFailure(self._tries(f"{reason}: {self.where}", attempt)) from None
-                await self._sleep(self._backoff(attempt))
+                if tries.count >= self.spec.retries:
+                    raise AgentFailure(tries.said(f"{reason}: {self.where}")) from None
+                tries.add(reason)
+                await self._sleep(self._backoff(tries.count))
                 continue
             except TimeoutError:
                 raise AgentFailure(
-                    self._tries(
+                    tries.said(
                         f"http agent gave no reply within {self.spec.request_timeout_s:g}s "
-                        f"(request_timeout_s): {self.where}",
-                        attempt,
+                        f"(request_timeout_s): {self.where}"
                     )
                 ) from None
             except aiohttp.ClientError as exc:
                 reason = f"http request failed ({self._clean(f'{type(exc).__name__}: {exc}')})"
-                raise AgentFailure(self._tries(reason, attempt)) from None
+                raise AgentFailure(tries.said(reason)) from None
             if 200 <= reply.status < 300:
                 if self._raw is not None:
                     return self._raw(reply.body)
                 return self._read(parse_json(reply.body))
-            if reply.status in RETRY_STATUSES and attempt <= self.spec.retries:
-                wait, problem = self._wait(attempt, retry_after)
+            if reply.status in RETRY_STATUSES and tries.count < self.spec.retries:
+                wait, problem = self._wait(tries.count + 1, reply.retry_after)
                 if problem is None:
+                    tries.add(str(reply.status), reply.retry_after)
                     await self._sleep(wait)
                     continue
-                raise AgentFailure(self._tries(f"{self._status(reply)} ({problem})", attempt))
-            raise AgentFailure(self._tries(self._status(reply), attempt))
+                raise AgentFailure(tries.said(f"{self._status(reply)} ({problem})"))
+            raise AgentFailure(tries.said(self._status(reply)))
+
+    async def _post(self, session: aiohttp.ClientSession, content: bytes) -> _Reply:
+        """One try: the POST, and the redirects ``follow_redirects`` allows; the reply read up
+        to ``max_reply_bytes`` (an error status's body only as far as a message quotes it).
+
+        Raises:
+            AgentFailure: a redirect that is not followed, or a reply over the cap.
+        """
+        url, method = self.url, "POST"
+        data: bytes | None = content
+        for _ in range(MAX_REDIRECTS + 1):
+            # aiohttp would follow a redirect anywhere, with our headers: never let it
+            async with session.request(
+                method, url, data=data, headers=self.headers, allow_redirects=False
+            ) as response:
+                location = response.headers.get("location")
+                if response.status in REDIRECT_STATUSES and location:
+                    url = self._redirect(response.status, response.reason, url, location)
+                    if response.status not in (307, 308):  # 301/302/303 mean "GET it there"
+                        method, data = "GET", None
+                    continue
+                body = await self._body(response, ok=200 <= response.status < 300)
+                retry_after = response.headers.get("retry-after")
+                return _Reply(response.status, response.reason, body, retry_after)
+        raise AgentFailure(f"http agent redirected more than {MAX_REDIRECTS} times ({self.where})")
+
+    def _redirect(self, status: int, phrase: str | None, url: str, location: str) -> str:
+        """Where a redirect from ``url`` leads, if it is followed.
+
+        Raises:
+            AgentFailure: it is not: naming the status and the other place's origin, never a
+                header (nor the Location's path or query, where tokens hide).
+        """
+        target = urljoin(url, location)
+        there = origin(target)
+        if self.spec.follow_redirects == "same_host" and there == origin(self.url):
+            return target
+        head = f"http agent answered {status}{f' {self._clean(phrase, 60)}' if phrase else ''}"
+        shown = self._clean(_origin_text(there), 120)
+        if self.spec.follow_redirects == "same_host":
+            why = (
+                f"a redirect to another host, {shown}, is not followed (follow_redirects: "
+                f"same_host follows only {_origin_text(origin(self.url))})"
+            )
+        else:
+            why = (
+                f"a redirect to {shown} is not followed (follow_redirects: never); point url "
+                "at the final address, or set follow_redirects: same_host for one on the same "
+                "host"
+            )
+        raise AgentFailure(f"{head} ({self.where}): {why}")
+
+    async def _body(self, response: aiohttp.ClientResponse, *, ok: bool) -> bytes:
+        """The reply's body, read as it comes: an answer (``ok``) longer than
+        ``max_reply_bytes`` is the case's error; an error status's body is cut where a message
+        stops quoting it.
+
+        Raises:
+            AgentFailure: an answer over ``max_reply_bytes``.
+        """
+        cap = self.spec.max_reply_bytes
+        limit = cap if ok else ERROR_BODY_READ
+        length = response.content_length
+        if ok and length is not None and length > cap:
+            response.close()
+            raise AgentFailure(self._too_big(f"its Content-Length is {length}"))
+        body = bytearray()
+        async for chunk in response.content.iter_chunked(2**16):
+            if len(body) + len(chunk) > limit:
+                response.close()  # the rest is never read: the connection is dropped
+                if ok:
+                    raise AgentFailure(self._too_big("the rest was not read"))
+                body += chunk[: limit - len(body)]
+                break
+            body += chunk
+        return bytes(body)
+
+    def _too_big(self, detail: str) -> str:
+        return (
+            f"http reply is over {size_text(self.spec.max_reply_bytes)} (max_reply_bytes; "
+            f"{detail}): {self.where}"
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool of the running loop (those of closed loops are gone)."""
