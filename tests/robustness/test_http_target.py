@@ -184,7 +184,7 @@ def test_a_refused_connection_errors_every_case_and_the_run_finishes(tmp_path: P
     url = f"http://127.0.0.1:{closed_port()}/agent"
     done = _run(tmp_path, url)
     assert done.code == 1, done.out + done.err
-    assert f"connection refused: {url} (after 2 tries)" in done.out
+    assert f"connection refused: {url} (after 2 tries; earlier: connection refused)" in done.out
     assert "5 errored" in done.out
     assert cli.run_row(tmp_path / "runs.db") == ("complete", 5, False)
 

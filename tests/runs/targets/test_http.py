@@ -368,6 +368,13 @@ def test_a_reply_that_does_not_fit_its_format_is_the_cases_error(
     assert message in str(err.value)
 
 
+def test_an_empty_chat_completion_is_the_cases_error_not_an_answer() -> None:
+    script = {"book-1": [Reply(body={"choices": [], "usage": {}})]}
+    with http_agent(script) as agent, pytest.raises(AgentFailure) as failure:
+        _run(_target(agent.url, reply={"format": "openai"}))
+    assert str(failure.value) == "http reply holds no message (format openai): choices is empty"
+
+
 def test_a_header_variable_missing_at_run_start_names_the_suite_field() -> None:
     spec = HttpTargetSpec.model_validate(
         {"kind": "http", "url": "http://127.0.0.1:9/a", "headers": {"X-Api-Key": "${AGENT_KEY}"}}

@@ -28,6 +28,7 @@ from ...suites._command import CommandSpecError, ResolvedCommand, resolve_comman
 from ...suites._errors import loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import raw_reader, reply_reader, size_text
+from ._timing import note_progress
 
 STDERR_KEPT = 2048
 """How much of the end of the program's stderr is kept (bytes)."""
@@ -118,7 +119,13 @@ class CommandTarget:
             return self._reply(exchange, transport.get_returncode())
         except BaseException:
             # cancelled (the case's time limit, Ctrl-C) or failed: nothing may outlive the call
-            await _end_group(group, exchange)
+            try:
+                await _end_group(group, exchange)
+            finally:
+                # a time limit's message says only that time ran out: its stderr says why
+                stderr = exchange.stderr_end()
+                if stderr:
+                    note_progress("stderr", stderr.removeprefix("; "))
             raise
         finally:
             transport.close()
