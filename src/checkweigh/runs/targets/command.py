@@ -7,7 +7,8 @@ Its exit status is 0 when it answered.
 
 It runs in a session of its own, so that it and everything it starts form one process group:
 when the call ends (answered, failed, timed out or cancelled) the whole group is ended, so no
-grandchild outlives its case or keeps its pipes, and with them the run, open.
+grandchild outlives its case or keeps its pipes, and with them the run, open. Should
+checkweigh itself be killed, its watchdog (:mod:`._watchdog`) ends the group.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ...suites._errors import loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import raw_reader, reply_reader, size_text
 from ._timing import note_progress
+from ._watchdog import WATCHDOG
 
 STDERR_KEPT = 2048
 """How much of the end of the program's stderr is kept (bytes)."""
@@ -85,6 +87,10 @@ class CommandTarget:
         loop = asyncio.get_running_loop()
         exchange = _Exchange(loop, self.max_reply_bytes)
         try:
+            WATCHDOG.ready()  # before the program starts: it is watched from its first moment
+        except OSError as exc:
+            raise AgentFailure(f"cannot start the agents' watchdog: {exc}") from None
+        try:
             transport, _ = await loop.subprocess_exec(
                 lambda: exchange,
                 *self.command.argv,
@@ -101,6 +107,7 @@ class CommandTarget:
             raise AgentFailure(f"command could not start: {reason}: {program}") from None
         group = transport.get_pid()  # the program leads a new session: its group's id is its pid
         try:
+            WATCHDOG.watch(group)  # should checkweigh itself be killed meanwhile
             stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
             stdin.write(payload)
             stdin.close()  # after the buffer is written; a program that never reads is fine
@@ -129,6 +136,7 @@ class CommandTarget:
             raise
         finally:
             transport.close()
+            WATCHDOG.forget(group)
 
     async def aclose(self) -> None:
         """Nothing to release: every call's process is gone when the call returns."""
