@@ -220,6 +220,15 @@ def test_a_conversation_turn_sends_the_messages_so_far_and_the_turn(tmp_path: Pa
     ]
 
 
+def test_a_program_is_told_which_try_of_the_case_it_answers(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text(SH_AGENT)
+    script.chmod(0o755)
+    target = _target(tmp_path, ["./agent.sh"])
+    tries = [_call(target, TargetRequest(_case(), repeat=n)) for n in (0, 2)]
+    assert [t.final_state["request"]["repeat"] for t in tries] == [0, 2]
+
+
 def test_a_command_string_is_split_like_a_shell_and_cwd_is_relative(tmp_path: Path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "agent.py").write_text(AGENT)
@@ -240,6 +249,7 @@ def test_a_sh_script_by_relative_path_gets_the_request_on_stdin(tmp_path: Path) 
         "id": "book-3",
         "input": {"message": "Book Alice on 2025-03-04 at 10:00"},
         "metadata": {"team": "sales"},
+        "repeat": 0,
     }
 
 

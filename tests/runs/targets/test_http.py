@@ -77,7 +77,12 @@ def test_the_case_is_posted_as_json_and_the_reply_is_its_trace_and_state() -> No
         ("assistant", None),
     ]
     [(_, body, headers)] = agent.requests
-    assert body == {"id": "book-1", "input": {"time": "10:00"}, "metadata": {"team": "sales"}}
+    assert body == {
+        "id": "book-1",
+        "input": {"time": "10:00"},
+        "metadata": {"team": "sales"},
+        "repeat": 0,
+    }
     assert headers["authorization"] == "Bearer t0k3n-abc"
     assert headers["content-type"] == "application/json"
 
@@ -114,6 +119,18 @@ def test_a_body_template_takes_values_whole_or_as_text() -> None:
         "context": {"team": "sales"},
         "note": 'case book-1 at 10:00 for {"team":"sales"}',
     }
+
+
+def test_each_try_of_a_case_says_which_it_is_and_a_body_template_can_use_it() -> None:
+    template = {"session": "eval-{{id}}-{{repeat}}", "try": "{{repeat}}", "q": "{{input.time}}"}
+    with http_agent() as agent:
+        for repeat in (0, 1, 2):
+            _run(_target(agent.url, body=template), TargetRequest(CASE, repeat=repeat))
+        _run(_target(agent.url), TargetRequest(CASE, repeat=1))
+    sent = [body for _, body, _ in agent.requests]
+    assert [b["session"] for b in sent[:3]] == ["eval-book-1-0", "eval-book-1-1", "eval-book-1-2"]
+    assert [b["try"] for b in sent[:3]] == [0, 1, 2]  # a whole reference keeps the number
+    assert sent[3]["repeat"] == 1  # the default request carries it too
 
 
 def test_a_body_template_reading_what_the_request_lacks_is_the_cases_error() -> None:

@@ -26,7 +26,7 @@ import orjson
 from ...core import FieldPath
 from ...errors import TargetError
 from ...suites import HttpTargetSpec
-from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
+from ...suites._http import BODY_REF, ENV_REF, env_names, env_url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import parse_json, raw_reader, reply_reader, size_text, visible
 from ._timing import note_progress
@@ -189,9 +189,9 @@ class HttpTarget:
         env = os.environ if environ is None else environ
         self.spec = spec
         self.url, _ = _resolve(spec.url, "target.url", env)
-        problem = url_problem(self.url)
-        if problem is not None:  # a URL from the environment is checked only now
-            raise TargetError(f"target.url: {problem.replace(self.url, shown_url(self.url))}")
+        problem = env_url_problem(spec.url, env)
+        if problem is not None:  # the suite's loading checked it too, if it read this env
+            raise TargetError(f"target.url: {problem}")
         self.where = shown_url(self.url)
         self.headers = {"content-type": "application/json", "accept": "application/json"}
         self._secrets: list[str] = []
