@@ -412,7 +412,10 @@ def test_the_url_may_come_from_the_environment_and_is_checked_then() -> None:
     assert target.where == "http://127.0.0.1:8080/run"  # messages never show the query
     with pytest.raises(TargetError) as err:
         HttpTarget(spec, environ={"AGENT_URL": "127.0.0.1:8080"})
-    assert str(err.value).startswith("target.url: expected an http:// or https:// URL")
+    assert str(err.value) == (
+        "target.url: ${AGENT_URL} from the environment gives '127.0.0.1:8080': expected an "
+        "http:// or https:// URL, got '127.0.0.1:8080'"
+    )
 
 
 def test_a_reply_echoing_the_token_shows_it_masked() -> None:
