@@ -17,7 +17,8 @@ _SEEN: ContextVar[dict[str, str] | None] = ContextVar("checkweigh_call_seen", de
 def note_progress(kind: str, text: str) -> None:
     """Record what the running call has seen, for its message if the time limit cuts it
     (``agent timed out after 30s; earlier: 429 x3 (Retry-After 2s)``). A later note of the
-    same ``kind`` replaces the earlier one; outside :func:`timed` it is dropped."""
+    same ``kind`` replaces the earlier one (an empty one clears it); outside :func:`timed` it is
+    dropped."""
     seen = _SEEN.get()
     if seen is not None:
         seen[kind] = text
@@ -43,7 +44,7 @@ async def timed(
         async with asyncio.timeout(timeout_s):
             ran = await target.run(request)
     except TimeoutError:
-        said = "".join(f"; {text}" for text in seen.values())
+        said = "".join(f"; {text}" for text in seen.values() if text)
         raise AgentFailure(f"agent timed out after {timeout_s:g}s{said}") from None
     except (AgentFailure, asyncio.CancelledError):
         raise

@@ -4,15 +4,17 @@ The request is :func:`request_payload` (or the suite's ``body:`` template filled
 reply is read as the suite's ``reply:`` says (:mod:`._reply`). A 429, 502, 503 or 504
 and a failed connection are tried again after an exponential backoff with jitter, or after
 the server's ``Retry-After``; everything else that gives no usable reply is an
-:class:`AgentFailure` with one line saying what happened, so its case is errored and the run
-goes on. Secrets (``${NAME}`` in headers) are read from the environment when the target is
-built and never appear in a message: a reply that echoes one shows ``***``.
+:class:`AgentFailure` with one line saying what happened (and what the earlier tries saw), so
+its case is errored and the run goes on. Secrets (``${NAME}`` in headers) are read from the
+environment when the target is built and never appear in a message: a reply that echoes one
+shows ``***``. They go only where they were sent: the client follows no redirect by itself,
+and ``follow_redirects: same_host`` follows only those to the same scheme, host and port. A
+reply is read as it arrives and dropped at ``max_reply_bytes``, so memory stays bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import random
 import time
@@ -30,6 +32,7 @@ from ...suites._http import BODY_REF, ENV_REF, env_names, env_url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import parse_json, raw_reader, reply_reader, size_text, visible
 from ._timing import note_progress
+from ._tries import Tries, origin, origin_text
 
 if TYPE_CHECKING:
     import aiohttp
@@ -42,7 +45,6 @@ MAX_REDIRECTS = 5
 """The most redirects one try follows (``follow_redirects: same_host``)."""
 ERROR_BODY_READ = 4096
 """How much of an error status's body is read (its message quotes the start)."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 INSTALL_HINT = "the http target needs aiohttp: pip install 'checkweigh[http]'"
 
 
@@ -105,66 +107,6 @@ class _Reply(NamedTuple):
     reason: str | None
     body: bytes
     retry_after: str | None
-
-
-class _Tries:
-    """The failed tries of one call, for its message (``after 4 tries; earlier: 429 x3
-    (Retry-After 2s)``) and, should its time limit cut it, for that one."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str | None]] = []
-
-    @property
-    def count(self) -> int:
-        """Tries that failed and were tried again."""
-        return len(self.seen)
-
-    def add(self, what: str, retry_after: str | None = None) -> None:
-        """A try that failed with ``what`` (a status, ``connection refused``) and is retried."""
-        detail = None
-        if retry_after is not None and retry_after.strip():
-            after = visible(retry_after, 40)
-            detail = f"Retry-After {after}{'s' if _seconds(after) else ''}"
-        self.seen.append((what, detail))
-        note_progress("http", f"earlier: {self.summary()}")
-
-    def summary(self) -> str:
-        """The failed tries, runs of the same grouped: ``429 x3 (Retry-After 2s), 503``."""
-        parts = []
-        for (what, detail), run in itertools.groupby(self.seen):
-            n = len(list(run))
-            parts.append(f"{what}{f' x{n}' if n > 1 else ''}{f' ({detail})' if detail else ''}")
-        return ", ".join(parts)
-
-    def said(self, text: str) -> str:
-        """``text``, the message of the last try, with the tries before it."""
-        if not self.seen:
-            return text
-        return f"{text} (after {self.count + 1} tries; earlier: {self.summary()})"
-
-
-def _seconds(text: str) -> bool:
-    return text.replace(".", "", 1).isdigit()
-
-
-def origin(url: str) -> tuple[str, str, int | None]:
-    """A URL's scheme, host and port (the default port of its scheme when it gives none):
-    where it is sent, and so what may see its headers."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return ("", url, None)
-    scheme = parts.scheme.lower()
-    return (scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme))
-
-
-def _origin_text(where: tuple[str, str, int | None]) -> str:
-    scheme, host, port = where
-    host = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{host}" + (
-        f":{port}" if port and port != _DEFAULT_PORTS.get(scheme) else ""
-    )
 
 
 class HttpTarget:
@@ -248,7 +190,8 @@ class HttpTarget:
         content = orjson.dumps(self.body(request))
         session = self._session_here()
         aiohttp = self._aiohttp
-        tries = _Tries()
+        tries = Tries()
+        note_progress("http", "")  # an earlier turn's tries are not this call's
         while True:
             try:
                 reply = await self._post(session, content)
@@ -325,11 +268,11 @@ class HttpTarget:
         if self.spec.follow_redirects == "same_host" and there == origin(self.url):
             return target
         head = f"http agent answered {status}{f' {self._clean(phrase, 60)}' if phrase else ''}"
-        shown = self._clean(_origin_text(there), 120)
+        shown = self._clean(origin_text(there), 120)
         if self.spec.follow_redirects == "same_host":
             why = (
                 f"a redirect to another host, {shown}, is not followed (follow_redirects: "
-                f"same_host follows only {_origin_text(origin(self.url))})"
+                f"same_host follows only {origin_text(origin(self.url))})"
             )
         else:
             why = (
