@@ -88,14 +88,19 @@ def test_each_turn_of_a_conversation_is_numbered(tmp_path: Path) -> None:
         run_id = store.get_run("latest").id
         conversation = page(client, f"/runs/{run_id}/cases/moved?repeat=0").by_id("conversation")
     heads = conversation.all("h3", "turn-sep")
-    assert [h.get("data-turn") for h in heads] == ["1", "2", "3"]
-    assert [h.text for h in heads] == ["turn 1 of 3", "turn 2 of 3", "turn 3 of 3"]
+    # counted from 0, as the agent's request (`turn`), its errors and replay misses count them
+    assert [h.get("data-turn") for h in heads] == ["0", "1", "2"]
+    assert [h.text for h in heads] == [
+        "turn 0 of 3, counted from 0 as in the agent's requests and errors",
+        "turn 1",
+        "turn 2",
+    ]
     steps = conversation.all("div", "turn")
     users = [s for s in steps if s.get("data-kind") == "user"]
     assert [u.one("div", "content").text for u in users] == said
     # every step after a user message belongs to that message's turn
-    assert steps[0].get("data-turn") == "1"
-    assert sorted({s.get("data-turn") for s in steps}) == ["1", "2", "3"]
+    assert steps[0].get("data-turn") == "0"
+    assert sorted({s.get("data-turn") for s in steps}) == ["0", "1", "2"]
     assert "3 turns" in conversation.one("h2").text
 
 

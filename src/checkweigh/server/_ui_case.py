@@ -59,12 +59,21 @@ def _turn(step: Step) -> dict[str, Any]:
 def conversation(case: Case) -> list[dict[str, Any]]:
     """The case's trace as steps, in the order they happened. In a multi-turn conversation
     (a ``user:`` block, or more than one user message) each user message opens a numbered turn,
-    as :func:`~checkweigh.core.turns_of` cuts them: ``turn_no`` on that step (from 1), ``in_turn``
-    on every step of the turn, ``turns`` the count."""
+    as :func:`~checkweigh.core.turns_of` cuts them: ``turn_no`` on that step, counted from 0 as
+    the agent's request, errors and replay misses count them; ``in_turn`` on every step of the
+    turn; ``turns`` the count."""
     steps = [_turn(step) for step in case.trace]
     count = len(case.turns)
     if case.user is None and count < 2:
         return steps
+    turn = -1  # a system prompt before the first turn is in none
+    for step in steps:
+        if step["kind"] == "user":
+            turn += 1
+            step["turn_no"] = turn
+        step["in_turn"] = turn if turn >= 0 else None
+        step["turns"] = count
+    return steps
     turn = 0
     for step in steps:
         if step["kind"] == "user":
