@@ -154,8 +154,8 @@ def test_an_interrupted_runs_gates_are_not_decided_in_every_report(tmp_path: Pat
             listed = client.get("/api/runs").json()["items"]
             assert [r["gates_passed"] for r in listed] == [None, True]
             page = client.get(f"/runs/{info.id}").text
-            assert 'Gates <span class="muted">not decided</span>' in page
-            assert f"Gates not decided: {why}." in page
+            assert 'data-verdict="not decided">not decided</span>' in page
+            assert f"Not decided: {why}." in page
             assert 'data-passed="none"' in page
             assert 'data-passed="true"' not in page
 
