@@ -33,8 +33,10 @@ from ._convert import (
     add_attributes,
     answer,
     case_fields,
+    is_message,
     kind_of,
     last_reply,
+    not_a_conversation,
     request_and_response,
     text_of,
     tool_call,
@@ -161,6 +163,10 @@ class AnthropicFormat(RecordFormat):
 
     name: ClassVar[str] = "anthropic"
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is a message is one conversation."""
+        return bool(items) and is_message(items[0])
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
         if isinstance(record, dict):
@@ -170,9 +176,7 @@ class AnthropicFormat(RecordFormat):
         elif isinstance(record, dict) and "messages" in record:
             messages, fields = record["messages"], record
         else:
-            raise RecordError(
-                f"expected a list of messages or an object with 'messages', got {kind_of(record)}"
-            )
+            raise not_a_conversation(record, "a list of messages or an object with 'messages'")
         steps, first_user = anthropic_steps(messages, system=fields.get("system"))
         reply = last_reply(steps)
         if reply is not None:

@@ -175,12 +175,15 @@ def import_lines(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iter
         yield from case_lines(path, ctx)
 
 
-def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, Any]]:
+def iter_records(
+    path: Path, ctx: ImportContext, whole: Callable[[list[Any]], bool] | None = None
+) -> Iterator[tuple[int | None, Any]]:
     """The JSON records of a file with their line numbers (None when not known).
 
     ``.jsonl`` / ``.ndjson`` files are streamed a line at a time; other files are one JSON
-    document: a list gives its items, anything else is one record, and a document that turns
-    out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
+    document: a list gives its items (unless ``whole`` says the list is itself one record,
+    such as one conversation's messages), anything else is one record, and a document that
+    turns out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
     or not UTF-8 (a truncated last line, say) goes to ``ctx.bad`` with its number. An empty
     file holds no records.
 
@@ -220,7 +223,7 @@ def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, A
             return
         text, line = _json_error(message, data)
         raise CaseFileError(text, file=path, line=line) from None
-    if isinstance(document, list):
+    if isinstance(document, list) and not (whole is not None and whole(document)):
         for item in document:
             ctx.records += 1
             yield None, item

@@ -269,6 +269,22 @@ def reply_of(response: dict[str, Any]) -> list[Any]:
     return [response] if "role" in response else []
 
 
+def is_message(value: Any) -> bool:
+    """Whether a value is one message (an object with a ``role``), not a conversation."""
+    return isinstance(value, dict) and isinstance(value.get("role"), str)
+
+
+def not_a_conversation(record: Any, holds: str) -> RecordError:
+    """The error for a record that is not one conversation; a lone message says so (a file
+    of messages one a line is not read as one conversation)."""
+    if is_message(record) and "content" in record:
+        return RecordError(
+            f"expected {holds}, got a single message (an object with 'role'); a file that is "
+            "one conversation holds its messages in one JSON list"
+        )
+    return RecordError(f"expected {holds}, got {kind_of(record)}")
+
+
 _CASE_FIELDS = ("id", "input", "final_state", "ground_truth", "metadata")
 
 
@@ -339,10 +355,16 @@ class RecordFormat:
         """
         raise NotImplementedError
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """Whether a JSON document that is a list is one conversation (a list of messages)
+        rather than a list of records; formats whose records can be lists say which."""
+        return False
+
     def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
         """The file's records: where each is (its line, or None) and its default id's suffix
         and message label. Formats whose records sit inside others override this."""
-        for n, (line, record) in enumerate(iter_records(path, ctx), start=1):
+        whole = self.one_conversation
+        for n, (line, record) in enumerate(iter_records(path, ctx, whole), start=1):
             if line is not None:
                 yield Record(line, str(line), "", record)
             else:

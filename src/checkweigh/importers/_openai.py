@@ -33,8 +33,10 @@ from ._convert import (
     add_attributes,
     answer,
     case_fields,
+    is_message,
     kind_of,
     last_reply,
+    not_a_conversation,
     request_and_response,
     text_of,
     tool_call,
@@ -155,6 +157,10 @@ class OpenAIFormat(RecordFormat):
     # parses it, so a case with one is built). test_lines fuzzes records to hold this.
     steps_checked: ClassVar[bool] = True
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is a message is one conversation."""
+        return bool(items) and is_message(items[0])
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
         if isinstance(record, dict):
@@ -165,9 +171,7 @@ class OpenAIFormat(RecordFormat):
         elif isinstance(record, dict) and found is not None:
             messages, fields, key = record[found], record, found
         else:
-            raise RecordError(
-                f"expected a list of messages or an object with 'messages', got {kind_of(record)}"
-            )
+            raise not_a_conversation(record, "a list of messages or an object with 'messages'")
         steps, first_user = openai_steps(messages, key)
         reply = last_reply(steps)
         if reply is not None:

@@ -135,6 +135,14 @@ class ResponsesFormat(RecordFormat):
 
     name: ClassVar[str] = "openai-responses"
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is an item (a message, or an object with a type) is
+        one conversation; a list of requests or responses (which have neither) is not."""
+        first = items[0] if items else None
+        return isinstance(first, dict) and (
+            isinstance(first.get("role"), str) or isinstance(first.get("type"), str)
+        )
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
         if isinstance(record, list):
