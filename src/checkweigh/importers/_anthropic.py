@@ -16,8 +16,10 @@ case's metadata). A message's content is text or a list of blocks, read in order
 - ``thinking`` / ``redacted_thinking``: an event of that name (the thinking as its content);
 - ``image`` and ``document``: no text; any other block: an event named by its type.
 
-A message's own ``model`` / ``usage`` go to the attributes of its first step; the record's go
-to its last assistant step.
+A message's own ``model`` / ``usage`` go to the attributes of its first assistant step (else
+its first step); the record's go to its last assistant step. A ``{request, response}`` record
+is the request's messages and the response message; a response that is an API error makes an
+errored case (its ``error``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ._convert import (
     is_message,
     kind_of,
     last_reply,
+    message_step,
     not_a_conversation,
     request_and_response,
     text_of,
@@ -85,7 +88,7 @@ def anthropic_steps(
         if role == "user" and text is not None and first_user is None:
             first_user = text
         if len(steps) > first and len(message) > 2:  # more than role and content
-            add_attributes(steps[first], usage_attributes(message))
+            add_attributes(message_step(steps, first), usage_attributes(message))
     return steps, first_user
 
 
@@ -169,8 +172,9 @@ class AnthropicFormat(RecordFormat):
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        error = None
         if isinstance(record, dict):
-            record = request_and_response(record)
+            record, error = request_and_response(record)
         if isinstance(record, list):
             messages, fields = record, {}
         elif isinstance(record, dict) and "messages" in record:
@@ -182,4 +186,7 @@ class AnthropicFormat(RecordFormat):
         if reply is not None:
             add_attributes(reply, usage_attributes(fields))
         used = ("messages", "system", "model", "usage", "cost")
-        return case_fields(fields, steps, first_user, used)
+        case = case_fields(fields, steps, first_user, used)
+        if error is not None:
+            case["error"] = error
+        return case

@@ -16,8 +16,10 @@ key is kept in the case's metadata). Messages become steps:
   ``tool_result`` event.
 
 Content may be text or a list of parts (the text parts are joined). A message's own
-``model`` / ``usage`` / ``cost`` go to the attributes of its first step; the record's go to
-its last assistant step.
+``model`` / ``usage`` / ``cost`` go to the attributes of its first assistant step (else its
+first step); the record's go to its last assistant step. A ``{request, response}`` record is
+the request's messages and the response's first choice; a response that is an API error
+makes an errored case (its ``error``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ._convert import (
     is_message,
     kind_of,
     last_reply,
+    message_step,
     not_a_conversation,
     request_and_response,
     text_of,
@@ -100,7 +103,7 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
             stamp = message.get("timestamp")
             if isinstance(stamp, str | int | float) and not isinstance(stamp, bool):
                 steps[first]["timestamp"] = stamp
-            add_attributes(steps[first], usage_attributes(message))
+            add_attributes(message_step(steps, first), usage_attributes(message))
     return steps, first_user
 
 
@@ -163,8 +166,9 @@ class OpenAIFormat(RecordFormat):
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        error = None
         if isinstance(record, dict):
-            record = request_and_response(record)
+            record, error = request_and_response(record)
         found = _messages_key(record) if isinstance(record, dict) else None
         if isinstance(record, list):
             messages, fields, key = record, {}, "messages"
@@ -176,7 +180,10 @@ class OpenAIFormat(RecordFormat):
         reply = last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(fields))
-        return case_fields(fields, steps, first_user, (key, "model", "usage", "cost"))
+        case = case_fields(fields, steps, first_user, (key, "model", "usage", "cost"))
+        if error is not None:
+            case["error"] = error
+        return case
 
 
 def _messages_key(record: dict[str, Any]) -> str | None:

@@ -33,9 +33,12 @@ from ._convert import (
     StepDict,
     add_attributes,
     answer,
+    api_error,
     case_fields,
     kind_of,
     last_reply,
+    message_step,
+    request_settings,
     text_of,
     tool_call,
     usage_attributes,
@@ -148,10 +151,13 @@ class ResponsesFormat(RecordFormat):
         if isinstance(record, list):
             items, user = responses_steps(record)
             return case_fields({}, items, user, ())
+        error = None
+        if isinstance(record, dict) and isinstance(record.get("request"), dict):
+            record, error = _request_and_response(record)
         if not isinstance(record, dict) or not ("input" in record or "output" in record):
             raise RecordError(
-                "expected a list of items or an object with 'input' / 'output', "
-                f"got {kind_of(record)}"
+                "expected a list of items, an object with 'input' / 'output', or one with "
+                f"'request' and 'response', got {kind_of(record)}"
             )
         steps: list[StepDict] = []
         pairer = Pairer(steps)
@@ -165,14 +171,40 @@ class ResponsesFormat(RecordFormat):
             first_user = given
         elif given is not None:
             first_user = _add_items(given, "input", steps, pairer)
+        reply = None
         if record.get("output") is not None:
+            start = len(steps)
             found = _add_items(record["output"], "output", steps, pairer)
             first_user = first_user if first_user is not None else found
-        reply = last_reply(steps)
+            # the response's usage is its output's: on the reply's own steps, once
+            reply = message_step(steps, start) if len(steps) > start else None
+        reply = reply if reply is not None else last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(record))
         used = ("input", "output", "instructions", "model", "usage", "cost")
         # a response's "input" is not the case's input: the first user message is
-        return case_fields(
+        case = case_fields(
             {k: v for k, v in record.items() if k != "input"}, steps, first_user, used
         )
+        if error is not None:
+            case["error"] = error
+        return case
+
+
+def _request_and_response(record: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A call logged as ``{request: {input, instructions, ...}, response: {output, ...}}``
+    as one object: the request's input and instructions, the response's output, model and
+    usage, the request's other settings (``tools``, ``temperature``...) kept; and the error
+    when the response is an API error (a failed response, or an error body)."""
+    request, response = record["request"], record.get("response")
+    merged = {k: v for k, v in record.items() if k not in ("request", "response")}
+    merged.update(request_settings(request, response, merged))
+    error = api_error(response)
+    if error is None and response is None and record.get("error"):
+        error = api_error({"error": merged.pop("error")})
+    if error is None and isinstance(response, dict):
+        for key in ("output", "model", "usage"):
+            if key in response:
+                merged[key] = response[key]
+    merged.setdefault("input", None)
+    return merged, error
