@@ -99,11 +99,18 @@ def _blocks(
     texts: list[str] = []
     spoke = False  # whether the message gave a text step (even an empty one)
     produced = False  # whether it gave any step or paired any result
+    # text of an assistant message that also calls the client's tools (which end the turn)
+    # is a preamble, not a reply; text after a server tool's result answers the user
+    calls = sum(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    marked = role == "assistant" and calls > 0
 
     def flush() -> None:
         nonlocal spoke
         if texts:
-            steps.append({"kind": role, "content": "\n".join(texts)})
+            step: StepDict = {"kind": role, "content": "\n".join(texts)}
+            if marked:
+                step["attributes"] = {"tool_calls": calls}
+            steps.append(step)
             texts.clear()
             spoke = True
 

@@ -131,7 +131,10 @@ def _assistant(
         calls = [*calls, {"function": legacy}]
     # text that came with tool calls stays the assistant's content, before the calls
     if (text and text.strip()) or not calls:
-        steps.append({"kind": "assistant", "content": text or ""})
+        step: StepDict = {"kind": "assistant", "content": text or ""}
+        if calls:  # a preamble to the calls, not a reply: marked so checks can tell
+            step["attributes"] = {"tool_calls": len(calls)}
+        steps.append(step)
     for j, call in enumerate(calls):
         if not isinstance(call, dict):
             raise RecordError(

@@ -154,6 +154,8 @@ class _Builder:
             step["latency_ms"] = span.duration_ms
             step["error"] = span.error
             step["attributes"] = _attributes(span)
+        if message.tool_calls:  # text with them is a preamble to the calls, not a reply
+            step["attributes"] = {**step["attributes"], "tool_calls": len(message.tool_calls)}
         for call in message.tool_calls:
             self._requested(span, call)
 

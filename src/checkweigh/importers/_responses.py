@@ -63,6 +63,9 @@ def _add_items(items: Any, where: str, steps: list[StepDict], pairer: Pairer) ->
     if not isinstance(items, list):
         raise RecordError(f"{where}: expected a list of items, got {kind_of(items)}")
     first_user: str | None = None
+    said: StepDict | None = None
+    """The assistant's last message while no tool result or other message came after it:
+    function calls that follow it make it a preamble to them, not a reply."""
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
         if not isinstance(item, dict):
@@ -74,10 +77,15 @@ def _add_items(items: Any, where: str, steps: list[StepDict], pairer: Pairer) ->
             text = _message(item, at, steps, pairer)
             if first_user is None and text is not None:
                 first_user = text
+            said = steps[-1] if steps[-1]["kind"] == "assistant" else None
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments", item.get("input"))
             pairer.add(tool_call(item.get("name"), args, _call_id(item), f"{at}.name"))
+            if said is not None:
+                attrs = said.setdefault("attributes", {})
+                attrs["tool_calls"] = attrs.get("tool_calls", 0) + 1
         elif kind.endswith("_call_output"):
+            said = None
             output = item.get("output")
             value = output if isinstance(output, dict) else text_of(output, f"{at}.output")
             answer(steps, pairer, value, call_id=item.get("call_id"))
