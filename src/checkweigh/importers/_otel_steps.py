@@ -136,13 +136,19 @@ class _Builder:
         for message in new_messages(self.history.get(scope, []), sent):
             self._message(span, message, own=False)
         answers = output_messages(span) or [Message("assistant")]
+        # the span's timing and usage go to its answer (not to thinking that came first)
+        own = next((i for i, m in enumerate(answers) if m.role == "assistant"), 0)
         for i, message in enumerate(answers):
-            self._message(span, message, own=i == 0)
+            self._message(span, message, own=i == own)
         self.history[scope] = sent + answers
 
     def _message(self, span: Span, message: Message, *, own: bool) -> None:
         if message.role == "tool":
             self._tool_result(span, message)
+            return
+        if message.role == "thinking":  # reasoning an instrumentation wrote as a message
+            step = self._step(span, "event", name="thinking", own_id=False)
+            step["content"] = message.content
             return
         if message.role != "assistant":
             step = self._step(span, message.role, own_id=False)
