@@ -328,3 +328,18 @@ def test_responses_request_and_response_records(tmp_path: Path) -> None:
         "tools": [{"type": "function", "name": "get_flight_status"}],
         "temperature": 0,
     }
+
+
+def test_an_agents_reply_that_is_a_failed_call_is_an_agent_failure() -> None:
+    from checkweigh.runs.targets import AgentFailure
+    from checkweigh.runs.targets._reply import reply_reader
+    from checkweigh.suites import ReplySpec
+
+    read = reply_reader(ReplySpec(format="openai"), "command's reply")
+    with pytest.raises(AgentFailure) as caught:
+        read({"request": {"model": "gpt-4o", "messages": HISTORY}, "response": OPENAI_ERROR})
+    assert str(caught.value) == (
+        "command's reply reports an error: API error (invalid_request_error): This model's "
+        "maximum context length is 128000 tokens. However, your messages resulted in 131072 "
+        "tokens."
+    )
