@@ -40,11 +40,11 @@ from ._convert import (
     last_reply,
     message_step,
     not_a_conversation,
-    request_and_response,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import request_and_response
 
 _CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _NO_TEXT = ("image", "document")

@@ -40,11 +40,11 @@ from ._convert import (
     last_reply,
     message_step,
     not_a_conversation,
-    request_and_response,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import request_and_response
 
 _ROLES = "system, developer, user, assistant or tool"
 _PLAIN = frozenset(("role", "content", "tool_calls", "name", "refusal", "function_call"))

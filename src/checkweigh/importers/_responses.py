@@ -33,16 +33,15 @@ from ._convert import (
     StepDict,
     add_attributes,
     answer,
-    api_error,
     case_fields,
     kind_of,
     last_reply,
     message_step,
-    request_settings,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import responses_request_and_response
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 _ITEM_KEYS = ("type", "id", "call_id", "status")
@@ -161,7 +160,7 @@ class ResponsesFormat(RecordFormat):
             return case_fields({}, items, user, ())
         error = None
         if isinstance(record, dict) and isinstance(record.get("request"), dict):
-            record, error = _request_and_response(record)
+            record, error = responses_request_and_response(record)
         if not isinstance(record, dict) or not ("input" in record or "output" in record):
             raise RecordError(
                 "expected a list of items, an object with 'input' / 'output', or one with "
@@ -197,22 +196,3 @@ class ResponsesFormat(RecordFormat):
         if error is not None:
             case["error"] = error
         return case
-
-
-def _request_and_response(record: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """A call logged as ``{request: {input, instructions, ...}, response: {output, ...}}``
-    as one object: the request's input and instructions, the response's output, model and
-    usage, the request's other settings (``tools``, ``temperature``...) kept; and the error
-    when the response is an API error (a failed response, or an error body)."""
-    request, response = record["request"], record.get("response")
-    merged = {k: v for k, v in record.items() if k not in ("request", "response")}
-    merged.update(request_settings(request, response, merged))
-    error = api_error(response)
-    if error is None and response is None and record.get("error"):
-        error = api_error({"error": merged.pop("error")})
-    if error is None and isinstance(response, dict):
-        for key in ("output", "model", "usage"):
-            if key in response:
-                merged[key] = response[key]
-    merged.setdefault("input", None)
-    return merged, error
