@@ -140,3 +140,27 @@ def test_a_bad_message_in_a_one_conversation_file_names_the_message(tmp_path: Pa
         "developer, user, assistant or tool"
     )
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_a_json_file_of_one_logged_call(tmp_path: Path, fmt: str) -> None:
+    reply: dict[str, Any] = (
+        {"choices": [{"message": {"role": "assistant", "content": "It has shipped."}}]}
+        if fmt == "openai"
+        else {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "It has shipped."}],
+        }
+    )
+    call = {
+        "request": {"model": "m", "messages": [{"role": "user", "content": "Where is 1042?"}]},
+        "response": reply,
+    }
+    (case,), ctx = load(fmt, _json(tmp_path / "call.json", call))
+    assert (case.id, case.input, case.output, ctx.records) == (
+        "call-1",
+        "Where is 1042?",
+        "It has shipped.",
+        1,
+    )
