@@ -1,5 +1,8 @@
 """OpenTelemetry GenAI spans (OTLP/JSON, as the Collector's file exporter writes them) as cases.
 
+A record is a traces export request, or a logs one whose GenAI log events (message content,
+on the official OpenAI instrumentation's default conventions) join the spans of their trace.
+
 One trace is one case. Its id is the ``checkweigh.case.id`` attribute (or the attribute named
 by ``case_id_attribute``) found on the resource or on a span, else the trace id. Spans are
 ordered by start time (parents before children at the same instant), whatever their order in

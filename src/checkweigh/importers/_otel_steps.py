@@ -5,7 +5,8 @@
   previous chat span of the same agent (each span's input repeats the history), then one
   assistant step per answer (content None when the instrumentation did not capture it, or
   when the answer is tool calls only). The assistant step has the span's id, timing, model,
-  token usage and other attributes.
+  token usage and other attributes, and ``tool_calls`` (how many) when it asked for some.
+  GenAI log events (``_otlp_logs``) are read as events of the span they name.
 - A tool span (``execute_tool``) is a ``tool_call`` step: ``gen_ai.tool.name``, arguments,
   result, and the span's ERROR status as the step's error. Tool calls the model asked for
   that no tool span records become ``tool_call`` steps too, their results taken from the
@@ -15,6 +16,7 @@
   Its token usage is kept as given, not counted: agents often repeat their children's totals.
 - Other spans (HTTP, database, framework internals) make no step; a step's ``parent_id`` is
   its nearest ancestor span that made a step (the raw parent when that is outside the trace).
+- A trace whose chat spans carry no message at all is an errored case (:data:`NO_CONTENT`).
 """
 
 from __future__ import annotations
@@ -285,7 +287,6 @@ def build_case(
     spans = sorted(spans, key=lambda s: (s.start_ns, _depth(s, by_id), s.line or 0))
     if logs:
         spans = with_logs(spans, logs)
-        by_id = {s.span_id: s for s in spans}
     builder = _Builder(spans)
     for span in spans:
         kind = builder.kinds[span.span_id]
