@@ -343,3 +343,13 @@ def test_an_agents_reply_that_is_a_failed_call_is_an_agent_failure() -> None:
         "maximum context length is 128000 tokens. However, your messages resulted in 131072 "
         "tokens."
     )
+
+
+def test_a_target_that_runs_an_errored_case_again_replaces_its_error() -> None:
+    from checkweigh.core import Case, Step
+    from checkweigh.runs._engine import ran_case
+    from checkweigh.runs.targets import AgentRun
+
+    recorded = Case(id="too-long", input="Is flight HAT045 on time?", error="API error (x): y")
+    ran = ran_case(recorded, AgentRun(trace=[Step(kind="assistant", content="On time.")]))
+    assert (ran.error, ran.output) == (None, "On time.")
