@@ -72,8 +72,10 @@ def _log(data: Any, line: int | None) -> LogEvent | None:
         trace_id = decode_id(trace, "traceId", 16)
         span = data.get("spanId")
         span_id = decode_id(span, "spanId", 8) if span else None
-        time = data.get("timeUnixNano") or data.get("observedTimeUnixNano")
-        time_ns = decode_nanos(time, "timeUnixNano") if time not in (None, "0", 0) else None
+        # a log without its own time (0) has the time the SDK observed it
+        times = [data.get(k) for k in ("timeUnixNano", "observedTimeUnixNano")]
+        time = next((t for t in times if t not in (None, "0", 0)), None)
+        time_ns = decode_nanos(time, "timeUnixNano") if time is not None else None
         body = decode_value(data["body"]) if data.get("body") is not None else None
     except SpanError as exc:
         raise SpanError(f"{where}: {exc}") from None
