@@ -179,7 +179,8 @@ class MappingFormat(RecordFormat):
         found = self.mapping.path(self.mapping.error).get(record, None)
         if found in (None, "", False, {}, []):
             return None
-        return found if isinstance(found, str) else to_json(found).decode()
+        text = found if isinstance(found, str) else to_json(found).decode()
+        return " ".join(text.split()) or "error"  # one line, as reports show it
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One record as a case's fields."""
