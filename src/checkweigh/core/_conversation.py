@@ -133,10 +133,20 @@ class Turn:
         return float(sum(known)) if known else None
 
 
+WITH_TOOL_CALLS = "tool_calls"
+"""The attribute that marks assistant text sent together with tool calls (how many): a
+preamble to the calls, not a reply (tau-bench, for one, never shows it the user)."""
+
+
 def last_reply(trace: list[Step]) -> str:
-    """The content of the last assistant message of ``trace``, or ''."""
+    """The content of the last assistant message of ``trace`` that is a reply (not text sent
+    together with tool calls: see :data:`WITH_TOOL_CALLS`), or ''."""
     for step in reversed(trace):
-        if step.kind == "assistant" and step.content is not None:
+        if (
+            step.kind == "assistant"
+            and step.content is not None
+            and not step.attributes.get(WITH_TOOL_CALLS)
+        ):
             return step.content
     return ""
 

@@ -141,6 +141,8 @@ def _converted(fmt: str, converter: RecordFormat, data: Any, who: str) -> AgentR
         fields = converter.convert(data)
     except RecordError as exc:
         raise AgentFailure(f"{who} does not fit format {fmt}: {visible(str(exc))}") from None
+    if fields.get("error") is not None:  # the reply says the agent's run failed
+        raise AgentFailure(f"{who} reports an error: {visible(str(fields['error']))}")
     run = {
         "trace": fields.get("trace", []),
         "final_state": fields.get("final_state") or _top_state(given),
