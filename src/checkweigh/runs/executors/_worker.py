@@ -114,7 +114,8 @@ def worker_state(spec: WorkerSpec) -> WorkerState:
     state = _STATES.get(spec)
     if state is not None:
         return state
-    suite = load_suite(spec.suite, load_agent=spec.with_agent)
+    # the driver resolved the cases file (spec.cases): the suite's own need not exist
+    suite = load_suite(spec.suite, load_agent=spec.with_agent, own_cases=False)
     suite = suite.with_cases(spec.cases, spec.on_bad_record)
     evaluator = Evaluator.from_suite(suite)
     built = (
