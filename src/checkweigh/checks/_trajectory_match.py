@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable, passed
+from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, passed
 from ..core._paths import MISSING
+from ._argpaths import parse_arg_path
 from ._calls import (
     Actual,
     ArgsOverride,
@@ -17,9 +19,10 @@ from ._calls import (
     TrajectoryMode,
     parse_reference,
 )
-from ._model import Compiled, Runner, parse_path, short
-from ._steps import StepMatch
+from ._model import Compiled, Missing, Runner, absent, missing_needs_a_path, parse_path, short
+from ._steps import StepMatch, parse_json_text
 from ._values import ArgMode
+from ._watch import Held, Probe, reaches
 
 _TOOL_KINDS: tuple[StepKind, ...] = ("tool_call",)
 
@@ -44,6 +47,9 @@ class TrajectoryMatch(Compiled):
     """Or: where the case holds them, e.g. ``ground_truth.actions`` (names, ``{name,
     arguments}``, tau-bench's ``{name, kwargs}`` or OpenAI's ``{function: {name,
     arguments}}``)."""
+    missing: Missing = "not_applicable"
+    """What a case without a reference at ``reference_path`` (absent or null) gets:
+    ``not_applicable`` (default), ``fail`` or ``error``."""
     mode: TrajectoryMode = "strict"
     """How to compare the sequences."""
     arguments_mode: ArgMode = "exact"
@@ -65,7 +71,42 @@ class TrajectoryMatch(Compiled):
             raise ValueError("give exactly one of 'reference' or 'reference_path'")
         if self.reference_path is not None:
             parse_path(self.reference_path)
+        missing_needs_a_path(self, self.reference_path, "reference_path")
         return self
+
+    def case_probes(self) -> list[Probe]:
+        """Its case paths, each ``overrides`` key (a tool some case called) and each
+        ``compare`` / ``ignore`` path (reached in the arguments of some call of that tool, in a
+        trace or a reference)."""
+        probes = super().case_probes()
+        kinds = frozenset(self.kinds)
+        calls = self._calls_of(kinds)
+        for tool, override in self.overrides.items():
+            probes.append(Probe("overrides key", tool, _called(tool, kinds)))
+            for field in ("compare", "ignore"):
+                for text in getattr(override, field) or ():
+                    held = _argument_held(tool, parse_arg_path(text), calls)
+                    where = f"overrides.{tool}.{field}"
+                    probes.append(Probe(where, text, held, ("overrides key", tool)))
+        return probes
+
+    def _calls_of(self, kinds: frozenset[StepKind]) -> Callable[[Case], Iterator[tuple[str, Any]]]:
+        """Every call a case compares, as (name, arguments): the trace's and the reference's."""
+        inline = [(r.name, r.arguments) for r in self.reference or ()]
+        get = FieldPath.parse(self.reference_path).getter if self.reference_path else None
+
+        def calls(case: Case) -> Iterator[tuple[str, Any]]:
+            for step in case.trace:
+                if step.kind in kinds and step.name is not None:
+                    yield step.name, parse_json_text(step.arguments)
+            yield from inline
+            ref = get(case) if get is not None else None
+            if isinstance(ref, list):
+                parsed = parse_reference(ref)
+                if isinstance(parsed, list):
+                    yield from ((e.name, e.arguments) for e in parsed)
+
+        return calls
 
     def compile(self) -> Runner:
         mode, kinds = self.mode, frozenset(self.kinds)
@@ -86,7 +127,7 @@ class TrajectoryMatch(Compiled):
         else:
             assert self.reference_path is not None
             get_reference = FieldPath.parse(self.reference_path).getter
-        no_reference = not_applicable(f"no reference at {self.reference_path}")
+        no_reference = absent(self.missing, f"no reference at {self.reference_path}")
 
         def run(case: Case) -> Verdict:
             if inline is not None:
@@ -125,6 +166,22 @@ class TrajectoryMatch(Compiled):
             return failed(why)
 
         return run
+
+
+def _called(tool: str, kinds: frozenset[StepKind]) -> Held:
+    def held(case: Case) -> bool:
+        return any(s.name == tool and s.kind in kinds for s in case.trace)
+
+    return held
+
+
+def _argument_held(
+    tool: str, parts: tuple[Any, ...], calls: Callable[[Case], Iterator[tuple[str, Any]]]
+) -> Held:
+    def held(case: Case) -> bool:
+        return any(name == tool and reaches(args, parts) for name, args in calls(case))
+
+    return held
 
 
 def _left_out(trace: list[Step], kinds: frozenset[StepKind], name: str, taken: list[Actual]) -> str:
