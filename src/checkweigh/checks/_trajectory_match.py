@@ -9,9 +9,10 @@ from pydantic import Field, model_validator
 
 from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, passed
 from ..core._paths import MISSING
-from ._argpaths import parse_arg_path
+from ._argpaths import compile_paths, parse_arg_path
 from ._calls import (
     Actual,
+    ArgRule,
     ArgsOverride,
     Expected,
     Pairing,
@@ -19,6 +20,7 @@ from ._calls import (
     TrajectoryMode,
     parse_reference,
 )
+from ._dedupe import Dedupe
 from ._model import Compiled, Missing, Runner, absent, missing_needs_a_path, parse_path, short
 from ._steps import StepMatch, parse_json_text
 from ._values import ArgMode
@@ -58,7 +60,13 @@ class TrajectoryMatch(Compiled):
     reference's); objects nested at any depth are compared the same way."""
     overrides: dict[str, ArgsOverride] = Field(default_factory=dict)
     """Per tool name: an argument mode, a list of argument paths to compare, or ``{mode,
-    compare | ignore}``."""
+    compare | ignore, unordered}``."""
+    unordered: list[str] = Field(default_factory=list)
+    """Argument paths whose lists compare in any order, e.g. ``[item_ids, new_item_ids]``:
+    equal as multisets, their items paired one to one (compared by ``arguments_mode``)."""
+    dedupe: Dedupe | None = None
+    """Keep one of the selected calls per tool and key before comparing, e.g. ``{key:
+    arguments.order_id, keep: last}`` (an agent's corrected call replaces its first)."""
     select: StepMatch | None = None
     """Which of the trace's steps count (e.g. ``{name: 'update_*', error: false}``); its name
     criterion filters the reference too."""
@@ -72,6 +80,7 @@ class TrajectoryMatch(Compiled):
         if self.reference_path is not None:
             parse_path(self.reference_path)
         missing_needs_a_path(self, self.reference_path, "reference_path")
+        compile_paths(self.unordered)
         return self
 
     def case_probes(self) -> list[Probe]:
@@ -81,9 +90,16 @@ class TrajectoryMatch(Compiled):
         probes = super().case_probes()
         kinds = frozenset(self.kinds)
         calls = self._calls_of(kinds)
+        for text in self.unordered:
+            probes.append(
+                Probe("unordered", text, _argument_held(None, parse_arg_path(text), calls))
+            )
+        if self.dedupe is not None:
+            parts = parse_arg_path(self.dedupe.argument_path)
+            probes.append(Probe("dedupe.key", self.dedupe.key, _argument_held(None, parts, calls)))
         for tool, override in self.overrides.items():
             probes.append(Probe("overrides key", tool, _called(tool, kinds)))
-            for field in ("compare", "ignore"):
+            for field in ("compare", "ignore", "unordered"):
                 for text in getattr(override, field) or ():
                     held = _argument_held(tool, parse_arg_path(text), calls)
                     where = f"overrides.{tool}.{field}"
@@ -110,8 +126,11 @@ class TrajectoryMatch(Compiled):
 
     def compile(self) -> Runner:
         mode, kinds = self.mode, frozenset(self.kinds)
-        rules = {name: o.rule(self.arguments_mode) for name, o in self.overrides.items()}
-        pairing = Pairing(ArgsOverride(mode=self.arguments_mode).rule("exact"), rules)
+        loose = self.unordered
+        rules = {name: o.rule(self.arguments_mode, loose) for name, o in self.overrides.items()}
+        default = ArgRule(self.arguments_mode, unordered=compile_paths(loose) if loose else None)
+        pairing = Pairing(default, rules)
+        dedupe = self.dedupe.apply if self.dedupe is not None else None
         by_name = self.select.names_only if self.select is not None else None
         select = self.select
         tester = select.tester() if select is not None else None
@@ -157,6 +176,9 @@ class TrajectoryMatch(Compiled):
                     Actual.of(i, s) for i, s in enumerate(trace) if s.kind in kinds and test(s)
                 ]
 
+            if dedupe is not None:
+                actual = dedupe(actual)
+
             def unselected(name: str) -> str:
                 return _left_out(trace, kinds, name, actual)
 
@@ -176,10 +198,14 @@ def _called(tool: str, kinds: frozenset[StepKind]) -> Held:
 
 
 def _argument_held(
-    tool: str, parts: tuple[Any, ...], calls: Callable[[Case], Iterator[tuple[str, Any]]]
+    tool: str | None, parts: tuple[Any, ...], calls: Callable[[Case], Iterator[tuple[str, Any]]]
 ) -> Held:
+    """Whether some call of ``tool`` (of any tool: None) a case compares reaches ``parts``."""
+
     def held(case: Case) -> bool:
-        return any(name == tool and reaches(args, parts) for name, args in calls(case))
+        return any(
+            (tool is None or name == tool) and reaches(args, parts) for name, args in calls(case)
+        )
 
     return held
 
