@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
+from checkweigh.server import create_app
 from checkweigh.store import Store
 from support import cli_process as cli
 from support.recorded_suite import make_case, standard_cases, write_suite
@@ -153,10 +155,17 @@ def test_paths_no_case_held_are_named_in_every_report(tmp_path: Path) -> None:
         "reference\\_path ground\\_truth&#46;write\\_action matched nothing" in out_md.read_text()
     )
 
-    (info,) = Store(db).list_runs()  # the stored summary, which the web UI shows
-    assert info.summary is not None
-    assert [u.model_dump() for u in info.summary.unheld_paths] == UNHELD
-    assert sum("matched nothing" in n for n in info.summary.notes) == 3
+    with Store(db) as store:  # the stored summary, and the run's page that shows it
+        (info,) = store.list_runs()
+        assert info.summary is not None
+        assert [u.model_dump() for u in info.summary.unheld_paths] == UNHELD
+        assert sum("matched nothing" in n for n in info.summary.notes) == 3
+        page = TestClient(create_app(store)).get(f"/runs/{info.id}")
+    assert page.status_code == 200
+    assert (
+        '<p class="note">note: check write_action: reference_path ground_truth.write_action '
+        "matched nothing in any case of the run (misspelt?)</p>"
+    ) in page.text
 
 
 def test_workers_name_the_same_paths_a_single_process_does(tmp_path: Path) -> None:
