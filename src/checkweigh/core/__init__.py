@@ -111,6 +111,7 @@ if _typing.TYPE_CHECKING:
         RubricSummary,
         RunSummary,
         SlowCase,
+        UnheldPath,
         WorstCase,
     )
     from ._thresholds import CompareThresholds
@@ -243,6 +244,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "JudgeStats": "._summary",
             "RubricSummary": "._summary",
             "RunSummary": "._summary",
+            "UnheldPath": "._summary",
             "SlowCase": "._summary",
             "WorstCase": "._summary",
             "CaseUsage": "._usage",
@@ -364,6 +366,7 @@ __all__ = [
     "RubricSummary",
     "RunAggregator",
     "RunSummary",
+    "UnheldPath",
     "ScoreStatus",
     "SlowCase",
     "Step",

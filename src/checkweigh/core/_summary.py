@@ -253,6 +253,18 @@ class AgentUsage(BaseModel):
         return "; ".join(parts)
 
 
+class UnheldPath(BaseModel):
+    """A path a check reads that no case of the run held: a misspelt path, most likely,
+    which made the check answer as if the value were absent on every case."""
+
+    check: str
+    """The check's name."""
+    field: str
+    """Its field naming the path (``reference_path``, ``when``, ``overrides key``...)."""
+    path: str
+    """The path (or tool name) as written."""
+
+
 class RunSummary(BaseModel):
     """Everything a report needs about a run."""
 
@@ -273,6 +285,8 @@ class RunSummary(BaseModel):
     """Gate results; empty until gates are evaluated."""
     notes: list[str] = Field(default_factory=list)
     """What a reader must know about how the run was scored (e.g. skipped judge checks)."""
+    unheld_paths: list[UnheldPath] = Field(default_factory=list)
+    """The paths checks read that no case of the run held (each is also a note)."""
     judge: JudgeStats | None = None
     """The judge's calls, cache hits, tokens and cost, when the run had a judge."""
     case_gates: CaseGates | None = None

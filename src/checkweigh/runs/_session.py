@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._process import refuse_process_exit
+from ..checks._watch import unheld_note
 from ..core import (
     CONFIG_VERSION,
     Case,
@@ -22,6 +23,7 @@ from ..core import (
     RunAggregator,
     RunConfig,
     RunSummary,
+    UnheldPath,
     apply_gates,
 )
 from ..errors import StoreError
@@ -260,8 +262,10 @@ async def _execute(
     def summarize() -> RunSummary:
         summary = apply_gates(aggregator.summary(), suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
-        told = notes + source.notes(tally) + judge_notes(judge)
-        return summary.model_copy(update={"notes": told, "judge": stats})
+        unheld = evaluator.watch.unheld()
+        told = notes + [unheld_note(k) for k in unheld] + source.notes(tally) + judge_notes(judge)
+        paths = [UnheldPath(check=c, field=f, path=p) for c, f, p in unheld]
+        return summary.model_copy(update={"notes": told, "judge": stats, "unheld_paths": paths})
 
     # ``concurrency`` (--concurrency, else the target's) bounds agent calls only; recorded
     # cases are admitted as the judge's pool takes them (its own limit bounds the judge

@@ -152,7 +152,11 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     j = request.judge
     prices = parse_prices(j.prices)
     # a replay calls no agent: it need not be importable (nor reachable, nor installed)
-    suite = load_suite(request.suite, load_agent=request.replay_agent is None)
+    suite = load_suite(
+        request.suite,
+        load_agent=request.replay_agent is None,
+        own_cases=request.cases is None,  # --cases: the suite's own file need not exist
+    )
     if request.cases is not None or request.on_bad_record is not None:
         suite = suite.with_cases(request.cases, request.on_bad_record)
     check_agent_flags(suite, request.record_agent, request.replay_agent)
