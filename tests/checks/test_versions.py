@@ -18,7 +18,8 @@ from checkweigh.suites import BUILTIN_CHECKS, load_suite
 from support.retail_cases import KEYBOARD, NEW_KEYBOARD, exchange_case
 
 # type -> (the smallest suite entry, its version). A judge check's version also names the
-# trace formatter it reads (``+plain@1``).
+# trace formatter it reads (``+plain@2``: 2 since the final answer leaves out text sent
+# together with tool calls).
 PINNED: dict[str, tuple[dict[str, Any], str]] = {
     "equals": ({"path": "output", "value": "ok"}, "1"),
     "one_of": ({"path": "output", "values": ["ok"]}, "1"),
@@ -37,11 +38,11 @@ PINNED: dict[str, tuple[dict[str, Any], str]] = {
     # 2: subset/superset compare the calls as multisets (repeats count), arguments compared
     "trajectory_match": ({"reference": ["get_order_details"]}, "2"),
     "python": ({"function": "json:dumps"}, "1"),
-    "judge": ({"question": "Is the reply polite?"}, "judge-binary/1+plain@1"),
-    "expected_outcomes": ({}, "expected-outcomes/1+plain@1"),
-    "faithfulness": ({}, "faithfulness/1+plain@1"),
-    "goal_accuracy": ({}, "goal-accuracy/1-without-reference+plain@1"),
-    "graded": ({}, "graded-scale/1+plain@1"),
+    "judge": ({"question": "Is the reply polite?"}, "judge-binary/1+plain@2"),
+    "expected_outcomes": ({}, "expected-outcomes/1+plain@2"),
+    "faithfulness": ({}, "faithfulness/1+plain@2"),
+    "goal_accuracy": ({}, "goal-accuracy/1-without-reference+plain@2"),
+    "graded": ({}, "graded-scale/1+plain@2"),
 }
 
 

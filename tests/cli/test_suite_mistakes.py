@@ -163,8 +163,8 @@ def test_paths_no_case_held_are_named_in_every_report(tmp_path: Path) -> None:
         page = TestClient(create_app(store)).get(f"/runs/{info.id}")
     assert page.status_code == 200
     assert (
-        '<p class="note">note: check write_action: reference_path ground_truth.write_action '
-        "matched nothing in any case of the run (misspelt?)</p>"
+        "<li>note: check write_action: reference_path ground_truth.write_action "
+        "matched nothing in any case of the run (misspelt?)</li>"
     ) in page.text
 
 
