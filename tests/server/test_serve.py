@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ import pytest
 
 from server.conftest import TOKEN, Stored
 from support.cli_process import ENTRY, run
+from support.large_run import NOISE, cpu_over, store_large_run
 
 
 def _one_line_error(err: str) -> str:
@@ -154,3 +156,65 @@ def test_a_signal_stops_the_server_with_130_and_no_traceback(
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 130
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def large_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(database URL, run id) of a 2,000-case run: 100,000 simulated reruns of it take
+    seconds of CPU."""
+    folder = tmp_path_factory.mktemp("large")
+    db = f"sqlite:///{folder / 'runs.db'}"
+    return db, store_large_run(folder / "suite", db)
+
+
+def test_stability_stops_when_its_client_leaves_and_sigterm_ends_serve_mid_simulation(
+    large_run: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CHECKWEIGH_TOKEN", raising=False)
+    db, run_id = large_run
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "--db", db, "--port", "0"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"on (http://127\.0\.0\.1:\d+) ", proc.stderr.readline())
+        assert found
+        url = f"{found.group(1)}/api/runs/{run_id}/stability"
+        query = [("noise", n) for n in NOISE] + [("sims", "100000")]
+        assert httpx.get(f"{found.group(1)}/api/runs", timeout=10).status_code == 200
+        deadline = time.monotonic() + 20  # the cases index it builds at start, then idle
+        while cpu_over(proc.pid, 0.3) > 0.05:
+            assert time.monotonic() < deadline, "the server never went idle"
+
+        # a client that gives up: the simulation notices at its next batch and stops
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.get(url, params=query, timeout=httpx.Timeout(10, read=1.0))
+        time.sleep(0.5)
+        assert cpu_over(proc.pid, 1.0) < 0.3  # a simulation still running would take ~1.0
+
+        # a client still waiting when SIGTERM comes: answered 503, and serve exits at once
+        answers: list[httpx.Response] = []
+        waiting = threading.Thread(
+            target=lambda: answers.append(httpx.get(url, params=query, timeout=60))
+        )
+        waiting.start()
+        deadline = time.monotonic() + 10
+        while cpu_over(proc.pid, 0.2) < 0.1:  # computing
+            assert time.monotonic() < deadline, "the simulation never started"
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+        stopped_in = time.monotonic() - began
+        waiting.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert stopped_in < 5, f"serve took {stopped_in:.1f}s to stop"  # not 15 s of simulation
+    assert [a.status_code for a in answers] == [503]
+    assert answers[0].json() == {"error": "stopped before it finished: the server is stopping"}

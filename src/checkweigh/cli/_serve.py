@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -69,13 +70,18 @@ def serve(
         markup=False,
         highlight=False,
     )
-    config = uvicorn.Config(
-        create_app(store, token=token, warm=True),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-    )
-    uvicorn.Server(config).run(sockets=[sock])
+    served = create_app(store, token=token, warm=True)
+    config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="off")
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which also tells the app's long work to stop on a signal: uvicorn
+        waits for the requests in flight before it exits."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            served.state.stopping.set()
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -19,6 +19,7 @@ from ..service import (
 from ..store import Store
 from ._deps import compared, run_of, store_of
 from ._errors import from_input_error
+from ._off_loop import Stop, off_loop
 
 router = APIRouter(tags=["analysis"])
 StoreDep = Annotated[Store, Depends(store_of)]
@@ -76,7 +77,8 @@ def compare(
 
 
 @router.get("/runs/{run_id}/stability")
-def stability(
+async def stability(
+    request: Request,
     store: StoreDep,
     run_id: str,
     noise: Annotated[
@@ -89,12 +91,17 @@ def stability(
     seed: Annotated[int, Query(description="Seed of the simulation.")] = 0,
 ) -> dict[str, Any]:
     """How often a rerun would flip each case's pass/fail and the run's gates, from the
-    judge checks' noise (measured from stored samples unless ``noise`` gives it)."""
-    info = run_of(store, run_id)
-    try:
-        info, report = stability_with_noise(
-            store, info.id, noise or [], simulations=sims, seed=seed
-        )
-    except InputError as exc:
-        raise from_input_error(exc) from None
-    return stability_json(info, report)
+    judge checks' noise (measured from stored samples unless ``noise`` gives it). Computed
+    off the event loop; it stops (503) when the client leaves or the server stops."""
+
+    def work(stop: Stop) -> dict[str, Any]:
+        info = run_of(store, run_id)
+        try:
+            info, report = stability_with_noise(
+                store, info.id, noise or [], simulations=sims, seed=seed, stop=stop
+            )
+        except InputError as exc:
+            raise from_input_error(exc) from None
+        return stability_json(info, report)
+
+    return await off_loop(request, work)

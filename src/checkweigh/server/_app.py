@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
@@ -30,6 +32,9 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
         warm: prepare the cases tables of the newest finished runs in the background now, and
             of the runs a runs-list page shows when it is shown (``serve`` does; a test that
             closes the store right after its requests does not want threads reading it).
+
+    Set ``app.state.stopping`` (a :class:`threading.Event`) when the server begins to stop:
+    stability simulations in flight then end at their next batch.
     """
     app = FastAPI(
         title="checkweigh",
@@ -39,6 +44,9 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
         redoc_url=None,
     )
     app.state.store = store
+    # set when the server begins to stop: long work in flight (see _off_loop) ends at its next
+    # step instead of holding the shutdown until it finishes
+    app.state.stopping = threading.Event()
     app.state.token_set = token is not None
     # for the login page's check (never shown anywhere)
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
