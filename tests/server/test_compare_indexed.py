@@ -52,3 +52,35 @@ def test_the_indexed_comparison_is_the_stored_one(
     ).json()
     assert body["regressions"], body
     assert all(r["reason"] for r in body["regressions"])
+
+
+def test_a_comparison_of_finished_runs_is_made_once_per_thresholds(
+    stored: Stored, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from checkweigh.server import create_app
+    from checkweigh.service import _compare
+
+    made: list[float] = []
+    real = _compare.compare_decided
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(kwargs["thresholds"].alpha)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_compare, "compare_decided", counted)
+    pair = {"base": stored.base, "candidate": stored.candidate}
+    with Store(stored.url) as store, TestClient(create_app(store)) as client:
+        first = client.get("/api/runs/compare", params=pair).json()
+        # the page, and the API again: the same runs and thresholds, the kept comparison
+        page = client.get("/compare", params=pair)
+        assert page.status_code == 200
+        assert f"{first['suite'][0]['candidate']:.1f}" in page.text
+        assert client.get("/api/runs/compare", params=pair).json() == first
+        assert made == [0.05]
+        # other thresholds (or runs) are another comparison
+        other = client.get("/api/runs/compare", params={**pair, "alpha": 0.2}).json()
+        assert made == [0.05, 0.2]
+        assert other["alpha"] == 0.2
+        reverse = {"base": stored.candidate, "candidate": stored.base}
+        assert client.get("/api/runs/compare", params=reverse).status_code == 200
+        assert made == [0.05, 0.2, 0.05]

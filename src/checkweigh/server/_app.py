@@ -7,6 +7,7 @@ import threading
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
+from ..service import ComparisonMemo
 from ..store import Store
 from . import _docs, _errors
 from ._analysis import router as analysis_router
@@ -51,6 +52,7 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
     # for the login page's check (never shown anywhere)
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
     app.state.case_indexes = IndexCache()
+    app.state.comparisons = ComparisonMemo()
     app.state.warm_indexes = warm
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None

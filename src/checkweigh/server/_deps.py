@@ -97,6 +97,7 @@ def compared(
             strict=strict,
             fields=("base", "candidate"),
             rows_of=decided_rows(request, store),
+            memo=request.app.state.comparisons,
         )
     except InputError as exc:
         raise from_input_error(exc) from None

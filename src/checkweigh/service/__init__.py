@@ -9,6 +9,7 @@ from .. import _lazy
 if _typing.TYPE_CHECKING:
     from ._compare import (
         COMPARE_DEFAULTS,
+        ComparisonMemo,
         StoredComparison,
         compare_stored,
         compare_thresholds,
@@ -34,6 +35,7 @@ else:  # the names load when first read: see checkweigh._lazy
         __name__,
         {
             "COMPARE_DEFAULTS": "._compare",
+            "ComparisonMemo": "._compare",
             "StoredComparison": "._compare",
             "compare_stored": "._compare",
             "compare_thresholds": "._compare",
@@ -61,6 +63,7 @@ else:  # the names load when first read: see checkweigh._lazy
 
 __all__ = [
     "COMPARE_DEFAULTS",
+    "ComparisonMemo",
     "Exports",
     "JudgeRequest",
     "PreparedRun",
