@@ -138,12 +138,18 @@ def percentile(ends: Counter[tuple[bool, float | None]], q: float) -> float | No
 
 
 @pytest.mark.parametrize("mode", [PassMode.THRESHOLD, PassMode.ALL_CHECKS])
-@pytest.mark.parametrize(("seed", "draws_per_batch"), [(0, 64), (11, 997), (2**40 + 3, 1 << 21)])
+@pytest.mark.parametrize(
+    ("seed", "draws_per_batch", "table"),
+    [(0, 64, True), (11, 997, False), (2**40 + 3, 1 << 21, True)],
+    ids=["small-batches", "searched-codes", "one-batch"],
+)
 def test_batched_reruns_are_the_per_draw_reruns_exactly(
-    monkeypatch: pytest.MonkeyPatch, mode: PassMode, seed: int, draws_per_batch: int
+    monkeypatch: pytest.MonkeyPatch, mode: PassMode, seed: int, draws_per_batch: int, table: bool
 ) -> None:
     # a few draws per batch: many batches, each continuing the stream where the last stopped
     monkeypatch.setattr(_rerun_batches, "_BATCH_DRAWS", draws_per_batch)
+    if not table:  # outcomes found by searching the sorted codes, as for many noisy checks
+        monkeypatch.setattr(_rerun_batches, "_TABLE_CODES", 0)
     results, rubrics = realistic_results(200, seed=seed % 1000)
     policy = PassPolicy(
         pass_policy=mode, pass_threshold=70.0, metrics_pass_threshold=62.0, cases_pass_threshold=45

@@ -29,6 +29,8 @@ Outcome = Callable[[int, int], CaseVerdict]
 _BATCH_DRAWS = 1 << 21
 """Draws per batch (16 MB of doubles): small enough to stop promptly between batches."""
 _MAX_CODE = 1 << 62
+_TABLE_CODES = 1 << 22
+"""Up to this many codes (32 MB), a code's outcome is looked up in a table."""
 
 
 class TooManyNoisyChecks(ValueError):
@@ -113,6 +115,12 @@ class Reruns:
         self.base = (self.passed.copy(), self.counted.copy(), self.score.copy())
         self.codes, first = np.unique(self.offset, return_index=True)  # key 0 of each kind
         self.ids = self.movers[first]
+        # code -> outcome id (-1: not met yet), when the codes are few enough for a table;
+        # else the sorted codes are searched
+        self.table: npt.NDArray[np.int64] | None = None
+        if total <= _TABLE_CODES:
+            self.table = np.full(total, -1, dtype=np.int64)
+            self.table[self.codes] = self.ids
         self.metrics: list[float | None] = []
         self.rates: list[float] = []
         self.kept = np.zeros(len(self.movers), dtype=np.int64)
@@ -127,21 +135,24 @@ class Reruns:
         """Simulate ``reruns`` more reruns with the next draws of ``draws``."""
         n = self.executions
         self.done += reruns
-        passed, counted, score = (np.broadcast_to(a, (reruns, n)).copy() for a in self.base)
+        # the executions with no noisy check count the same in every rerun
+        steady = np.ones(n, dtype=bool)
+        steady[self.movers] = False
+        wins = np.full(reruns, int(self.base[0][steady].sum()), dtype=np.int64)
+        scored = np.full(reruns, int(self.base[1][steady].sum()), dtype=np.int64)
+        score = np.broadcast_to(self.base[2], (reruns, n)).copy()
         if len(self.movers):
             u = draws.random((reruns, len(self.flip)))
             # per draw: 2 flips the verdict, 1 makes it a tie, 0 keeps it (see _rescore)
             moves = (u < self.cut).view(np.int8) + (u < self.flip).view(np.int8)
             keys = self._keys(moves)
             ids = self._ids(keys + self.offset)
-            passed[:, self.movers] = self.passed[ids]
-            counted[:, self.movers] = self.counted[ids]
+            wins += self.passed[ids].sum(axis=1)
+            scored += self.counted[ids].sum(axis=1)
             score[:, self.movers] = self.score[ids]
             self._count(ids, keys)
         # summed in execution order, as CaseTally adds them (a skipped score adds 0.0)
         sums = np.cumsum(score, axis=1)[:, -1] if n else np.zeros(reruns)
-        scored = counted.sum(axis=1)
-        wins = passed.sum(axis=1)
         for total, k in zip(sums.tolist(), scored.tolist(), strict=True):
             self.metrics.append(total / k if k else None)
         self.rates.extend(w / n * 100.0 if n else 0.0 for w in wins.tolist())
@@ -175,6 +186,13 @@ class Reruns:
 
     def _ids(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The outcome id of each code, rescoring the codes not met before."""
+        if self.table is not None:  # every code has a slot: one gather
+            ids = self.table[codes]
+            new = ids < 0
+            if new.any():
+                self._learn(np.unique(codes[new]))
+                ids = self.table[codes]
+            return ids
         at = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
         new = self.codes[at] != codes
         if new.any():
@@ -195,6 +213,8 @@ class Reruns:
         self.counted = np.append(self.counted, [_counted(v) for v in verdicts])
         self.score = np.append(self.score, [v.score_pct if _counted(v) else 0.0 for v in verdicts])
         ids = np.concatenate([self.ids, np.arange(first, first + len(verdicts))])
+        if self.table is not None:
+            self.table[codes] = ids[-len(verdicts) :]
         codes = np.concatenate([self.codes, codes])
         order = np.argsort(codes)
         self.codes, self.ids = codes[order], ids[order]
