@@ -13,6 +13,7 @@ from . import _docs, _errors
 from ._analysis import router as analysis_router
 from ._auth import BearerToken, SecurityHeaders
 from ._case_index import IndexCache
+from ._deps import DecidedRows
 from ._results import router as results_router
 from ._runs import router as runs_router
 from ._ui_analysis import router as ui_analysis_router
@@ -53,6 +54,7 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
     app.state.case_indexes = IndexCache()
     app.state.comparisons = ComparisonMemo()
+    app.state.decided_rows = DecidedRows()
     app.state.warm_indexes = warm
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
