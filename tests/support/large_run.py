@@ -47,3 +47,13 @@ def cpu_over(pid: int, seconds: float) -> float:
     before = cpu_seconds(pid)
     time.sleep(seconds)
     return cpu_seconds(pid) - before
+
+
+def wait_for_cpu(pid: int, seconds: float, timeout: float = 60) -> None:
+    """Wait until process ``pid`` has used ``seconds`` more CPU time (however busy the
+    machine, which stretches the wall clock it takes)."""
+    until = cpu_seconds(pid) + seconds
+    deadline = time.monotonic() + timeout
+    while cpu_seconds(pid) < until:
+        assert time.monotonic() < deadline, f"process {pid} did not compute for {seconds}s"
+        time.sleep(0.05)
