@@ -235,3 +235,81 @@ def test_stability_stops_when_its_client_leaves_and_sigterm_ends_serve_mid_simul
     assert isinstance(answer, httpx.Response), answer
     assert answer.status_code == 503
     assert answer.json() == {"error": "stopped before it finished: the server is stopping"}
+
+
+@pytest.mark.parametrize("token", ["short-token", "               Zq", "  fifteen-chars-x  "])
+def test_a_short_token_is_refused_at_start_without_showing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    monkeypatch.setenv("CHECKWEIGH_TOKEN", token)
+    db = tmp_path / "r.db"
+    done = run(["serve", "--db", f"sqlite:///{db}"], tmp_path)
+    assert done.code == 2
+    assert _one_line_error(done.err) == (
+        "error: CHECKWEIGH_TOKEN: expected a token of at least 16 characters (python -c "
+        "'import secrets; print(secrets.token_urlsafe(32))' makes one)"
+    )
+    assert token.strip() not in done.err + done.out
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("name", ["http://evals.internal", "evals.internal/runs", "a b", ""])
+def test_a_bad_allowed_host_is_one_line_and_exit_2(tmp_path: Path, name: str) -> None:
+    done = run(
+        ["serve", "--allowed-host", name, "--db", f"sqlite:///{tmp_path / 'r.db'}"], tmp_path
+    )
+    assert done.code == 2
+    assert _one_line_error(done.err).startswith(
+        "error: --allowed-host: expected a host name or address (no scheme, path or port)"
+    )
+
+
+def test_serve_answers_only_its_own_host_names_and_caps_bodies(
+    stored: Stored, tmp_path: Path
+) -> None:
+    env = {"CHECKWEIGH_TOKEN": TOKEN}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    args = ("--allowed-host", "evals.internal", "--max-upload", "1")
+    with _serving(stored.url, tmp_path, env, *args) as (url, _):
+        port = url.rsplit(":", 1)[1]
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "evals.internal"):
+            answer = httpx.get(f"{url}/api/runs", headers={**auth, "Host": host})
+            assert answer.status_code == 200, host
+        rebound = httpx.get(f"{url}/api/runs", headers={**auth, "Host": f"evil.example:{port}"})
+        assert rebound.status_code == 421
+        assert stored.base not in rebound.text
+        big = b"[" + b"0," * (600 * 1024) + b"0]"  # 1.2 MB, declared by its Content-Length
+        too_large = httpx.post(
+            f"{url}/api/runs",
+            content=big,
+            headers={**auth, "Content-Type": "application/json"},
+        )
+        assert too_large.status_code == 413
+        assert too_large.json() == {
+            "error": "body: larger than this server's limit of 1 MiB (--max-upload)"
+        }
+
+
+ON_EVERY_ADDRESS = ("--host", "0.0.0.0", "--port", "0")
+
+
+def test_listening_on_every_address_says_which_names_it_answers(
+    stored: Stored, tmp_path: Path
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "--db", stored.url, *ON_EVERY_ADDRESS],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
+    )
+    try:
+        assert proc.stderr is not None
+        assert "on http://0.0.0.0:" in proc.stderr.readline()
+        assert proc.stderr.readline().strip() == (
+            "warning: --host 0.0.0.0 answers only requests for this machine's loopback names; "
+            "give the names clients use with --allowed-host NAME"
+        )
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

@@ -78,6 +78,7 @@ if _typing.TYPE_CHECKING:
         pass_at_k,
         pass_hat_k,
     )
+    from ._repeats import TaskChange
     from ._result import RECORD_VERSION, CaseResult
     from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
     from ._scoring import EvaluationResult, ScoreStatus, score_rubric
@@ -160,6 +161,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "CompareVerdict": "._compare",
             "Comparison": "._compare",
             "SuiteDelta": "._compare",
+            "TaskChange": "._repeats",
             "compare_decided": "._compare",
             "compare_runs": "._compare",
             "Condition": "._conditions",
@@ -303,6 +305,7 @@ __all__ = [
     "Comparison",
     "Decided",
     "SuiteDelta",
+    "TaskChange",
     "compare_decided",
     "compare_runs",
     "decided",

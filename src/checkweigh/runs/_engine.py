@@ -132,6 +132,8 @@ class Evaluator:
     ) -> CaseResult:
         """Score one case with synchronous checks. ``body`` is the case's JSON as read, kept
         with the result for the store."""
+        if case.error is not None:
+            return self._errored(case, repeat, index, latency_ms, body)
         verdicts = {name: run(case) for name, run in self._runs}
         ms = latency_ms
         if ms is None:  # a recorded latency is read directly; else derive it from the trace
@@ -153,6 +155,8 @@ class Evaluator:
         """Score one case, awaiting async checks concurrently; the judge calls they made are
         kept with the result. ``answered`` holds checks already answered elsewhere (by a
         worker process, where the agent ran), by check name: they are not run again."""
+        if case.error is not None:
+            return self._errored(case, repeat, index, latency_ms, body)
         todo = self.checks if not answered else [c for c in self.checks if c.name not in answered]
         checks = asyncio.gather(*(recorded(c.name, c.answers, case) for c in todo))
         try:
@@ -178,6 +182,16 @@ class Evaluator:
             verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms, body, tuple(exchanges))
+
+    def _errored(
+        self, case: Case, repeat: int, index: int, ms: float | None, body: bytes | None
+    ) -> CaseResult:
+        """A recorded run that failed (``case.error``): errored as an agent failure is, with
+        no verdict, its tokens still counted."""
+        ms = ms if ms is not None else case.total_latency_ms()
+        held = case if body is None else None
+        usage = trace_usage(case.trace)
+        return CaseResult(case.id, repeat, {}, {}, ms, case.error, index, usage, held, body)
 
     def _result(
         self,
@@ -496,4 +510,5 @@ async def _one(
 
 def ran_case(case: Case, ran: AgentRun) -> Case:
     """``case`` with the trace and final state the agent gave."""
-    return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
+    update = {"trace": ran.trace, "final_state": ran.final_state, "error": None}
+    return case.model_copy(update=update)

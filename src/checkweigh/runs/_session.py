@@ -40,7 +40,7 @@ from ..store._rows import SqliteRows
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
-from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
+from ._stop import Interrupted, StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from .executors import LOCAL, Executor, Work, WorkerSpec
 from .executors._worker import Stored
 
@@ -331,10 +331,10 @@ async def _execute(
     except asyncio.CancelledError:
         # the caller's task was cancelled (not a stop request): keep what finished, and let the
         # cancellation go on as asyncio expects
-        _stop_early(store, run_id, writer, summarize)
+        _stop_early(store, run_id, writer, summarize, "cancelled")
         raise
     except BaseException as exc:
-        outcome = _stop_early(store, run_id, writer, summarize)
+        outcome = _stop_early(store, run_id, writer, summarize, _why(exc))
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
 
@@ -360,10 +360,24 @@ def _checkweigh_version() -> str:
     return checkweigh.__version__
 
 
+def _why(exc: BaseException) -> str:
+    """What stopped a run, in a few words, for its undecided gates."""
+    if isinstance(exc, Interrupted):
+        return f"interrupted ({exc})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return f"stopped by an error ({type(exc).__name__})"
+
+
 def _stop_early(
-    store: Store, run_id: str, writer: ResultWriter, summarize: Callable[[], RunSummary]
+    store: Store,
+    run_id: str,
+    writer: ResultWriter,
+    summarize: Callable[[], RunSummary],
+    why: str,
 ) -> RunOutcome:
-    """Store what can be stored and mark the run incomplete; the outcome says what was kept.
+    """Store what can be stored and mark the run incomplete, its gates not decided; the outcome
+    says what was kept.
 
     A database that fails again here (full, read-only, gone) is reported by the caller through
     the first error; the count then is what was written before it failed.
@@ -375,6 +389,10 @@ def _stop_early(
         lost = f"{writer.pending} finished execution(s) could not be stored and are not counted"
         summary = summarize()
         summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
+    summary = summary.undecided(
+        f"the run is incomplete: {why} before every case finished; its gates were measured on "
+        f"the {summary.executions} finished execution(s) only"
+    )
     try:
         kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
     except StoreError:  # what it wrote is still there, unless the file itself went away
@@ -387,7 +405,9 @@ def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
     run = {c.name for c in used.checks}
     unused = [name for name in suite.checks if name not in run]
     skipped = [n for n in judge_checks(suite.checks) if n in run] if judge is None else []
-    notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    policy = suite.policy
+    shape = "the weights shape the score only"
+    notes = [n for r in suite.rubrics if (n := policy.score_only(r.normalization_note(), shape))]
     if unused:
         them = ("check", "was", "it") if len(unused) == 1 else ("checks", "were", "them")
         notes.append(

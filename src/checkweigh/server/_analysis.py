@@ -98,7 +98,7 @@ async def stability(
     sims: Annotated[int, Query(ge=1, le=100_000, description="Simulated reruns.")] = (
         DEFAULT_SIMULATIONS
     ),
-    seed: Annotated[int, Query(description="Seed of the simulation.")] = 0,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the simulation.")] = 0,
 ) -> Response:
     """How often a rerun would flip each case's pass/fail and the run's gates, from the
     judge checks' noise (measured from stored samples unless ``noise`` gives it). Computed

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..service import StoredComparison, compare_stored, compare_thresholds
 from ..store import RunInfo, RunStatus, Store
 from ._case_index import CaseIndex, IndexCache
-from ._errors import ApiError, bad_parameter, from_input_error
+from ._errors import ApiError, bad_parameter, from_input_error, not_found, quoted
 
 
 class DecidedRows:
@@ -46,12 +46,32 @@ def store_of(request: Request) -> Store:
     return store
 
 
-def run_of(store: Store, ref: str) -> RunInfo:
+MAX_RUN_REF = 100
+"""The longest run id a store holds (see ``checkweigh.reports``' run files): a longer ref
+names no run, and is never sent to the database (SQLite refuses a LIKE pattern that long)."""
+
+
+def run_of(store: Store, ref: str, field: str | None = None) -> RunInfo:
     """The run ``ref`` names (id, unique prefix, latest, previous); 404 when there is none."""
+    if len(ref) > MAX_RUN_REF or not ref.isprintable():
+        raise not_found(f"{field}: no run {quoted(ref)}" if field else f"no run {quoted(ref)}")
     try:
         return store.get_run(ref)
     except InputError as exc:
         raise from_input_error(exc) from None
+
+
+def no_case(info: RunInfo, case_id: str, repeat: int) -> ApiError:
+    """404: the run has no such execution (a long id named by its length only)."""
+    return not_found(f"run {info.id} has no case {quoted(case_id)} (repeat {repeat})")
+
+
+def case_key(info: RunInfo, case_id: str, repeat: int) -> str:
+    """``case_id`` when it can name a stored case; 404 for one holding a NUL (no database
+    stores it: PostgreSQL refuses to compare it)."""
+    if "\x00" in case_id:
+        raise no_case(info, case_id, repeat)
+    return case_id
 
 
 def finished(info: RunInfo) -> RunInfo:
@@ -121,6 +141,9 @@ def compared(
     stored runs ``base`` and ``candidate`` under them, from their case indexes; a bad value or
     run as the HTTP error it is (422, 404)."""
     store = store_of(request)
+    for field, ref in (("base", base), ("candidate", candidate)):
+        if len(ref) > MAX_RUN_REF or not ref.isprintable():
+            run_of(store, ref, field)  # its 404
     try:
         thresholds = compare_thresholds(values, fields)
         found = compare_stored(

@@ -141,8 +141,16 @@ def _stability_page(request: Request, run_id: str, stop: Stop) -> Response:
             flaky_total=0,
         )
     charts = [
-        _charts.spread_chart(report.metrics, "metrics: mean case score"),
-        _charts.spread_chart(report.cases_rate, "cases: pass rate"),
+        {
+            "id": "spread-metrics",
+            "title": f"Mean case score (the metrics gate) in {report.simulations} simulated reruns",
+            "svg": _charts.spread_chart(report.metrics, "metrics: mean case score"),
+        },
+        {
+            "id": "spread-cases",
+            "title": f"Case pass rate (the cases gate) in {report.simulations} simulated reruns",
+            "svg": _charts.spread_chart(report.cases_rate, "cases: pass rate"),
+        },
     ]
     flaky = [c for c in report.cases if c.flip.p > 0.0]
     return render(

@@ -16,6 +16,7 @@ if _typing.TYPE_CHECKING:
         comparison_json,
         judged,
         require_pairs,
+        undecided,
     )
     from ._exports import Exports, check_writable, write_exports
     from ._run import (
@@ -41,6 +42,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "compare_thresholds": "._compare",
             "comparison_json": "._compare",
             "judged": "._compare",
+            "undecided": "._compare",
             "require_pairs": "._compare",
             "Exports": "._exports",
             "check_writable": "._exports",
@@ -85,5 +87,6 @@ __all__ = [
     "stability_json",
     "stability_of",
     "stability_with_noise",
+    "undecided",
     "write_exports",
 ]

@@ -135,7 +135,8 @@ def compare_stored(
     cand_run = _get_run(store, candidate, fields[1])
     if base_run.id == cand_run.id:
         raise InputError(f"both refer to run {base_run.id}", field=fields[1])
-    key = (base_run.id, cand_run.id, thresholds, strict)
+    # what a finished run is: a run deleted and stored again under its id is another one
+    key = (*map(_identity, (base_run, cand_run)), thresholds, strict)
     done = RunStatus.RUNNING not in (base_run.status, cand_run.status)
     kept = memo.get(key) if memo is not None and done else None
     if kept is not None:
@@ -167,15 +168,31 @@ def compare_stored(
             )
     result = require_pairs(result, base_run.id, cand_run.id)
     result = judged(result, base_run.config, cand_run.config)
+    result = undecided(result, base_run, cand_run)
     if memo is not None and done:
         memo.put(key, result)
     return StoredComparison(base_run, cand_run, result)
+
+
+def _identity(run: RunInfo) -> Hashable:
+    return (run.id, run.status, run.executions, run.created_at, run.finished_at)
 
 
 def judged(result: Comparison, base: Mapping[str, Any], candidate: Mapping[str, Any]) -> Comparison:
     """``result`` with how the two runs were judged differently, from their configurations
     (``compare`` warns about it; with ``--strict`` it fails)."""
     return result.model_copy(update={"judged_differently": judging_differences(base, candidate)})
+
+
+def undecided(result: Comparison, base: RunInfo | None, candidate: RunInfo | None) -> Comparison:
+    """``result`` noting which of the two stored runs (None: read from an export, which is of
+    a complete run) has gates that are not decided."""
+    found = [
+        f"{side} run {run.id}: {run.summary.gates_not_decided}"
+        for side, run in (("base", base), ("candidate", candidate))
+        if run is not None and run.summary is not None and run.summary.gates_not_decided
+    ]
+    return result.model_copy(update={"gates_not_decided": found})
 
 
 def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:

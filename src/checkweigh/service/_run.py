@@ -33,7 +33,7 @@ from ..runs import RunOutcome, RunStopped, StopToken, check_agent_flags, execute
 from ..runs.executors import Executor, ProcessExecutor
 from ..runs.targets import check_record_dir, read_manifest
 from ..store import Store, database_file, in_memory
-from ..suites import Suite, load_suite
+from ..suites import Suite, check_conversations, load_suite
 from ._exports import Exports, check_writable
 
 
@@ -185,6 +185,8 @@ def prepare_run(request: RunRequest) -> PreparedRun:
         screen, cases = False, executor.count(suite.cases.path)
     else:
         screen, cases = True, suite.cases.count()
+    if request.replay_agent is None:  # a replay holds no conversation: it reads them back
+        check_conversations(suite, judge=judge is not None)
     total = cases * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)

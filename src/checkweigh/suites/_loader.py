@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
@@ -36,6 +37,7 @@ from ..errors import InputError, SuiteError
 from ._check_types import BUILTIN_CHECKS
 from ._command import CommandSpecError, resolve_command
 from ._errors import clean_loc, describe, loc_text, pick, suggest
+from ._http import env_url_problem
 from ._schema import (
     BandsSpec,
     CasesSpec,
@@ -228,6 +230,11 @@ def load_suite(
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
+    if load_agent and spec.target is not None and spec.target.kind == "http":
+        # a URL from the environment is read now, as it will be when the run starts
+        problem = env_url_problem(spec.target.url, os.environ)
+        if problem is not None:
+            raise ctx.error(("target", "url"), problem)
     if spec.target is not None and spec.target.kind == "command":
         try:
             resolve_command(spec.target, base)
