@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +20,7 @@ import pytest
 
 from server.conftest import TOKEN, Stored
 from support.cli_process import ENTRY, run
+from support.large_run import NOISE, cpu_over, store_large_run, wait_for_cpu
 
 
 def _one_line_error(err: str) -> str:
@@ -154,6 +157,84 @@ def test_a_signal_stops_the_server_with_130_and_no_traceback(
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 130
     assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def large_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(database URL, run id) of a 2,000-case run: 100,000 simulated reruns of it take
+    seconds of CPU."""
+    folder = tmp_path_factory.mktemp("large")
+    db = f"sqlite:///{folder / 'runs.db'}"
+    return db, store_large_run(folder / "suite", db)
+
+
+@pytest.mark.parametrize("token", [None, TOKEN], ids=["open", "token"])
+def test_stability_stops_when_its_client_leaves_and_sigterm_ends_serve_mid_simulation(
+    large_run: tuple[str, str], tmp_path: Path, token: str | None
+) -> None:
+    db, run_id = large_run
+    env = {k: v for k, v in os.environ.items() if k != "CHECKWEIGH_TOKEN"}
+    headers = {}
+    if token is not None:  # the token's middleware stands between the client and the route
+        env["CHECKWEIGH_TOKEN"] = token
+        headers["Authorization"] = f"Bearer {token}"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "--db", db, "--port", "0"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"on (http://127\.0\.0\.1:\d+) ", proc.stderr.readline())
+        assert found
+        url = f"{found.group(1)}/api/runs/{run_id}/stability"
+        query = [("noise", n) for n in NOISE] + [("sims", "100000")]
+        runs = httpx.get(f"{found.group(1)}/api/runs", headers=headers, timeout=10)
+        assert runs.status_code == 200
+        deadline = time.monotonic() + 20  # the cases index it builds at start, then idle
+        while cpu_over(proc.pid, 0.3) > 0.05:
+            assert time.monotonic() < deadline, "the server never went idle"
+
+        # a client that gives up mid-simulation: the simulation notices at its next batch
+        host, port = found.group(1).removeprefix("http://").split(":")
+        path = httpx.URL(url, params=query).raw_path.decode()
+        auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        with socket.create_connection((host, int(port)), timeout=10) as client:
+            client.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}\r\n".encode())
+            wait_for_cpu(proc.pid, 0.6)  # past reading the run: simulating
+        time.sleep(0.5)
+        assert cpu_over(proc.pid, 1.0) < 0.3  # a simulation still running would take ~1.0
+
+        # a client still waiting when SIGTERM comes: answered 503, and serve exits at once
+        answers: list[httpx.Response | httpx.HTTPError] = []
+
+        def wait_for_it() -> None:
+            try:
+                answers.append(httpx.get(url, params=query, headers=headers, timeout=60))
+            except httpx.HTTPError as exc:  # recorded, and the assertion below shows it
+                answers.append(exc)
+
+        waiting = threading.Thread(target=wait_for_it)
+        waiting.start()
+        wait_for_cpu(proc.pid, 0.6)
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+        stopped_in = time.monotonic() - began
+        waiting.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert stopped_in < 5, f"serve took {stopped_in:.1f}s to stop"  # not 15 s of simulation
+    (answer,) = answers
+    assert isinstance(answer, httpx.Response), answer
+    assert answer.status_code == 503
+    assert answer.json() == {"error": "stopped before it finished: the server is stopping"}
 
 
 @pytest.mark.parametrize("token", ["short-token", "               Zq", "  fifteen-chars-x  "])

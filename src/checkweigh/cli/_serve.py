@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -116,19 +117,24 @@ def serve(
             ),
             soft_wrap=True,
         )
-    config = uvicorn.Config(
-        create_app(
-            store,
-            token=token,
-            warm=True,
-            allowed_hosts=hosts,
-            max_upload=max_upload * 1024 * 1024,
-        ),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
+    served = create_app(
+        store,
+        token=token,
+        warm=True,
+        allowed_hosts=hosts,
+        max_upload=max_upload * 1024 * 1024,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="off")
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which also tells the app's long work to stop on a signal: uvicorn
+        waits for the requests in flight before it exits."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            served.state.stopping.set()
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])
 
 
 def _bind(host: str, port: int) -> socket.socket:

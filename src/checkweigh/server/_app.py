@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 
@@ -9,11 +10,13 @@ from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
 from ..errors import InputError
+from ..service import ComparisonMemo
 from ..store import Store
 from . import _docs, _errors
 from ._analysis import router as analysis_router
 from ._auth import BearerToken, SecurityHeaders
 from ._case_index import IndexCache
+from ._deps import DecidedRows
 from ._guards import MAX_UPLOAD, BodyLimit, HostCheck
 from ._host import MIN_TOKEN, AllowedHosts
 from ._results import router as results_router
@@ -52,6 +55,9 @@ def create_app(
         max_upload: the largest request body read, in bytes (413 past it).
         clock: the time sessions expire and wrong tokens are slowed by.
 
+    Set ``app.state.stopping`` (a :class:`threading.Event`) when the server begins to stop:
+    stability simulations in flight then end at their next batch.
+
     Raises:
         InputError: the token is shorter than 16 characters.
     """
@@ -65,10 +71,15 @@ def create_app(
         redoc_url=None,
     )
     app.state.store = store
+    # set when the server begins to stop: long work in flight (see _off_loop) ends at its next
+    # step instead of holding the shutdown until it finishes
+    app.state.stopping = threading.Event()
     app.state.token_set = token is not None
     # for the login page's check (never shown anywhere)
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
     app.state.case_indexes = IndexCache()
+    app.state.comparisons = ComparisonMemo()
+    app.state.decided_rows = DecidedRows()
     app.state.warm_indexes = warm
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None

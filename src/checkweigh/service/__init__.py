@@ -9,6 +9,7 @@ from .. import _lazy
 if _typing.TYPE_CHECKING:
     from ._compare import (
         COMPARE_DEFAULTS,
+        ComparisonMemo,
         StoredComparison,
         compare_stored,
         compare_thresholds,
@@ -35,6 +36,7 @@ else:  # the names load when first read: see checkweigh._lazy
         __name__,
         {
             "COMPARE_DEFAULTS": "._compare",
+            "ComparisonMemo": "._compare",
             "StoredComparison": "._compare",
             "compare_stored": "._compare",
             "compare_thresholds": "._compare",
@@ -63,6 +65,7 @@ else:  # the names load when first read: see checkweigh._lazy
 
 __all__ = [
     "COMPARE_DEFAULTS",
+    "ComparisonMemo",
     "Exports",
     "JudgeRequest",
     "PreparedRun",
