@@ -251,62 +251,21 @@ def compare_decided(
 
     rng = random.Random(t.seed)
     n = len(pairs)
-    suite: list[SuiteDelta] = []
     base_rate = base_pass / n * 100.0 if n else None
     cand_rate = cand_pass / n * 100.0 if n else None
-    rate_change = cand_rate - base_rate if base_rate is not None and cand_rate is not None else None
-    suite.append(
-        SuiteDelta(
-            metric="case pass rate (%)",
-            base=base_rate,
-            candidate=cand_rate,
-            change=rate_change,
+    suite = [
+        drop_delta(
+            "case pass rate (%)",
+            base_rate,
+            cand_rate,
+            cand_rate - base_rate if base_rate is not None and cand_rate is not None else None,
             allowed=t.max_pass_rate_drop,
-            exceeded=rate_change is not None and -rate_change > t.max_pass_rate_drop + 1e-9,
             p_value=mcnemar_exact(worse, better) if n else None,
             test=f"exact McNemar on {worse} pass->fail, {better} fail->pass",
-        )
-    )
-    base_avg = mean_of([s for s, _ in score_pairs])
-    cand_avg = mean_of([s for _, s in score_pairs])
-    score_change = cand_avg - base_avg if base_avg is not None and cand_avg is not None else None
-    boot = paired_bootstrap([c - b for b, c in score_pairs], rng, t.resamples)
-    suite.append(
-        SuiteDelta(
-            metric="average case score",
-            base=base_avg,
-            candidate=cand_avg,
-            change=score_change,
-            allowed=t.max_avg_score_drop,
-            exceeded=score_change is not None and -score_change > t.max_avg_score_drop + 1e-9,
-            p_value=boot.p_value if score_pairs else None,
-            test=f"paired bootstrap over {len(score_pairs)} cases, 95% CI of the change "
-            f"[{boot.low:+.1f}, {boot.high:+.1f}]",
-        )
-    )
-    base_ms = mean_of([b for b, _ in latency_pairs])
-    cand_ms = mean_of([c for _, c in latency_pairs])
-    pct: float | None = None
-    if base_ms is not None and cand_ms is not None and base_ms > 0:
-        pct = (cand_ms - base_ms) / base_ms * 100.0
-    lat = paired_bootstrap([c - b for b, c in latency_pairs], rng, t.resamples)
-    suite.append(
-        SuiteDelta(
-            metric="mean latency (ms)",
-            base=base_ms,
-            candidate=cand_ms,
-            change=pct,
-            allowed=t.max_latency_increase_pct,
-            exceeded=pct is not None
-            and pct > t.max_latency_increase_pct + 1e-9
-            and cand_ms is not None
-            and base_ms is not None
-            and cand_ms - base_ms >= t.min_latency_increase_ms,
-            p_value=lat.p_value if latency_pairs else None,
-            test=f"paired bootstrap over {len(latency_pairs)} executions; increases under "
-            f"{t.min_latency_increase_ms:g} ms are not counted",
-        )
-    )
+        ),
+        score_delta("average case score", "cases", score_pairs, rng, t),
+        latency_delta("executions", latency_pairs, rng, t),
+    ]
     exceeded, significant, verdict = verdict_of(suite, t, strict)
     regressions = [c for c in changes if c.kind is CaseChangeKind.REGRESSION]
     improvements = [c for c in changes if c.kind is CaseChangeKind.IMPROVEMENT]
@@ -330,6 +289,83 @@ def compare_decided(
         reliability=reliability_changes(
             (c.case_id, b.state is CaseState.PASSED, c.state is CaseState.PASSED) for b, c in pairs
         ),
+    )
+
+
+def drop_delta(
+    metric: str,
+    base: float | None,
+    candidate: float | None,
+    change: float | None,
+    *,
+    allowed: float,
+    p_value: float | None,
+    test: str,
+) -> SuiteDelta:
+    """A figure whose drop (``-change``) past ``allowed`` exceeds its threshold."""
+    return SuiteDelta(
+        metric=metric,
+        base=base,
+        candidate=candidate,
+        change=change,
+        allowed=allowed,
+        exceeded=change is not None and -change > allowed + 1e-9,
+        p_value=p_value,
+        test=test,
+    )
+
+
+def score_delta(
+    metric: str,
+    over: str,
+    pairs: list[tuple[float, float]],
+    rng: random.Random,
+    t: CompareThresholds,
+) -> SuiteDelta:
+    """The mean score of ``pairs`` (base, candidate) in both runs, with a paired bootstrap of
+    the change; ``over`` names what the pairs are ("cases", "tasks' mean scores"). It draws
+    from the comparison's shared ``rng``: callers keep the order of the deltas fixed."""
+    base_avg = mean_of([b for b, _ in pairs])
+    cand_avg = mean_of([c for _, c in pairs])
+    boot = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
+    return drop_delta(
+        metric,
+        base_avg,
+        cand_avg,
+        cand_avg - base_avg if base_avg is not None and cand_avg is not None else None,
+        allowed=t.max_avg_score_drop,
+        p_value=boot.p_value if pairs else None,
+        test=f"paired bootstrap over {len(pairs)} {over}, 95% CI of the change "
+        f"[{boot.low:+.1f}, {boot.high:+.1f}]",
+    )
+
+
+def latency_delta(
+    over: str, pairs: list[tuple[float, float]], rng: random.Random, t: CompareThresholds
+) -> SuiteDelta:
+    """The mean latency of ``pairs`` (base, candidate) in both runs; its change is in percent
+    of the base, and an increase under ``t.min_latency_increase_ms`` never exceeds. Like
+    :func:`score_delta`, it draws from the shared ``rng``."""
+    base_ms = mean_of([b for b, _ in pairs])
+    cand_ms = mean_of([c for _, c in pairs])
+    pct: float | None = None
+    if base_ms is not None and cand_ms is not None and base_ms > 0:
+        pct = (cand_ms - base_ms) / base_ms * 100.0
+    lat = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
+    return SuiteDelta(
+        metric="mean latency (ms)",
+        base=base_ms,
+        candidate=cand_ms,
+        change=pct,
+        allowed=t.max_latency_increase_pct,
+        exceeded=pct is not None
+        and pct > t.max_latency_increase_pct + 1e-9
+        and cand_ms is not None
+        and base_ms is not None
+        and cand_ms - base_ms >= t.min_latency_increase_ms,
+        p_value=lat.p_value if pairs else None,
+        test=f"paired bootstrap over {len(pairs)} {over}; increases under "
+        f"{t.min_latency_increase_ms:g} ms are not counted",
     )
 
 

@@ -7,7 +7,14 @@ import math
 import random
 
 from ._case_pass import CaseState
-from ._compare import CompareVerdict, Comparison, SuiteDelta, mean_of, verdict_of
+from ._compare import (
+    CompareVerdict,
+    Comparison,
+    drop_delta,
+    latency_delta,
+    score_delta,
+    verdict_of,
+)
 from ._paired import Decided
 from ._reliability import reliability_changes
 from ._repeats import (
@@ -18,7 +25,6 @@ from ._repeats import (
     task_means,
     tasks_of,
 )
-from ._stats import paired_bootstrap
 from ._thresholds import CompareThresholds
 
 
@@ -35,56 +41,25 @@ def compare_tasks(
     change = mean_rate_change(counts) * 100.0 if n else None
     moving = sum(1 for nb, pb, nc, pc in counts if 0 < pb + pc < nb + nc)
     suite = [
-        SuiteDelta(
-            metric="mean task pass rate (%)",
-            base=base_rate,
-            candidate=cand_rate,
-            change=change,
+        drop_delta(
+            "mean task pass rate (%)",
+            base_rate,
+            cand_rate,
+            change,
             allowed=t.max_pass_rate_drop,
-            exceeded=change is not None and -change > t.max_pass_rate_drop + 1e-9,
             p_value=stratified_permutation(counts, rng, t.resamples) if n else None,
             test=f"permutation of each task's tries between the runs, over {n} tasks "
             f"({moving} with both passes and fails), {t.resamples} resamples",
-        )
+        ),
+        score_delta(
+            "average task score",
+            "tasks' mean scores",
+            task_means(before, after, latency=False),
+            rng,
+            t,
+        ),
+        latency_delta("tasks' mean latencies", task_means(before, after, latency=True), rng, t),
     ]
-    scores = task_means(before, after, latency=False)
-    boot = paired_bootstrap([c - b for b, c in scores], rng, t.resamples)
-    base_avg, cand_avg = mean_of([b for b, _ in scores]), mean_of([c for _, c in scores])
-    score_change = cand_avg - base_avg if base_avg is not None and cand_avg is not None else None
-    suite.append(
-        SuiteDelta(
-            metric="average task score",
-            base=base_avg,
-            candidate=cand_avg,
-            change=score_change,
-            allowed=t.max_avg_score_drop,
-            exceeded=score_change is not None and -score_change > t.max_avg_score_drop + 1e-9,
-            p_value=boot.p_value if scores else None,
-            test=f"paired bootstrap over {len(scores)} tasks' mean scores, 95% CI of the change "
-            f"[{boot.low:+.1f}, {boot.high:+.1f}]",
-        )
-    )
-    latencies = task_means(before, after, latency=True)
-    lat = paired_bootstrap([c - b for b, c in latencies], rng, t.resamples)
-    base_ms, cand_ms = mean_of([b for b, _ in latencies]), mean_of([c for _, c in latencies])
-    pct = (cand_ms - base_ms) / base_ms * 100.0 if base_ms and cand_ms is not None else None
-    suite.append(
-        SuiteDelta(
-            metric="mean latency (ms)",
-            base=base_ms,
-            candidate=cand_ms,
-            change=pct,
-            allowed=t.max_latency_increase_pct,
-            exceeded=pct is not None
-            and cand_ms is not None
-            and base_ms is not None
-            and pct > t.max_latency_increase_pct + 1e-9
-            and cand_ms - base_ms >= t.min_latency_increase_ms,
-            p_value=lat.p_value if latencies else None,
-            test=f"paired bootstrap over {len(latencies)} tasks' mean latencies; increases "
-            f"under {t.min_latency_increase_ms:g} ms are not counted",
-        )
-    )
     exceeded, significant, verdict = verdict_of(suite, t, strict)
     dropped = sorted((c for c in changes if c.change < 0), key=lambda c: (c.change, c.case_id))
     rose = sorted((c for c in changes if c.change > 0), key=lambda c: (-c.change, c.case_id))
