@@ -101,21 +101,35 @@ def check_deltas(pairs: list[tuple[Decided, Decided]]) -> list[CheckDelta]:
                 slot[3] += k
             elif cs is _V_FAILED:
                 slot[3] += k
-    out = []
-    for name, (bp, bn, cp, cn, worse, better) in counts.items():
-        base = bp / bn if bn else None
-        cand_rate = cp / cn if cn else None
-        change = cand_rate - base if base is not None and cand_rate is not None else None
-        out.append(
-            CheckDelta(
-                check=name,
-                base_rate=base,
-                candidate_rate=cand_rate,
-                change=change,
-                worse=worse,
-                better=better,
-                p_value=mcnemar_exact(worse, better),
-            )
+    out = [
+        check_delta(
+            name, bp, bn, cp, cn, worse=worse, better=better, p_value=mcnemar_exact(worse, better)
         )
+        for name, (bp, bn, cp, cn, worse, better) in counts.items()
+    ]
     out.sort(key=lambda d: (d.change if d.change is not None else 0.0, d.check))
     return out
+
+
+def check_delta(
+    check: str,
+    base_passed: int,
+    base_decided: int,
+    candidate_passed: int,
+    candidate_decided: int,
+    worse: int,
+    better: int,
+    p_value: float,
+) -> CheckDelta:
+    """A check's pass rate in both runs, from how often it passed of how often it decided."""
+    base = base_passed / base_decided if base_decided else None
+    cand = candidate_passed / candidate_decided if candidate_decided else None
+    return CheckDelta(
+        check=check,
+        base_rate=base,
+        candidate_rate=cand,
+        change=cand - base if base is not None and cand is not None else None,
+        worse=worse,
+        better=better,
+        p_value=p_value,
+    )

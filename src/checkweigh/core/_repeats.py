@@ -32,7 +32,7 @@ from operator import add
 from pydantic import BaseModel
 
 from ._case_pass import CaseState
-from ._paired import CheckDelta, Decided
+from ._paired import CheckDelta, Decided, check_delta
 from ._reliability import pass_hat_k
 from ._verdict import VerdictState
 
@@ -202,17 +202,13 @@ def check_rate_deltas(
     out = []
     for name, by_task in counts.items():
         both = [(nb, pb, nc, pc) for nb, pb, nc, pc in by_task.values() if nb and nc]
-        bn = sum(t[0] for t in both)
-        cn = sum(t[2] for t in both)
-        base_rate = sum(t[1] for t in both) / bn if bn else None
-        cand_rate = sum(t[3] for t in both) / cn if cn else None
-        change = cand_rate - base_rate if base_rate is not None and cand_rate is not None else None
         out.append(
-            CheckDelta(
-                check=name,
-                base_rate=base_rate,
-                candidate_rate=cand_rate,
-                change=change,
+            check_delta(
+                name,
+                sum(t[1] for t in both),
+                sum(t[0] for t in both),
+                sum(t[3] for t in both),
+                sum(t[2] for t in both),
                 worse=sum(1 for nb, pb, nc, pc in both if pc / nc < pb / nb),
                 better=sum(1 for nb, pb, nc, pc in both if pc / nc > pb / nb),
                 p_value=stratified_permutation(both, rng, resamples),
