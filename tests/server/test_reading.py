@@ -6,6 +6,7 @@ case of two runs side by side."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from urllib.parse import quote
 
@@ -210,6 +211,8 @@ def test_the_comparison_of_repeated_runs_lists_tasks_by_pass_rate(tmp_path: Path
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     # the candidate never books "always" right: that task drops from 4/4 to 0/4
     for chances in (CHANCES, CHANCES | {"always": 0.0}):
+        # the same size, maybe the same second: the first run's bytecode would be read again
+        shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
         (tmp_path / "agent.py").write_text(AGENT.format(chances=chances))
         done = run_cli("run", "suite.yaml", "--repeat", str(TRIES), "--db", db, cwd=tmp_path)
         assert done.returncode in (0, 1), done.stderr
