@@ -119,7 +119,7 @@ def test_a_token_server_asks_for_the_token_once_and_keeps_it_from_scripts(
     page.one("#login-button").click()
     page.wait_for("#login-error")
     assert page.path == "/login"
-    assert page.driver.get_cookie("checkweigh_token") is None
+    assert page.driver.get_cookie("checkweigh_session") is None
     page.allowed_console.append("/login - Failed to load resource")  # the 401 of that try
     page.screenshot("wrong")
 
@@ -129,12 +129,23 @@ def test_a_token_server_asks_for_the_token_once_and_keeps_it_from_scripts(
     page.wait_for("#runs")
     shown = {row.get_attribute("data-run-id") for row in page.all("#runs tr[data-run-id]")}
     assert shown == {runs.base, runs.candidate, runs.hostile}
-    cookie = page.driver.get_cookie("checkweigh_token")
+    cookie = page.driver.get_cookie("checkweigh_session")
     assert cookie is not None
     assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/")
-    assert "checkweigh_token" not in page.driver.execute_script("return document.cookie")
+    assert "checkweigh_session" not in page.driver.execute_script("return document.cookie")
     assert TOKEN not in page.driver.page_source
+
+    assert TOKEN not in cookie["value"]  # a session id stands for the token
 
     # the cookie opens the other pages too, without asking again
     page.open(f"/runs/{runs.base}", expect="#gates")
     assert page.path == f"/runs/{runs.base}"
+
+    # signing out ends the session: the pages ask for the token again
+    page.one("#sign-out-button").click()
+    page.wait_until_path("/login")
+    page.wait_for("#login-form")
+    assert page.driver.get_cookie("checkweigh_session") is None
+    assert page.all("#sign-out") == []
+    page.open("/runs", expect="#login-form")
+    assert page.path == "/login"

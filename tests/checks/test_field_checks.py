@@ -517,6 +517,7 @@ def test_checks_are_frozen_and_versioned() -> None:
         "path": "final_state.booking.time",
         "value": "10:00",
         "expected_path": None,
+        "missing": "not_applicable",
         "case_insensitive": False,
         "match": "any",
         "normalize": [],

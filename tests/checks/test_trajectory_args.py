@@ -718,7 +718,7 @@ def test_bad_step_matchers_are_rejected(spec: dict[str, Any], message: str) -> N
     ("spec", "message"),
     [
         ({"overrides": {"book": {"compare": ["a"], "ignore": ["b"]}}}, "not both"),
-        ({"overrides": {"book": {}}}, "give a mode, 'compare' or 'ignore'"),
+        ({"overrides": {"book": {}}}, "give a mode, 'compare', 'ignore' or 'unordered'"),
         ({"overrides": {"book": ["flights[x]"]}}, "malformed argument path 'flights[x]'"),
         ({"overrides": {"book": "fuzzy"}}, "'exact', 'ignore', 'subset' or 'superset'"),
         ({"reference": [{"name": "a", "kwargs": {}, "args": {}}]}, "give one of kwargs, args"),

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import random
 import re
+import signal
 import struct
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ from checkweigh.judges import JudgeReply, JudgeRequest
 from checkweigh.runs import Evaluator, execute, run_cases
 from checkweigh.store import Store
 from checkweigh.suites import Suite, iter_cases, load_suite
+from support import cli_process
+from support.large_run import NOISE, cpu_seconds, store_large_run
 
 JUDGED = ("grounded", "polite", "helpful")
 CASES = 12
@@ -329,3 +333,29 @@ def test_nothing_to_simulate(tmp_path: Path, suite_path: Path) -> None:
         "helpful (samples: k > 1): nothing to measure the noise from; give --noise with RATE "
         "from 0 to 0.5 (the chance one judge answer differs from its usual answer)"
     )
+
+
+def test_ctrl_c_ends_a_long_simulation_with_130(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    run_id = store_large_run(tmp_path / "suite", db)
+    out = tmp_path / "stability.json"
+    args = ["stability", run_id, "--db", db, "--sims", "1000000", "--json", str(out)]
+    proc = cli_process.start([*args, *(a for n in NOISE for a in ("--noise", n))], tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        # past start-up and reading the run: a million reruns take minutes from here
+        while cpu_seconds(proc.pid) < 2.5:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the simulation never started"
+            time.sleep(0.1)
+        began = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        done = cli_process.finish(proc, began, timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert done.code == 130, done.err
+    assert "Traceback" not in done.err
+    assert done.seconds < 5
+    assert not out.exists()

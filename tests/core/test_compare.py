@@ -75,10 +75,12 @@ def test_one_case_dropping_is_flagged_by_name_but_not_significant() -> None:
     assert (rate.base, rate.candidate, rate.change) == (100.0, 90.0, -10.0)
     assert rate.exceeded
     assert rate.p_value == 1.0
-    assert cmp.regression_detected  # the seed's flag
+    assert cmp.threshold_exceeded  # the seed's flag
+    assert not cmp.regression_detected  # agrees with the verdict
     assert cmp.verdict is CompareVerdict.NOT_SIGNIFICANT
     strict = compare_runs(base, cand, base_policy=POLICY, candidate_policy=POLICY, strict=True)
     assert strict.verdict is CompareVerdict.REGRESSION
+    assert strict.regression_detected
 
 
 def test_a_systematic_drop_is_a_significant_regression() -> None:
@@ -102,7 +104,8 @@ def test_noise_both_ways_on_a_small_suite_is_not_significant() -> None:
     ]
     cmp = compare_runs(base, cand, base_policy=POLICY, candidate_policy=POLICY)
     assert cmp.suite[0].change == pytest.approx(-10.0)
-    assert cmp.regression_detected
+    assert cmp.threshold_exceeded
+    assert not cmp.regression_detected
     assert not cmp.significant
     assert cmp.verdict is CompareVerdict.NOT_SIGNIFICANT
     assert [c.case_id for c in cmp.regressions] == ["c0", "c1"]

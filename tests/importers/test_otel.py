@@ -329,6 +329,7 @@ def test_the_minimal_file_of_the_docs_imports_as_described(tmp_path: Path) -> No
         "input_tokens": 812,
         "output_tokens": 19,
         "gen_ai.operation.name": "chat",
+        "tool_calls": 1,
     }
     assert tool.arguments == {"flight": "HAT170"}
     assert tool.result == {"status": "delayed", "minutes": 40}

@@ -120,7 +120,10 @@ def test_built_in_tools_mcp_calls_and_unknown_items(tmp_path: Path) -> None:
 
 
 BAD: list[tuple[Any, str]] = [
-    ({"messages": []}, "expected a list of items or an object with 'input' / 'output'"),
+    (
+        {"messages": []},
+        "expected a list of items, an object with 'input' / 'output', or one with 'request'",
+    ),
     ({"input": [{"content": "hi"}]}, "input[0].type: expected an item type such as 'message'"),
     (
         {"output": [{"type": "message", "role": "tool", "content": "x"}]},

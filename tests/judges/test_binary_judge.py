@@ -159,7 +159,7 @@ def test_examples_and_rubric_are_shown_and_the_formatter_is_versioned() -> None:
     user = judge.requests[0].messages[1].content
     assert "Guidance: Curt is fine; rude or blaming is not." in user
     assert 'Answer: {"verdict": "no", "reason": "it blames the user"}' in user
-    assert check.version == "judge-binary/1+plain@1"
+    assert check.version == "judge-binary/1+plain@2"
     assert DEFAULT_FORMATTER.format(booking_case()) == DEFAULT_FORMATTER.format(booking_case())
 
 

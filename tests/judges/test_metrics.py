@@ -114,7 +114,7 @@ def test_goal_accuracy_with_and_without_a_reference() -> None:
     check = GoalAccuracyCheck(reference_path="ground_truth.goal")
     asyncio.run(check.evaluate(with_ref, judge))
     assert "<reference>\nGet Q3 headcount\n</reference>" in judge.requests[1].messages[1].content
-    assert check.version == "goal-accuracy/1-with-reference+plain@1"
+    assert check.version == "goal-accuracy/1-with-reference+plain@2"
     assert asyncio.run(check.evaluate(CASE, judge)).state is VerdictState.NOT_APPLICABLE
 
 

@@ -65,6 +65,7 @@ def _comparison(case_ids: list[str], check: str, reason: str) -> Comparison:
         only_base=0,
         only_candidate=0,
         suite=[rate],
+        threshold_exceeded=True,
         regression_detected=True,
         significant=True,
         verdict=CompareVerdict.REGRESSION,

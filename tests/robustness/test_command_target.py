@@ -10,6 +10,7 @@ file, the line and the field.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -336,3 +337,48 @@ def test_a_token_given_through_env_reaches_the_program_and_is_never_stored(
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.db*"))
     assert b"${CALENDAR_KEY}" in stored  # the suite's snapshot keeps the reference
     assert secret.encode() not in stored
+
+
+def _living(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie has ended, whoever is to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in "ZX"
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads /proc")
+def test_agents_and_their_children_do_not_outlive_a_killed_checkweigh(tmp_path: Path) -> None:
+    _write(tmp_path, [sys.executable, "agent.py", "hangs"], extra="  timeout_s: 60\n")
+    db = tmp_path / "runs.db"
+    proc = cli.start(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], tmp_path)
+    deadline = time.monotonic() + 15
+    while len(list((tmp_path / "groups").glob("*")) if (tmp_path / "groups").exists() else []) < 2:
+        assert time.monotonic() < deadline, "the agents never started"
+        assert proc.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.3)  # each agent has started its child by now
+    groups = _groups(tmp_path)
+    members = [
+        int(entry)
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and _in_groups(int(entry), groups)
+    ]
+    assert len(members) >= 4  # two agents and a child of each
+    proc.kill()  # kill -9: checkweigh cleans up nothing itself
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 5
+    while (left := [pid for pid in members if _living(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for group in groups:  # should the test fail, it leaves nothing running either
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    assert left == []
+
+
+def _in_groups(pid: int, groups: list[int]) -> bool:
+    try:
+        return os.getpgid(pid) in groups
+    except OSError:
+        return False

@@ -75,7 +75,8 @@ def _run(suite: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = N
         ),
         (
             {"turns": ["hi"], "goal": "book"},
-            "cases.jsonl:2: user.goal: unknown key 'goal'",
+            "cases.jsonl:2: user: 'turns' (a scripted user) and 'goal' (a simulated user) "
+            "cannot both be given; keep one",
         ),
     ],
 )
@@ -87,6 +88,20 @@ def test_a_bad_user_block_is_one_line_and_exit_2(tmp_path: Path, user: Any, mess
     assert message in out
     assert "Traceback" not in out
     assert len(out.strip().splitlines()) == 1
+
+
+def test_a_simulated_user_without_any_model_is_refused_before_the_run(tmp_path: Path) -> None:
+    cases = [OK, simulated("no-model", GOAL)]
+    suite = write_desk(tmp_path / "s", cases)
+    result = _run(suite, tmp_path)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 2, out
+    assert (
+        "cases.jsonl:2: user.model: a simulated user needs a model: run with --judge "
+        "PROVIDER:MODEL, or set user.model in the case"
+    ) in out
+    assert len(out.strip().splitlines()) == 1
+    assert not (tmp_path / "runs.db").exists()  # refused before anything was stored
 
 
 def test_a_bad_max_turns_in_the_suite_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -118,40 +133,35 @@ class Fault:
 
 
 FAULTS = {
-    "agent fails at turn 3": Fault(
+    "agent fails at turn 2 (the third)": Fault(
         scripted("crash", ["Book at 10:00", "No, 11:00 please", "crash it", "thanks"]),
-        "turn 3: agent raised RuntimeError: calendar API unreachable",
+        "turn 2: agent raised RuntimeError: calendar API unreachable",
         ["Book at 10:00", "No, 11:00 please", "crash it"],
         kept_turns=2,
     ),
-    "agent hangs at turn 2 past the time limit": Fault(
+    "agent hangs at turn 1 past the time limit": Fault(
         scripted("hang", ["Book at 10:00", "hang on a second"]),
-        "agent timed out after 1.5s",
+        "agent timed out after 1.5s; at turn 1",
         [],
         timeout_s=1.5,
     ),
-    "simulated user without any model": Fault(
-        simulated("no-model", GOAL),
-        "turn 1: a simulated user needs a model: run with --judge PROVIDER:MODEL",
-        [],
-    ),
     "simulator provider answers 500": Fault(
         simulated("sim-500", GOAL),
-        "turn 1: simulated user (openai:user-sim) failed:",
+        "turn 0: simulated user (openai:user-sim) failed:",
         [],
         judge=[Reply(status=500)],
         args=["--judge", "openai:user-sim", "--judge-retries", "0"],
     ),
     "simulator answers junk twice": Fault(
         simulated("sim-junk", GOAL),
-        "turn 1: simulated user (openai:user-sim) failed: invalid judge answer after one repair",
+        "turn 0: simulated user (openai:user-sim) failed: invalid judge answer after one repair",
         [],
         judge=[Reply("Sure! Here is the next message: hello"), Reply("hello")],
         args=["--judge", "openai:user-sim"],
     ),
-    "simulator breaks down at turn 2": Fault(
+    "simulator breaks down at turn 1": Fault(
         simulated("sim-turn2", GOAL),
-        "turn 2: simulated user (openai:user-sim) gave an empty message without done",
+        "turn 1: simulated user (openai:user-sim) gave an empty message without done",
         [GOAL],
         kept_turns=1,
         judge=[Reply(json.dumps({"done": False, "message": GOAL})), Reply('{"done": false}')],
@@ -159,7 +169,7 @@ FAULTS = {
     ),
     "simulated user names a provider that does not exist": Fault(
         {**simulated("bad-provider", GOAL), "user": {"goal": GOAL, "model": "acme:sim-1"}},
-        "turn 1: simulated user model 'acme:sim-1': expected PROVIDER:MODEL",
+        "turn 0: simulated user model 'acme:sim-1': expected PROVIDER:MODEL",
         [],
     ),
 }

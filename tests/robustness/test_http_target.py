@@ -184,7 +184,7 @@ def test_a_refused_connection_errors_every_case_and_the_run_finishes(tmp_path: P
     url = f"http://127.0.0.1:{closed_port()}/agent"
     done = _run(tmp_path, url)
     assert done.code == 1, done.out + done.err
-    assert f"connection refused: {url} (after 2 tries)" in done.out
+    assert f"connection refused: {url} (after 2 tries; earlier: connection refused)" in done.out
     assert "5 errored" in done.out
     assert cli.run_row(tmp_path / "runs.db") == ("complete", 5, False)
 
@@ -237,10 +237,17 @@ BAD_INPUTS = [
     BadInput(
         "url-not-http",
         {},
-        "error: target.url: expected an http:// or https:// URL",
-        url="ftp://h/a",
+        "target.url: ${AGENT_URL} from the environment gives 'ftp://h/a': expected an "
+        "http:// or https:// URL, got 'ftp://h/a'",
+        url="ftp://h/a?token=s3cr3t",
     ),
-    BadInput("url-no-host", {}, "error: target.url: expected a host in the URL", url="http:///a"),
+    BadInput(
+        "url-no-host",
+        {},
+        "target.url: ${AGENT_URL} from the environment gives 'http:///a': expected a host in "
+        "the URL",
+        url="http:///a",
+    ),
     BadInput(
         "secret-in-suite",
         {"headers": {"X-Api-Key": "sk-live-123"}},
@@ -251,6 +258,12 @@ BAD_INPUTS = [
         "body-path",
         {"body": {"q": "{{inptu.time}}"}},
         "suite.yaml:LINE: target.body: '{{inptu.time}}' reads 'inptu'",
+    ),
+    BadInput(
+        "messages-in-a-single-call-body",
+        {"body": {"history": "{{messages}}"}},
+        "cases.jsonl:1: user: case 'book-0' has no user, but target.body in suite.yaml reads "
+        "{{messages}}, which only the turns of a conversation send",
     ),
     BadInput("retries-negative", {"retries": -1}, "suite.yaml:LINE: target.retries: "),
     BadInput(
@@ -273,5 +286,8 @@ def test_a_bad_http_target_is_one_line_and_exit_2(tmp_path: Path, bad: BadInput)
     lines = done.err.strip().splitlines()
     assert len(lines) == 1, done.err
     assert bad.message.replace("LINE", str(line)) in lines[0]
+    if bad.name.startswith("url-not") or bad.name == "url-no-host":  # set, but unusable
+        assert lines[0].startswith("error: suite.yaml:5: target.url: ")
+        assert "s3cr3t" not in lines[0]
     assert "Traceback" not in done.out + done.err
     assert cli.stored(tmp_path / "runs.db") == 0

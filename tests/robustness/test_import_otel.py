@@ -81,9 +81,17 @@ class Row:
 
 ROWS = [
     Row("truncated line", lambda: _line(_span())[:180], "invalid JSON"),
-    Row("not a request", lambda: json.dumps({"spans": [_span()]}), "'resourceSpans'; got keys"),
-    Row("a list, not a request", lambda: json.dumps([_span()]), "'resourceSpans'; got list"),
-    Row("null", lambda: "null", "'resourceSpans'; got NoneType"),
+    Row(
+        "not a request",
+        lambda: json.dumps({"spans": [_span()]}),
+        "'resourceSpans' or 'resourceLogs'; got keys",
+    ),
+    Row(
+        "a list, not a request",
+        lambda: json.dumps([_span()]),
+        "'resourceSpans' or 'resourceLogs'; got list",
+    ),
+    Row("null", lambda: "null", "'resourceSpans' or 'resourceLogs'; got NoneType"),
     Row("missing traceId", lambda: _line(_span(traceId=None)), "traceId is missing"),
     Row(
         "short traceId",

@@ -180,9 +180,10 @@ def test_compare_answers_regression_detected_the_flips_and_significance(
     params = {"base": stored.base, "candidate": stored.candidate}
     body = client.get("/api/runs/compare", params=params).json()
     assert (body["base"], body["candidate"]) == (stored.base, stored.candidate)
-    assert body["regression_detected"] is True
+    assert body["threshold_exceeded"] is True
     assert body["significant"] is False  # 3 flips: McNemar's p = 0.25
     assert body["verdict"] == "not_significant"
+    assert body["regression_detected"] is False  # as the verdict says
     assert [c["case_id"] for c in body["regressions"]] == ["good-0", "good-1", "good-2"]
     assert all(c["flipped"] for c in body["regressions"])
     rate = next(s for s in body["suite"] if s["metric"] == "case pass rate (%)")
@@ -206,7 +207,8 @@ def test_compare_overrides_change_regression_detected(
 ) -> None:
     params = {"base": stored.base, "candidate": stored.candidate, **overrides}
     body = client.get("/api/runs/compare", params=params).json()
-    assert body["regression_detected"] is regression, body["suite"]
+    assert body["threshold_exceeded"] is regression, body["suite"]
+    assert body["regression_detected"] is (body["verdict"] == "regression")
 
 
 def test_compare_strict_and_alpha_change_the_verdict(client: TestClient, stored: Stored) -> None:

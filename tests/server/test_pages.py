@@ -52,8 +52,9 @@ def test_the_runs_list_shows_each_run_and_picks_two_to_compare(
         assert "bookings" in row.text
         assert "complete" in row.text
         passed = client.get(f"/api/runs/{run_id}").json()["gates_passed"]
-        assert row.one("td", "gates").get("data-passed") == str(passed).lower()
-        assert row.one("td", "gates").text == ("✓" if passed else "✗")
+        word = "passed" if passed else "failed"
+        assert row.one("td", "gates").get("data-verdict") == word
+        assert row.one("td", "gates").text == ("✓ " if passed else "✗ ") + word
     # the candidate books three good cases at the wrong time: 6 of 13 pass, not 9 of 13
     api = client.get(f"/api/runs/{stored.candidate}").json()["summary"]["case_gates"]
     assert f"{api['cases_pass_rate_pct']:.1f}%" in rows[0].text
@@ -177,7 +178,7 @@ def test_the_cases_table_pages_fifty_at_a_time(big_run: tuple[str, str]) -> None
             f"c{i:03d}" for i in range(100, 120)
         ]
         assert third.all("a", "page-next") == []
-        assert third.one("a", "page-prev").get("href") == f"/runs/{run_id}?page=2"
+        assert third.one("a", "page-prev").get("href") == f"/runs/{run_id}?page=2#cases-section"
         # a filter is kept from page to page: 18 failures (i = 0, 7, ..., 119) in one page
         failed = page(client, f"/runs/{run_id}?state=failed&sort=-score")
         ids = [r.get("data-case-id") for r in _case_rows(failed)]
@@ -349,8 +350,9 @@ def test_the_comparison_page_puts_regressions_first_and_takes_thresholds(
     tree = page(client, path)
     api = client.get(f"/api/runs/compare?base={stored.base}&candidate={stored.candidate}").json()
     verdict = tree.by_id("verdict")
-    assert verdict.get("data-regression") == str(api["regression_detected"]).lower() == "true"
-    assert "regression detected" in verdict.text
+    assert verdict.get("data-regression") == str(api["regression_detected"]).lower() == "false"
+    assert api["threshold_exceeded"] is True
+    assert "threshold exceeded — not significant" in verdict.text
     regressions = [r.get("data-case-id") for r in tree.by_id("regressions").all("tr", "change")]
     assert (
         regressions == [c["case_id"] for c in api["regressions"]] == ["good-0", "good-1", "good-2"]
@@ -447,7 +449,8 @@ def test_a_page_without_the_token_opens_the_login_page_and_the_cookie_opens_it(
     assert right.status_code == 303
     assert right.headers["location"] == asked
     cookie = right.headers["set-cookie"]
-    assert cookie.startswith("checkweigh_token=")
+    assert cookie.startswith("checkweigh_session=")
+    assert quote(TOKEN) not in cookie  # a session id, not the token
     flags = {part.strip().lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "samesite=strict", "path=/"} <= flags
     assert "secure" not in flags  # plain http: a Secure cookie would never come back

@@ -55,6 +55,7 @@ if _typing.TYPE_CHECKING:
         TrajectoryMatch,
         WithinFirst,
     )
+    from ._watch import PathWatch, Probe
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
@@ -99,6 +100,8 @@ else:  # the names load when first read: see checkweigh._lazy
             "ToolCalled": "._trajectory",
             "TrajectoryMatch": "._trajectory",
             "WithinFirst": "._trajectory",
+            "PathWatch": "._watch",
+            "Probe": "._watch",
         },
     )
 
@@ -123,6 +126,8 @@ __all__ = [
     "NamedCheck",
     "NeverAfter",
     "OneOf",
+    "PathWatch",
+    "Probe",
     "PythonCheck",
     "ReferenceCall",
     "Regex",

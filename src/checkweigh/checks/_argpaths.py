@@ -57,6 +57,11 @@ def compile_paths(texts: list[str]) -> Trie:
     return root
 
 
+def is_leaf(trie: Trie) -> bool:
+    """Whether ``trie`` ends a path (everything below it is covered)."""
+    return _LEAF in trie
+
+
 def keep(value: Any, trie: Trie) -> Any:
     """A copy of ``value`` with only the paths of ``trie`` (absent ones stay absent)."""
     if _LEAF in trie:

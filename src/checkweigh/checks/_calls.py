@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import Step
 from ._argpaths import Trie, compile_paths, drop, keep
+from ._matching import align, augment
 from ._steps import call_label, parse_json_text
 from ._values import ArgMode, count_differences, first_difference, matches
 
@@ -63,8 +64,8 @@ class ArgsOverride(BaseModel):
     """How one tool's arguments are compared, overriding the check's ``arguments_mode``.
 
     In a suite: a mode (``subset``), a list of argument paths to compare (``[reservation_id,
-    flights[*].date]``; everything else is left out), or a mapping with ``mode`` and either
-    ``compare`` or ``ignore`` (paths left out of the comparison).
+    flights[*].date]``; everything else is left out), or a mapping with ``mode``, either
+    ``compare`` or ``ignore`` (paths left out of the comparison), and ``unordered``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -75,6 +76,9 @@ class ArgsOverride(BaseModel):
     """Only these argument paths are compared (absent on both sides counts as equal)."""
     ignore: list[str] | None = None
     """These argument paths are left out of the comparison."""
+    unordered: list[str] | None = None
+    """The lists at these argument paths compare in any order (added to the check's own
+    ``unordered``), e.g. ``[item_ids, new_item_ids]``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -89,27 +93,32 @@ class ArgsOverride(BaseModel):
     def _check(self) -> ArgsOverride:
         if self.compare is not None and self.ignore is not None:
             raise ValueError("give 'compare' or 'ignore', not both")
-        if self.mode is None and self.compare is None and self.ignore is None:
-            raise ValueError("give a mode, 'compare' or 'ignore'")
-        compile_paths([*(self.compare or []), *(self.ignore or [])])
+        given = (self.mode, self.compare, self.ignore, self.unordered)
+        if all(g is None for g in given):
+            raise ValueError("give a mode, 'compare', 'ignore' or 'unordered'")
+        compile_paths([*(self.compare or []), *(self.ignore or []), *(self.unordered or [])])
         return self
 
-    def rule(self, default: ArgMode) -> ArgRule:
-        """The compiled rule."""
+    def rule(self, default: ArgMode, unordered: list[str] | None = None) -> ArgRule:
+        """The compiled rule; ``unordered``: the check's own unordered paths."""
+        loose = [*(unordered or []), *(self.unordered or [])]
         return ArgRule(
             self.mode or default,
             compile_paths(self.compare) if self.compare is not None else None,
             compile_paths(self.ignore) if self.ignore is not None else None,
+            compile_paths(loose) if loose else None,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class ArgRule:
-    """A compiled argument comparison: a mode, and the paths kept or dropped first."""
+    """A compiled argument comparison: a mode, the paths kept or dropped first, and the paths
+    whose lists compare in any order."""
 
     mode: ArgMode
     keep: Trie | None = None
     drop: Trie | None = None
+    unordered: Trie | None = None
 
     def project(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The part of ``arguments`` this rule compares."""
@@ -120,6 +129,17 @@ class ArgRule:
             dropped: dict[str, Any] = drop(arguments, self.drop)
             return dropped
         return arguments
+
+    def sides(self, got: Any, want: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Both argument objects as compared: projected, and the actual one's unordered lists
+        put in the order that pairs their items with the expected ones."""
+        want = self.project(want)
+        if not isinstance(got, dict):
+            return got, want
+        got = self.project(got)
+        if self.unordered is not None:
+            got = align(got, want, self.unordered, self.mode)
+        return got, want
 
 
 class Expected(NamedTuple):
@@ -229,6 +249,7 @@ class Pairing:
     def __init__(self, default: ArgRule, overrides: dict[str, ArgRule]) -> None:
         self.default = default
         self.overrides = overrides
+        self._plain = default.unordered is None  # the default rule compares arguments as-is
 
     def _sides(self, a: Actual, e: Expected) -> tuple[ArgRule, Any, Any] | None:
         """The rule and the two projected argument objects; None when not compared."""
@@ -241,8 +262,7 @@ class Pairing:
         if e.keep is not None:
             want = keep(want, e.keep)
             got = keep(got, e.keep) if isinstance(got, dict) else got
-        want = rule.project(want)
-        got = rule.project(got) if isinstance(got, dict) else got
+        got, want = rule.sides(got, want)
         return rule, got, want
 
     def compatible(self, a: Actual, e: Expected) -> bool:
@@ -251,7 +271,7 @@ class Pairing:
             return False
         if e.arguments is None:
             return True
-        if e.keep is None and e.name not in self.overrides:
+        if e.keep is None and self._plain and e.name not in self.overrides:
             # the usual case: the default rule has no paths to keep or drop
             got, want, mode = a.arguments, e.arguments, self.default.mode
             return mode == "ignore" or (type(got) is dict and matches(got, want, mode))
@@ -315,7 +335,7 @@ class Pairing:
             elif row:
                 left.append(i)
         for i in left:
-            _augment(i, edges, owner)
+            augment(i, edges, owner)
         partner: list[int | None] = [None] * len(actual)
         for j, holder in enumerate(owner):
             if holder is not None:
@@ -421,34 +441,3 @@ def _call_key(a: Actual) -> tuple[str, bytes] | None:
         return a.name, orjson.dumps(a.arguments, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # a big integer or a key orjson does not take: compared on its own
         return None
-
-
-def _augment(start: int, edges: list[list[int]], owner: list[int | None]) -> bool:
-    """Kuhn's augmenting path from actual call ``start`` (``owner[j]``: the actual call
-    reference ``j`` is paired with), flipped into ``owner`` when found. A loop with its own
-    stack rather than recursion: a log with thousands of calls of one tool makes long paths."""
-    seen = [False] * len(owner)
-    stack = [[start, 0]]  # an actual call and the next of its edges to try
-    taken: list[int] = []  # the reference taken at each frame but the last
-    while stack:
-        frame = stack[-1]
-        i, k = frame
-        tries = edges[i]
-        while k < len(tries) and seen[tries[k]]:
-            k += 1
-        if k == len(tries):
-            stack.pop()
-            if taken:
-                taken.pop()
-            continue
-        j = tries[k]
-        frame[1] = k + 1
-        seen[j] = True
-        taken.append(j)
-        holder = owner[j]
-        if holder is None:
-            for (a, _), b in zip(stack, taken, strict=True):
-                owner[b] = a
-            return True
-        stack.append([holder, 0])
-    return False

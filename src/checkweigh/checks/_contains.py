@@ -7,7 +7,7 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
-from ..core import Case, Verdict, failed, not_applicable, passed
+from ..core import Case, Verdict, failed, passed
 from ..core._paths import MISSING
 from ._model import Compiled, FieldCheck, Getter, Runner, TextOptions, ValuesOptions, short
 from ._text import as_text, normalized
@@ -61,7 +61,7 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
 
     def _build(self, get: Getter, values_of: Getter) -> Runner:
         path, mode, norm = self.path, self.mode, self.text_normalizer()
-        no_values = not_applicable(f"no values at {self.values_label()}")
+        no_values = self.no_values()
         fixed = self._fixed_needles(norm)
 
         def run(case: Any) -> Verdict:
@@ -85,11 +85,11 @@ class Contains(Compiled, FieldCheck, ValuesOptions, TextOptions):
         return run
 
     def _pooled(self) -> Runner:
-        path, label, mode = self.field_path(), self.values_label(), self.mode
+        path, mode = self.field_path(), self.mode
         norm, values_of = self.text_normalizer(), self.values_getter()
         nothing = failed(f"{path} matched nothing")
         no_text = failed(f"{path} has no text")
-        no_values = not_applicable(f"no values at {label}")
+        no_values = self.no_values()
         fixed = self._fixed_needles(norm)
 
         def run(case: Case) -> Verdict:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..core import Case, Verdict, failed, not_applicable, passed, strict_equal
+from ..core import Case, Verdict, failed, passed, strict_equal
 from ..core._paths import MISSING
 from ._contains import Contains
 from ._model import (
@@ -113,7 +113,7 @@ class OneOf(Compiled, FieldCheck, ValuesOptions, TextOptions):
     def _build(self, get: Getter, allowed_of: Getter) -> Runner:
         path, label, norm = self.path, self.values_label(), self.text_normalizer()
         missing = failed(f"{path} is missing")
-        no_expectation = not_applicable(f"no values at {label}")
+        no_expectation = self.no_values()
         inline = self.values_path is None
 
         def run(case: Any) -> Verdict:

@@ -3,18 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..core import Case, FieldPath, PathSyntaxError, Verdict, failed, not_applicable
+from ..core import Case, FieldPath, PathSyntaxError, Verdict, errored, failed, not_applicable
 from ..core._paths import MISSING as _MISSING
 from ._many import Match, over_values, value_of
 from ._text import Normalization, normalizer
+from ._watch import Probe, model_probes
 
 Runner = Callable[[Case], Verdict]
 Getter = Callable[[Any], Any]
 """A lookup a check's logic is built with: of the case, or of a ``(case, value)`` pair."""
+
+
+Missing = Literal["not_applicable", "fail", "error"]
+"""What a check answers when the case lacks its expectation (``expected_path``,
+``values_path``, ``reference_path``): not applicable (the default), failed, or errored."""
+
+
+def absent(missing: Missing, why: str) -> Verdict:
+    """The verdict for a case without its expectation, as ``missing`` asks."""
+    if missing == "fail":
+        return failed(why)
+    if missing == "error":
+        return errored(why, reason=why)
+    return not_applicable(why)
+
+
+def missing_needs_a_path(model: BaseModel, path: str | None, names: str) -> None:
+    """Refuse ``missing`` on a check whose expectation is written in the suite."""
+    if "missing" in model.model_fields_set and path is None:
+        raise ValueError(f"'missing' applies to an expectation read from the case ({names})")
 
 
 def short(value: Any, limit: int = 60) -> str:
@@ -69,6 +90,11 @@ class BuiltinCheck(BaseModel):
         """A function equivalent to :meth:`evaluate`; checks on the hot path return a closure
         with their settings bound (see :class:`Compiled`)."""
         return self.evaluate
+
+    def case_probes(self) -> list[Probe]:
+        """What this check reads of a case: ``path`` and every ``*_path`` field (a run names
+        those no case held, see ``checks._watch``)."""
+        return list(model_probes(self))
 
 
 class Compiled(BuiltinCheck):
@@ -160,6 +186,9 @@ class ExpectedMixin(BaseModel):
     )
     """Where the expected value lives, e.g. ``ground_truth.time`` (``values_path`` is accepted
     too, the name ``contains`` and ``one_of`` use)."""
+    missing: Missing = "not_applicable"
+    """What a case without a value at ``expected_path`` gets: ``not_applicable`` (default),
+    ``fail`` or ``error``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -177,6 +206,7 @@ class ExpectedMixin(BaseModel):
         given = {"value", "expected_path"} & self.model_fields_set
         if len(given) != 1:
             raise ValueError("give exactly one of 'value' or 'expected_path' (or 'values_path')")
+        missing_needs_a_path(self, self.expected_path, "expected_path")
 
     def expected_getter(self) -> Callable[[Case], Any]:
         """A function returning the expected value (or the missing marker)."""
@@ -186,11 +216,11 @@ class ExpectedMixin(BaseModel):
         return FieldPath.parse(self.expected_path).getter
 
     def verdicts_when_absent(self) -> tuple[Verdict, Verdict]:
-        """The verdicts for a missing value (failed) and a missing expectation (not
-        applicable)."""
+        """The verdicts for a missing value (failed) and a missing expectation (as
+        :attr:`missing` asks)."""
         path: str = getattr(self, "path")  # noqa: B009 - the mixin is combined with FieldCheck
-        return failed(f"{path} is missing"), not_applicable(
-            f"no expectation at {self.expected_label()}"
+        return failed(f"{path} is missing"), absent(
+            self.missing, f"no expectation at {self.expected_label()}"
         )
 
     def expected_label(self) -> str:
@@ -230,7 +260,11 @@ class ValuesOptions(BaseModel):
     """The expected values, written in the suite."""
     values_path: str | None = None
     """Where the case holds them, e.g. ``ground_truth.required_facts``: a list, or a single
-    value. A case without them (missing, null or an empty list) is not applicable."""
+    value. A case without them (missing, null or an empty list) is not applicable (see
+    :attr:`missing`)."""
+    missing: Missing = "not_applicable"
+    """What a case without values at ``values_path`` gets: ``not_applicable`` (default),
+    ``fail`` or ``error``."""
 
     @field_validator("values_path")
     @classmethod
@@ -241,7 +275,12 @@ class ValuesOptions(BaseModel):
     def _one_source_of_values(self) -> Self:
         if (self.values is None) == (self.values_path is None):
             raise ValueError("give exactly one of 'values' or 'values_path'")
+        missing_needs_a_path(self, self.values_path, "values_path")
         return self
+
+    def no_values(self) -> Verdict:
+        """The verdict of a case without values at :attr:`values_path` (see :attr:`missing`)."""
+        return absent(self.missing, f"no values at {self.values_label()}")
 
     def values_label(self) -> str:
         """Where the expected values come from, for reasons."""

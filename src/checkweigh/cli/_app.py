@@ -465,7 +465,7 @@ def list_runs(
     for r in runs:
         first = r.summary.rubrics[0] if r.summary and r.summary.rubrics else None
         tcr = f"{first.rubric} {first.tcr:.3f}" if first and first.tcr is not None else "—"
-        gates = "—" if r.gates_passed is None else ("pass" if r.gates_passed else "FAIL")
+        gates = {"passed": "pass", "failed": "FAIL"}.get(r.verdict().word, "not decided")
         table.add_row(
             r.id,
             plain(r.suite),
@@ -553,6 +553,15 @@ def main() -> None:
 
 
 def _main() -> int:
+    try:
+        return _command()
+    finally:
+        # the process leaves with os._exit: nothing else would checkpoint a SQLite file's log
+        if (stores := sys.modules.get("checkweigh.store._store")) is not None:
+            stores.close_stores()
+
+
+def _command() -> int:
     try:
         app()
     except SystemExit as exc:

@@ -142,7 +142,7 @@ def compare(
     """
     from ..core import CompareVerdict, compare_runs
     from ..reports import comparison_markdown, render_comparison, server_url
-    from ..service import compare_thresholds, comparison_json, judged, require_pairs
+    from ..service import compare_thresholds, comparison_json, judged, require_pairs, undecided
     from ..store import database_file
     from ._compare_runs import resolve
 
@@ -191,6 +191,7 @@ def compare(
             cand_run.id,
         )
         result = judged(result, base_run.config, cand_run.config)
+        result = undecided(result, base_run.info, cand_run.info)
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:

@@ -166,6 +166,9 @@ def _write_atomically(out: Path, lines: Iterator[bytes], ctx: ImportContext) -> 
 def _no_cases(ctx: ImportContext) -> str:
     if ctx.records == 0:
         return "the log files hold no records; nothing written"
+    if not ctx.skipped_total:  # good input that holds no case (OTel traces without GenAI)
+        why = "; ".join(f"{n} {why}" for why, n in ctx.without_case.items())
+        return f"no case in {ctx.records} record(s): {why or 'none holds one'}; nothing written"
     first = ctx.skipped[0].one_line() if ctx.skipped else ""
     return f"no case: all {ctx.records} record(s) were bad (first: {first}); nothing written"
 
@@ -197,6 +200,10 @@ def _report(out: Console, ctx: ImportContext, files: int, path: Path) -> None:
     )
     for why, n in ctx.without_case.items():
         out.print(plain(f"{n} {why}: no case made"), soft_wrap=True)
+    for warning in ctx.warnings[:SHOWN_SKIPPED]:
+        out.print(plain(f"note: {warning.one_line()}"), soft_wrap=True)
+    if ctx.warnings_total > SHOWN_SKIPPED:
+        out.print(plain(f"note: ... and {ctx.warnings_total - SHOWN_SKIPPED} more"), soft_wrap=True)
     if not ctx.skipped_total:
         return
     out.print(plain(f"skipped {ctx.skipped_total} bad record(s):"), soft_wrap=True)

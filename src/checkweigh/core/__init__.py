@@ -78,6 +78,7 @@ if _typing.TYPE_CHECKING:
         pass_at_k,
         pass_hat_k,
     )
+    from ._repeats import TaskChange
     from ._result import RECORD_VERSION, CaseResult
     from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
     from ._scoring import EvaluationResult, ScoreStatus, score_rubric
@@ -86,6 +87,7 @@ if _typing.TYPE_CHECKING:
         FlipChance,
         GateStability,
         RerunSpread,
+        SimulationStopped,
         StabilityReport,
         rubrics_from_snapshot,
         simulate_reruns,
@@ -110,6 +112,7 @@ if _typing.TYPE_CHECKING:
         RubricSummary,
         RunSummary,
         SlowCase,
+        UnheldPath,
         WorstCase,
     )
     from ._thresholds import CompareThresholds
@@ -159,6 +162,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "CompareVerdict": "._compare",
             "Comparison": "._compare",
             "SuiteDelta": "._compare",
+            "TaskChange": "._repeats",
             "compare_decided": "._compare",
             "compare_runs": "._compare",
             "Condition": "._conditions",
@@ -223,6 +227,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "FlipChance": "._stability",
             "GateStability": "._stability",
             "RerunSpread": "._stability",
+            "SimulationStopped": "._stability",
             "StabilityReport": "._stability",
             "rubrics_from_snapshot": "._stability",
             "simulate_reruns": "._stability",
@@ -241,6 +246,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "JudgeStats": "._summary",
             "RubricSummary": "._summary",
             "RunSummary": "._summary",
+            "UnheldPath": "._summary",
             "SlowCase": "._summary",
             "WorstCase": "._summary",
             "CaseUsage": "._usage",
@@ -284,6 +290,7 @@ __all__ = [
     "FlipChance",
     "GateStability",
     "RerunSpread",
+    "SimulationStopped",
     "StabilityReport",
     "answer_noise_from_share",
     "expected_minority_share",
@@ -300,6 +307,7 @@ __all__ = [
     "Comparison",
     "Decided",
     "SuiteDelta",
+    "TaskChange",
     "compare_decided",
     "compare_runs",
     "decided",
@@ -361,6 +369,7 @@ __all__ = [
     "RubricSummary",
     "RunAggregator",
     "RunSummary",
+    "UnheldPath",
     "ScoreStatus",
     "SlowCase",
     "Step",

@@ -288,6 +288,7 @@ class RunAggregator:
         if journal and keep_case_scores:
             raise ValueError("a journalling aggregator is for runs without repeats")
         self._accs = [_RubricAcc(r, keep_case_scores, journal) for r in rubrics]
+        self._policy = policy
         # pass@k and pass^k need each task's tries: counted only when tasks are repeated
         self._cases = (
             CaseTally(policy, repeats=keep_case_scores, journal=journal)
@@ -436,6 +437,23 @@ class RunAggregator:
             self.add(r)
         return self
 
+    def _worded(self, rubric: RubricSummary) -> RubricSummary:
+        """Under ``all_checks``, the rubric's notes on its weights and outcome classes say that
+        they decide no case's pass."""
+        policy = self._policy
+        if policy is None:
+            return rubric
+        return rubric.model_copy(
+            update={
+                "normalization_note": policy.score_only(
+                    rubric.normalization_note, "the weights shape the score only"
+                ),
+                "outcome_note": policy.score_only(
+                    rubric.outcome_note, "outcome classes follow the score"
+                ),
+            }
+        )
+
     def summary(self) -> RunSummary:
         """The aggregates of everything added so far."""
         return RunSummary(
@@ -443,7 +461,7 @@ class RunAggregator:
             cases=len(self._case_ids) + self._new_ids,
             errored_executions=self._errored,
             agent_errors=self._agent_errors,
-            rubrics=[a.summary() for a in self._accs],
+            rubrics=[self._worded(a.summary()) for a in self._accs],
             slowest=[
                 SlowCase(case_id=c, repeat=r, latency_ms=ms)
                 for ms, c, r in sorted(self._slow, reverse=True)

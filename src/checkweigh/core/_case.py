@@ -91,6 +91,10 @@ class Case(BaseModel):
     """For a multi-turn case: who plays the user, scripted (``{turns: [...]}``) or simulated
     by an LLM (``{goal, persona, model, max_turns}``). The target is then called once per turn
     with the conversation so far (see docs/conversations.md)."""
+    error: str | None = None
+    """Why the recorded run failed, when its log shows it did (the model's API answered with
+    an error, say): the case is reported errored, with this text, and not scored. A target
+    that runs the case again replaces it."""
 
     @property
     def turns(self) -> list[Turn]:

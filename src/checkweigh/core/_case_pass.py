@@ -142,6 +142,17 @@ class PassPolicy:
             pass_policy=self.pass_policy,
         )
 
+    def score_only(self, note: str | None, what: str) -> str | None:
+        """``note`` (on weights or outcome classes, ``what`` they shape) with, under
+        ``all_checks``, that it decides no case's pass/fail: there the score is informational
+        (it still makes the run's mean case score)."""
+        if note is None or self.pass_policy is not PassMode.ALL_CHECKS:
+            return note
+        return (
+            f"{note} (informational: under pass_policy all_checks {what}, not whether a case "
+            f"passes; a case passes when {self.describe()})"
+        )
+
     def describe(self) -> str:
         """When a case passes, in words (for reports)."""
         rubrics = self.score_rubrics

@@ -3,7 +3,8 @@ per-check pass-rate changes, and paired significance tests so that judge noise o
 suite reads as "not significant" rather than as a regression.
 
 Executions are paired by (case id, repeat); each run's own snapshotted :class:`PassPolicy`
-decides its cases. Cases in only one run are counted, not compared.
+decides its cases. Cases in only one run are counted, not compared. When either run tried a case
+more than once, the runs are compared task by task instead (see :mod:`._repeats`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import BaseModel, Field
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
 from ._paired import CheckDelta, Decided, check_deltas, decided
 from ._reliability import ReliabilityChange, reliability_changes
+from ._repeats import TaskChange, has_repeats
 from ._result import CaseResult
 from ._stats import mcnemar_exact, paired_bootstrap
 from ._thresholds import CompareThresholds
@@ -58,11 +60,11 @@ class SuiteDelta(BaseModel):
     allowed: float
     """The threshold on the drop (or increase, for latency)."""
     exceeded: bool
-    """The change went past the threshold: the seed's ``regression_detected``."""
+    """The change went past the threshold (see :attr:`Comparison.threshold_exceeded`)."""
     p_value: float | None
     """The paired test's p-value (None: no test applies)."""
     test: str
-    """Which test: exact McNemar, paired bootstrap."""
+    """Which test: exact McNemar, paired bootstrap, stratified permutation (with repeats)."""
 
 
 class CompareVerdict(StrEnum):
@@ -79,11 +81,17 @@ class Comparison(BaseModel):
     """Everything ``checkweigh compare`` reports."""
 
     paired: int
+    """Executions in both runs (case id and repeat); with repeats, tasks in both runs."""
     only_base: int
+    """Executions (with repeats: tasks) only in the base run."""
     only_candidate: int
+    """Executions (with repeats: tasks) only in the candidate run."""
     suite: list[SuiteDelta]
+    threshold_exceeded: bool
+    """Some suite-level threshold was exceeded, significant or not (the seed's flag)."""
     regression_detected: bool
-    """Some suite-level threshold was exceeded (the seed's flag, before significance)."""
+    """The verdict is a regression: a threshold exceeded and its test significant (or
+    ``--strict``). Never true beside a not-significant verdict."""
     significant: bool
     """Some exceeded threshold is backed by a paired test with p < alpha."""
     verdict: CompareVerdict
@@ -95,12 +103,23 @@ class Comparison(BaseModel):
     checks: list[CheckDelta] = Field(default_factory=list)
     reliability: list[ReliabilityChange] = Field(default_factory=list)
     """With repeats: both runs' pass@k and pass^k for every k, over the paired tries."""
+    per_task: bool = False
+    """Either run tried a case more than once: the runs were compared task by task (pass rate
+    over each task's tries), ``regressions`` and ``improvements`` stay empty, and ``tasks``
+    lists the tasks whose pass rate changed."""
+    tasks: list[TaskChange] = Field(default_factory=list)
+    """With repeats: every task whose pass rate dropped (by any amount: fewer passes per try
+    in the candidate), the largest drop first, then those whose pass rate rose. Each is
+    descriptive; the verdict is the suite-level test's."""
     judged_differently: list[str] = Field(default_factory=list)
     """How the two runs' verdicts were decided differently (another judge, judge mode or check
     version): a change may then be the judge's, not the agent's. Empty when alike."""
+    gates_not_decided: list[str] = Field(default_factory=list)
+    """Each of the two runs whose own gates are not decided (it did not finish every case),
+    with why: the comparison covers its finished executions only. Empty when both finished."""
 
 
-def _mean(values: list[float]) -> float | None:
+def mean_of(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
@@ -180,10 +199,15 @@ def compare_decided(
     """Compare two runs' executions as their policies decided them; ``verdicts`` gives the
     candidate's reasons for the executions that changed (the only ones reported by name)."""
     t = thresholds or CompareThresholds()
-    base_by_key = {(r.case_id, r.repeat): r for r in base}
+    base_rows, candidate_rows = list(base), list(candidate)
+    if has_repeats(base_rows) or has_repeats(candidate_rows):
+        from ._compare_tasks import compare_tasks  # it builds this module's models
+
+        return compare_tasks(base_rows, candidate_rows, t, strict)
+    base_by_key = {(r.case_id, r.repeat): r for r in base_rows}
     pairs: list[tuple[Decided, Decided]] = []
     only_candidate = 0
-    for r in candidate:
+    for r in candidate_rows:
         b = base_by_key.pop((r.case_id, r.repeat), None)
         if b is None:
             only_candidate += 1
@@ -227,70 +251,22 @@ def compare_decided(
 
     rng = random.Random(t.seed)
     n = len(pairs)
-    suite: list[SuiteDelta] = []
     base_rate = base_pass / n * 100.0 if n else None
     cand_rate = cand_pass / n * 100.0 if n else None
-    rate_change = cand_rate - base_rate if base_rate is not None and cand_rate is not None else None
-    suite.append(
-        SuiteDelta(
-            metric="case pass rate (%)",
-            base=base_rate,
-            candidate=cand_rate,
-            change=rate_change,
+    suite = [
+        drop_delta(
+            "case pass rate (%)",
+            base_rate,
+            cand_rate,
+            cand_rate - base_rate if base_rate is not None and cand_rate is not None else None,
             allowed=t.max_pass_rate_drop,
-            exceeded=rate_change is not None and -rate_change > t.max_pass_rate_drop + 1e-9,
             p_value=mcnemar_exact(worse, better) if n else None,
             test=f"exact McNemar on {worse} pass->fail, {better} fail->pass",
-        )
-    )
-    base_avg = _mean([s for s, _ in score_pairs])
-    cand_avg = _mean([s for _, s in score_pairs])
-    score_change = cand_avg - base_avg if base_avg is not None and cand_avg is not None else None
-    boot = paired_bootstrap([c - b for b, c in score_pairs], rng, t.resamples)
-    suite.append(
-        SuiteDelta(
-            metric="average case score",
-            base=base_avg,
-            candidate=cand_avg,
-            change=score_change,
-            allowed=t.max_avg_score_drop,
-            exceeded=score_change is not None and -score_change > t.max_avg_score_drop + 1e-9,
-            p_value=boot.p_value if score_pairs else None,
-            test=f"paired bootstrap over {len(score_pairs)} cases, 95% CI of the change "
-            f"[{boot.low:+.1f}, {boot.high:+.1f}]",
-        )
-    )
-    base_ms = _mean([b for b, _ in latency_pairs])
-    cand_ms = _mean([c for _, c in latency_pairs])
-    pct: float | None = None
-    if base_ms is not None and cand_ms is not None and base_ms > 0:
-        pct = (cand_ms - base_ms) / base_ms * 100.0
-    lat = paired_bootstrap([c - b for b, c in latency_pairs], rng, t.resamples)
-    suite.append(
-        SuiteDelta(
-            metric="mean latency (ms)",
-            base=base_ms,
-            candidate=cand_ms,
-            change=pct,
-            allowed=t.max_latency_increase_pct,
-            exceeded=pct is not None
-            and pct > t.max_latency_increase_pct + 1e-9
-            and cand_ms is not None
-            and base_ms is not None
-            and cand_ms - base_ms >= t.min_latency_increase_ms,
-            p_value=lat.p_value if latency_pairs else None,
-            test=f"paired bootstrap over {len(latency_pairs)} executions; increases under "
-            f"{t.min_latency_increase_ms:g} ms are not counted",
-        )
-    )
-    exceeded = [d for d in suite if d.exceeded]
-    significant = any(d.p_value is not None and d.p_value < t.alpha for d in exceeded)
-    if not exceeded:
-        verdict = CompareVerdict.NO_REGRESSION
-    elif significant or strict:
-        verdict = CompareVerdict.REGRESSION
-    else:
-        verdict = CompareVerdict.NOT_SIGNIFICANT
+        ),
+        score_delta("average case score", "cases", score_pairs, rng, t),
+        latency_delta("executions", latency_pairs, rng, t),
+    ]
+    exceeded, significant, verdict = verdict_of(suite, t, strict)
     regressions = [c for c in changes if c.kind is CaseChangeKind.REGRESSION]
     improvements = [c for c in changes if c.kind is CaseChangeKind.IMPROVEMENT]
     regressions.sort(key=lambda c: (not c.flipped, c.case_id, c.repeat))
@@ -300,7 +276,8 @@ def compare_decided(
         only_base=only_base,
         only_candidate=only_candidate,
         suite=suite,
-        regression_detected=bool(exceeded),
+        threshold_exceeded=exceeded,
+        regression_detected=verdict is CompareVerdict.REGRESSION,
         significant=significant,
         verdict=verdict,
         alpha=t.alpha,
@@ -313,3 +290,93 @@ def compare_decided(
             (c.case_id, b.state is CaseState.PASSED, c.state is CaseState.PASSED) for b, c in pairs
         ),
     )
+
+
+def drop_delta(
+    metric: str,
+    base: float | None,
+    candidate: float | None,
+    change: float | None,
+    *,
+    allowed: float,
+    p_value: float | None,
+    test: str,
+) -> SuiteDelta:
+    """A figure whose drop (``-change``) past ``allowed`` exceeds its threshold."""
+    return SuiteDelta(
+        metric=metric,
+        base=base,
+        candidate=candidate,
+        change=change,
+        allowed=allowed,
+        exceeded=change is not None and -change > allowed + 1e-9,
+        p_value=p_value,
+        test=test,
+    )
+
+
+def score_delta(
+    metric: str,
+    over: str,
+    pairs: list[tuple[float, float]],
+    rng: random.Random,
+    t: CompareThresholds,
+) -> SuiteDelta:
+    """The mean score of ``pairs`` (base, candidate) in both runs, with a paired bootstrap of
+    the change; ``over`` names what the pairs are ("cases", "tasks' mean scores"). It draws
+    from the comparison's shared ``rng``: callers keep the order of the deltas fixed."""
+    base_avg = mean_of([b for b, _ in pairs])
+    cand_avg = mean_of([c for _, c in pairs])
+    boot = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
+    return drop_delta(
+        metric,
+        base_avg,
+        cand_avg,
+        cand_avg - base_avg if base_avg is not None and cand_avg is not None else None,
+        allowed=t.max_avg_score_drop,
+        p_value=boot.p_value if pairs else None,
+        test=f"paired bootstrap over {len(pairs)} {over}, 95% CI of the change "
+        f"[{boot.low:+.1f}, {boot.high:+.1f}]",
+    )
+
+
+def latency_delta(
+    over: str, pairs: list[tuple[float, float]], rng: random.Random, t: CompareThresholds
+) -> SuiteDelta:
+    """The mean latency of ``pairs`` (base, candidate) in both runs; its change is in percent
+    of the base, and an increase under ``t.min_latency_increase_ms`` never exceeds. Like
+    :func:`score_delta`, it draws from the shared ``rng``."""
+    base_ms = mean_of([b for b, _ in pairs])
+    cand_ms = mean_of([c for _, c in pairs])
+    pct: float | None = None
+    if base_ms is not None and cand_ms is not None and base_ms > 0:
+        pct = (cand_ms - base_ms) / base_ms * 100.0
+    lat = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
+    return SuiteDelta(
+        metric="mean latency (ms)",
+        base=base_ms,
+        candidate=cand_ms,
+        change=pct,
+        allowed=t.max_latency_increase_pct,
+        exceeded=pct is not None
+        and pct > t.max_latency_increase_pct + 1e-9
+        and cand_ms is not None
+        and base_ms is not None
+        and cand_ms - base_ms >= t.min_latency_increase_ms,
+        p_value=lat.p_value if pairs else None,
+        test=f"paired bootstrap over {len(pairs)} {over}; increases under "
+        f"{t.min_latency_increase_ms:g} ms are not counted",
+    )
+
+
+def verdict_of(
+    suite: list[SuiteDelta], t: CompareThresholds, strict: bool
+) -> tuple[bool, bool, CompareVerdict]:
+    """(some threshold exceeded, an exceeded one significant, the verdict)."""
+    exceeded = [d for d in suite if d.exceeded]
+    significant = any(d.p_value is not None and d.p_value < t.alpha for d in exceeded)
+    if not exceeded:
+        return False, False, CompareVerdict.NO_REGRESSION
+    if significant or strict:
+        return True, significant, CompareVerdict.REGRESSION
+    return True, False, CompareVerdict.NOT_SIGNIFICANT

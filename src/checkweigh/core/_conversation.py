@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+)
 
 if TYPE_CHECKING:
     from ._case import Step
@@ -73,15 +81,27 @@ def _user_kind(value: Any) -> str | None:
     return getattr(value, "kind", None)
 
 
+def _one_kind(value: Any) -> Any:
+    # the discriminator would pick the script and call 'goal' an unknown key: say the rule
+    if isinstance(value, dict) and "turns" in value and "goal" in value:
+        raise ValueError(
+            "'turns' (a scripted user) and 'goal' (a simulated user) cannot both be given; keep one"
+        )
+    return value
+
+
 UserSpec = Annotated[
-    Annotated[ScriptedUser, Tag("scripted")] | Annotated[SimulatedUser, Tag("simulated")],
-    Discriminator(
-        _user_kind,
-        custom_error_type="user_kind",
-        custom_error_message=(
-            "expected 'turns' (a scripted user) or 'goal' (a simulated user, with persona)"
+    Annotated[
+        Annotated[ScriptedUser, Tag("scripted")] | Annotated[SimulatedUser, Tag("simulated")],
+        Discriminator(
+            _user_kind,
+            custom_error_type="user_kind",
+            custom_error_message=(
+                "expected 'turns' (a scripted user) or 'goal' (a simulated user, with persona)"
+            ),
         ),
-    ),
+    ],
+    BeforeValidator(_one_kind),
 ]
 """A case's ``user:`` block: scripted (``turns``) or simulated (``goal``, ``persona``)."""
 
@@ -113,10 +133,20 @@ class Turn:
         return float(sum(known)) if known else None
 
 
+WITH_TOOL_CALLS = "tool_calls"
+"""The attribute that marks assistant text sent together with tool calls (how many): a
+preamble to the calls, not a reply (tau-bench, for one, never shows it the user)."""
+
+
 def last_reply(trace: list[Step]) -> str:
-    """The content of the last assistant message of ``trace``, or ''."""
+    """The content of the last assistant message of ``trace`` that is a reply (not text sent
+    together with tool calls: see :data:`WITH_TOOL_CALLS`), or ''."""
     for step in reversed(trace):
-        if step.kind == "assistant" and step.content is not None:
+        if (
+            step.kind == "assistant"
+            and step.content is not None
+            and not step.attributes.get(WITH_TOOL_CALLS)
+        ):
             return step.content
     return ""
 

@@ -3,6 +3,7 @@ pairs: the part of a comparison that runs once per verdict of every pair."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -69,16 +70,17 @@ _V_FAILED = VerdictState.FAILED
 def check_deltas(pairs: list[tuple[Decided, Decided]]) -> list[CheckDelta]:
     # per check: base passed, base decided, cand passed, cand decided, worse, better
     counts: dict[str, list[int]] = {}
-    # one pass over every verdict of every pair (100,000 for 10,000 cases of 10 checks):
-    # identity tests on the states, no per-verdict call
-    for b, c in pairs:
-        if b.checks is c.checks or b.checks == c.checks:
+    # a run's executions share a few patterns of check states (17 in 10,000 airline cases):
+    # each distinct (base, candidate) pattern is counted at C speed, then walked once
+    patterns = Counter((b.checks, c.checks, b.verdicts, c.verdicts) for b, c in pairs)
+    for (b_checks, c_checks, b_states, c_states), k in patterns.items():
+        if b_checks is c_checks or b_checks == c_checks:
             states: Iterable[tuple[str, VerdictState | None, VerdictState | None]] = zip(
-                b.checks, b.verdicts, c.verdicts, strict=True
+                b_checks, b_states, c_states, strict=True
             )
         else:
-            cand = dict(zip(c.checks, c.verdicts, strict=True))
-            states = ((n, bv, cand.get(n)) for n, bv in zip(b.checks, b.verdicts, strict=True))
+            cand = dict(zip(c_checks, c_states, strict=True))
+            states = ((n, bv, cand.get(n)) for n, bv in zip(b_checks, b_states, strict=True))
         for name, bs, cs in states:
             if bs is None or cs is None:
                 continue
@@ -86,34 +88,48 @@ def check_deltas(pairs: list[tuple[Decided, Decided]]) -> list[CheckDelta]:
             if slot is None:
                 slot = counts[name] = [0, 0, 0, 0, 0, 0]
             if bs is _V_PASSED:
-                slot[0] += 1
-                slot[1] += 1
+                slot[0] += k
+                slot[1] += k
                 if cs is _V_FAILED:
-                    slot[4] += 1
+                    slot[4] += k
             elif bs is _V_FAILED:
-                slot[1] += 1
+                slot[1] += k
                 if cs is _V_PASSED:
-                    slot[5] += 1
+                    slot[5] += k
             if cs is _V_PASSED:
-                slot[2] += 1
-                slot[3] += 1
+                slot[2] += k
+                slot[3] += k
             elif cs is _V_FAILED:
-                slot[3] += 1
-    out = []
-    for name, (bp, bn, cp, cn, worse, better) in counts.items():
-        base = bp / bn if bn else None
-        cand_rate = cp / cn if cn else None
-        change = cand_rate - base if base is not None and cand_rate is not None else None
-        out.append(
-            CheckDelta(
-                check=name,
-                base_rate=base,
-                candidate_rate=cand_rate,
-                change=change,
-                worse=worse,
-                better=better,
-                p_value=mcnemar_exact(worse, better),
-            )
+                slot[3] += k
+    out = [
+        check_delta(
+            name, bp, bn, cp, cn, worse=worse, better=better, p_value=mcnemar_exact(worse, better)
         )
+        for name, (bp, bn, cp, cn, worse, better) in counts.items()
+    ]
     out.sort(key=lambda d: (d.change if d.change is not None else 0.0, d.check))
     return out
+
+
+def check_delta(
+    check: str,
+    base_passed: int,
+    base_decided: int,
+    candidate_passed: int,
+    candidate_decided: int,
+    worse: int,
+    better: int,
+    p_value: float,
+) -> CheckDelta:
+    """A check's pass rate in both runs, from how often it passed of how often it decided."""
+    base = base_passed / base_decided if base_decided else None
+    cand = candidate_passed / candidate_decided if candidate_decided else None
+    return CheckDelta(
+        check=check,
+        base_rate=base,
+        candidate_rate=cand,
+        change=cand - base if base is not None and cand is not None else None,
+        worse=worse,
+        better=better,
+        p_value=p_value,
+    )

@@ -24,7 +24,7 @@ class CheckSnapshot(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     version: str
-    """The check's logic version; a judge check's includes its formatter (``+plain@1``)."""
+    """The check's logic version; a judge check's includes its formatter (``+plain@2``)."""
     spec: Any = None
     """The check's suite entry, as written."""
     when: list[str] = Field(default_factory=list)

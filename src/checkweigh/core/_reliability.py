@@ -229,8 +229,11 @@ class ReliabilityChange(BaseModel):
 def reliability_changes(pairs: Iterable[tuple[str, bool, bool]]) -> list[ReliabilityChange]:
     """For each k, both runs' pass@k and pass^k over the paired tries ``(case_id, base passed,
     candidate passed)``; empty unless some task was tried twice in both."""
+    tries = list(pairs)
+    if len({case_id for case_id, _, _ in tries}) == len(tries):
+        return []  # no task tried twice (the common run): nothing to tally
     base, candidate = RepeatTally(), RepeatTally()
-    for case_id, base_passed, candidate_passed in pairs:
+    for case_id, base_passed, candidate_passed in tries:
         base.add(case_id, base_passed)
         candidate.add(case_id, candidate_passed)
     b, c = base.summary(), candidate.summary()

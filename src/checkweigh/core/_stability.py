@@ -18,10 +18,9 @@ majority vote does (never "no"), with probability P(Binomial(k, p) = k/2).
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -163,41 +162,38 @@ def rubrics_from_snapshot(config: Mapping[str, Any]) -> dict[str, Rubric]:
     return rubrics
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Execution:
     result: CaseResult
     observed: CaseVerdict
     noisy: tuple[tuple[str, float, float], ...]
     """(check, flip, flip + tie) for the verdicts that can change."""
-    memo: dict[int, tuple[CaseResult, CaseVerdict]] = field(default_factory=dict)
-    counts: Counter[int] = field(default_factory=Counter)
 
 
-@dataclass(frozen=True)
-class _DecidedOnce(PassPolicy):
-    """The run's policy, remembering what it decided for each simulated result.
+class SimulationStopped(Exception):
+    """The caller asked the simulation to stop (its ``stop`` answered True) before it ended."""
 
-    A rerun draws the same few results of a case again and again, and :class:`CaseTally`
-    decides every result it counts: this keeps the counting in CaseTally and the deciding in
-    :meth:`PassPolicy.decide`, once per distinct result."""
 
-    decided: dict[int, CaseVerdict] = field(default_factory=dict, compare=False, repr=False)
-
-    def decide(self, result: CaseResult) -> CaseVerdict:
-        """The remembered verdict of ``result`` (by identity), else a fresh decision."""
-        known = self.decided.get(id(result))
-        if known is None:
-            known = self.decided[id(result)] = super().decide(result)
-        return known
+def _kind(ex: _Execution) -> tuple[Any, ...]:
+    """What rescoring ``ex`` under a key reads: executions alike in it rerun alike."""
+    r = ex.result
+    return (
+        tuple(name for name, _, _ in ex.noisy),
+        tuple((name, v.state) for name, v in r.verdicts.items()),
+        tuple(
+            (name, e.status, e.score, tuple(e.details), e.excluded, e.required_failed, e.errored)
+            for name, e in r.results.items()
+        ),
+    )
 
 
 def _rescore(ex: _Execution, key: int, rubrics: Mapping[str, Rubric]) -> CaseResult:
     verdicts: dict[str, Verdict] = dict(ex.result.verdicts)
     for name, _, _ in reversed(ex.noisy):  # the key holds one base-3 digit per noisy check
         key, move = divmod(key, 3)
-        if move == 1:
+        if move == 2:
             verdicts[name] = _FLIPPED[verdicts[name].state]
-        elif move == 2:
+        elif move == 1:
             verdicts[name] = _TIE
     scores = dict(ex.result.results)
     for name, stored in ex.result.results.items():
@@ -219,18 +215,28 @@ def simulate_reruns(
     *,
     simulations: int = DEFAULT_SIMULATIONS,
     seed: int = 0,
+    stop: Callable[[], bool] | None = None,
 ) -> StabilityReport:
     """Rerun the stored ``results`` ``simulations`` times under ``noise`` and measure how
     often each execution's pass/fail and the run's gates differ from the stored ones.
 
-    The draws come from ``random.Random(seed)``: the same inputs give the same report.
+    The draws are those of ``random.Random(seed)``, one per noisy verdict in execution order:
+    the same inputs give the same report. The reruns are simulated in batches (numpy);
+    ``stop`` is asked between batches.
+
+    Raises:
+        SimulationStopped: ``stop`` answered True.
+        ValueError: ``simulations`` < 1, or a case with too many noisy checks to simulate.
     """
+    from ._rerun_batches import Reruns, generator  # numpy: loaded when a simulation runs
+
     if simulations < 1:
         raise ValueError(f"simulations must be >= 1, got {simulations}")
-    policy = _DecidedOnce(**{f.name: getattr(policy, f.name) for f in fields(PassPolicy)})
     noise_of = {n.check: (n.flip, n.flip + n.tie) for n in noise if n.flip + n.tie > 0.0}
     executions: list[_Execution] = []
     observed = CaseTally(policy)
+    kinds: dict[tuple[Any, ...], int] = {}
+    kind_of: list[int] = []
     for r in results:
         noisy = tuple(
             (name, *noise_of[name])
@@ -238,36 +244,45 @@ def simulate_reruns(
             if name in noise_of and v.state in (_PASSED, _FAILED)
         )
         ex = _Execution(r, observed.add(r), noisy if r.agent_error is None else ())
-        ex.memo[0] = (r, ex.observed)
         executions.append(ex)
+        kind_of.append(kinds.setdefault(_kind(ex), len(kinds)) if ex.noisy else -1)
     seen = observed.gates()
+
+    def outcome(i: int, key: int) -> CaseVerdict:
+        return policy.decide(_rescore(executions[i], key, rubrics))
+
+    reruns = Reruns(
+        [ex.observed for ex in executions],
+        [[(flip, cut) for _, flip, cut in ex.noisy] for ex in executions],
+        kind_of,
+        outcome,
+    )
+    draws = generator(seed)
+    left = simulations
+    while left:
+        if stop is not None and stop():
+            raise SimulationStopped(f"stopped with {left} of {simulations} reruns left")
+        batch = min(left, reruns.batch_size())
+        reruns.run(draws, batch)
+        left -= batch
+    totals = reruns.finish()
     flips = Counter[GateName]()
     metrics: list[float] = []
-    rates: list[float] = []
-    draw = random.Random(seed).random
-    for _ in range(simulations):
-        tally = CaseTally(policy)
-        for ex in executions:
-            key = 0
-            for _, flip, cut in ex.noisy:
-                u = draw()
-                key = key * 3 + (1 if u < flip else 2 if u < cut else 0)
-            sim = ex.memo.get(key)
-            if sim is None:
-                rescored = _rescore(ex, key, rubrics)
-                sim = ex.memo[key] = (rescored, policy.decide(rescored))  # kept alive: by id
-            tally.add(sim[0])
-            ex.counts[key] += 1
-        g = tally.gates()
-        flips["metrics"] += g.metrics_passed != seen.metrics_passed
-        flips["cases"] += g.cases_passed != seen.cases_passed
-        flips["overall"] += g.passed_both != seen.passed_both
-        if g.weighted_metrics_score_pct is not None:
-            metrics.append(g.weighted_metrics_score_pct)
-        rates.append(g.cases_pass_rate_pct)
+    for value, rate in zip(totals.metrics, totals.rates, strict=True):
+        metrics_passed = value is not None and value >= policy.metrics_pass_threshold
+        cases_passed = bool(executions) and rate >= policy.cases_pass_threshold
+        flips["metrics"] += metrics_passed != seen.metrics_passed
+        flips["cases"] += cases_passed != seen.cases_passed
+        flips["overall"] += (metrics_passed and cases_passed) != seen.passed_both
+        if value is not None:
+            metrics.append(value)
 
     decided: dict[GateName, bool] = {"metrics": seen.metrics_passed, "cases": seen.cases_passed}
     decided["overall"] = seen.passed_both
+    cases = (
+        _case(ex, counts, totals.verdicts, simulations)
+        for ex, counts in zip(executions, totals.outcomes, strict=True)
+    )
     report = StabilityReport(
         simulations=simulations,
         seed=seed,
@@ -283,10 +298,13 @@ def simulate_reruns(
             metrics,
         ),
         cases_rate=_spread(
-            "cases_pass_rate_pct", seen.cases_pass_rate_pct, policy.cases_pass_threshold, rates
+            "cases_pass_rate_pct",
+            seen.cases_pass_rate_pct,
+            policy.cases_pass_threshold,
+            totals.rates,
         ),
         # flakiest first; the sort is stable, so ties keep the input order
-        cases=sorted((_case(ex, simulations) for ex in executions), key=lambda c: -c.flip.p),
+        cases=sorted(cases, key=lambda c: -c.flip.p),
     )
     report.warnings = _warnings(report, policy)
     report.notes = _notes(report)
@@ -298,12 +316,14 @@ def _chance(hits: int, n: int) -> FlipChance:
     return FlipChance(p=p, se=math.sqrt(p * (1.0 - p) / n))
 
 
-def _case(ex: _Execution, simulations: int) -> CaseStability:
+def _case(
+    ex: _Execution, counts: Mapping[int, int], verdicts: Sequence[CaseVerdict], simulations: int
+) -> CaseStability:
     was_passed = ex.observed.passed
     flips = passes = 0
     scores: list[tuple[float, int]] = []
-    for key, count in ex.counts.items():
-        verdict = ex.memo[key][1]
+    for outcome, count in counts.items():
+        verdict = verdicts[outcome]
         passes += count if verdict.passed else 0
         flips += count if verdict.passed != was_passed else 0
         if verdict.score_pct is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, Field, computed_field
 
 from ._reliability import Reliability
 
@@ -124,7 +126,8 @@ class GateResult(BaseModel):
     gate: str
     """The gate, in words."""
     passed: bool
-    """Whether the run met it."""
+    """Whether the run met it. In an incomplete run: whether the finished part met it, which
+    decides nothing (the run's ``gates_passed`` is None)."""
     actual: float | None
     """The measured value (None when it could not be measured, which fails the gate)."""
 
@@ -250,6 +253,18 @@ class AgentUsage(BaseModel):
         return "; ".join(parts)
 
 
+class UnheldPath(BaseModel):
+    """A path a check reads that no case of the run held: a misspelt path, most likely,
+    which made the check answer as if the value were absent on every case."""
+
+    check: str
+    """The check's name."""
+    field: str
+    """Its field naming the path (``reference_path``, ``when``, ``overrides key``...)."""
+    path: str
+    """The path (or tool name) as written."""
+
+
 class RunSummary(BaseModel):
     """Everything a report needs about a run."""
 
@@ -270,6 +285,8 @@ class RunSummary(BaseModel):
     """Gate results; empty until gates are evaluated."""
     notes: list[str] = Field(default_factory=list)
     """What a reader must know about how the run was scored (e.g. skipped judge checks)."""
+    unheld_paths: list[UnheldPath] = Field(default_factory=list)
+    """The paths checks read that no case of the run held (each is also a note)."""
     judge: JudgeStats | None = None
     """The judge's calls, cache hits, tokens and cost, when the run had a judge."""
     case_gates: CaseGates | None = None
@@ -278,12 +295,33 @@ class RunSummary(BaseModel):
     """The agent's tokens, cost and mean latency, when some execution recorded any."""
     reliability: Reliability | None = None
     """pass@k, pass^k and flaky tasks over each task's tries (runs with ``--repeat`` > 1)."""
+    gates_not_decided: str | None = None
+    """Why the run's gates are not decided (it ended before every case finished: interrupted,
+    stopped by an error, abandoned); None when they are. The gate values are then measured on
+    the finished executions only, and pass or fail nothing."""
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
-    def gates_passed(self) -> bool:
-        """True when both pass dimensions and every extra gate passed."""
+    def gates_passed(self) -> bool | None:
+        """True when both pass dimensions and every extra gate passed; None when the gates are
+        not decided (see :attr:`gates_not_decided`)."""
+        if self.gates_not_decided is not None:
+            return None
         dims = self.case_gates is None or self.case_gates.passed_both
         return dims and all(g.passed for g in self.gates)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gates_status(self) -> Literal["passed", "failed", "not_decided"]:
+        """``gates_passed`` in one word, for readers of the JSON."""
+        passed = self.gates_passed
+        return "not_decided" if passed is None else "passed" if passed else "failed"
+
+    def undecided(self, reason: str) -> RunSummary:
+        """This summary with its gates not decided, for ``reason`` (a first reason is kept)."""
+        if self.gates_not_decided is not None:
+            return self
+        return self.model_copy(update={"gates_not_decided": reason})
 
     def rubric(self, name: str) -> RubricSummary:
         """The summary of one rubric; KeyError when the run has none of that name."""

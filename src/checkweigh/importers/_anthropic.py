@@ -16,8 +16,10 @@ case's metadata). A message's content is text or a list of blocks, read in order
 - ``thinking`` / ``redacted_thinking``: an event of that name (the thinking as its content);
 - ``image`` and ``document``: no text; any other block: an event named by its type.
 
-A message's own ``model`` / ``usage`` go to the attributes of its first step; the record's go
-to its last assistant step.
+A message's own ``model`` / ``usage`` go to the attributes of its first assistant step (else
+its first step); the record's go to its last assistant step. A ``{request, response}`` record
+is the request's messages and the response message; a response that is an API error makes an
+errored case (its ``error``).
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ from ._convert import (
     add_attributes,
     answer,
     case_fields,
+    is_message,
     kind_of,
     last_reply,
-    request_and_response,
+    message_step,
+    not_a_conversation,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import request_and_response
 
 _CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _NO_TEXT = ("image", "document")
@@ -83,7 +88,7 @@ def anthropic_steps(
         if role == "user" and text is not None and first_user is None:
             first_user = text
         if len(steps) > first and len(message) > 2:  # more than role and content
-            add_attributes(steps[first], usage_attributes(message))
+            add_attributes(message_step(steps, first), usage_attributes(message))
     return steps, first_user
 
 
@@ -94,11 +99,18 @@ def _blocks(
     texts: list[str] = []
     spoke = False  # whether the message gave a text step (even an empty one)
     produced = False  # whether it gave any step or paired any result
+    # text of an assistant message that also calls the client's tools (which end the turn)
+    # is a preamble, not a reply; text after a server tool's result answers the user
+    calls = sum(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    marked = role == "assistant" and calls > 0
 
     def flush() -> None:
         nonlocal spoke
         if texts:
-            steps.append({"kind": role, "content": "\n".join(texts)})
+            step: StepDict = {"kind": role, "content": "\n".join(texts)}
+            if marked:
+                step["attributes"] = {"tool_calls": calls}
+            steps.append(step)
             texts.clear()
             spoke = True
 
@@ -161,21 +173,27 @@ class AnthropicFormat(RecordFormat):
 
     name: ClassVar[str] = "anthropic"
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is a message is one conversation."""
+        return bool(items) and is_message(items[0])
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        error = None
         if isinstance(record, dict):
-            record = request_and_response(record)
+            record, error = request_and_response(record)
         if isinstance(record, list):
             messages, fields = record, {}
         elif isinstance(record, dict) and "messages" in record:
             messages, fields = record["messages"], record
         else:
-            raise RecordError(
-                f"expected a list of messages or an object with 'messages', got {kind_of(record)}"
-            )
+            raise not_a_conversation(record, "a list of messages or an object with 'messages'")
         steps, first_user = anthropic_steps(messages, system=fields.get("system"))
         reply = last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(fields))
         used = ("messages", "system", "model", "usage", "cost")
-        return case_fields(fields, steps, first_user, used)
+        case = case_fields(fields, steps, first_user, used)
+        if error is not None:
+            case["error"] = error
+        return case

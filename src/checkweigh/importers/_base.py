@@ -59,6 +59,10 @@ class ImportContext:
     """How many bad records were skipped in all."""
     without_case: dict[str, int] = field(default_factory=dict)
     """Good input that holds no case, counted by why (e.g. OTel traces with no GenAI span)."""
+    warnings: list[BadRecord] = field(default_factory=list)
+    """The first :data:`KEPT_REASONS` cases made that the import has something to say about
+    (an OTel trace with no message content, imported as an errored case)."""
+    warnings_total: int = 0
     _seen: SeenIds = field(default_factory=SeenIds, repr=False)
 
     def bad(self, file: str | Path, line: int | None, message: str) -> None:
@@ -103,6 +107,12 @@ class ImportContext:
         self.cases += 1
         return True
 
+    def warn(self, file: str | Path, line: int | None, message: str) -> None:
+        """Note a case that was made but is worth saying something about."""
+        self.warnings_total += 1
+        if len(self.warnings) < KEPT_REASONS:
+            self.warnings.append(BadRecord(str(file), line, " ".join(message.split())))
+
     def no_case(self, why: str) -> None:
         """Count input that is well formed but holds no case (said in :meth:`notes`)."""
         self.without_case[why] = self.without_case.get(why, 0) + 1
@@ -111,6 +121,10 @@ class ImportContext:
         """What a report should say about the import: the skipped records and the first
         reasons, and the input that held no case (none when there is nothing to say)."""
         notes = [f"{n} {why}: no case made" for why, n in self.without_case.items()]
+        if self.warnings_total:
+            shown = "; ".join(w.one_line() for w in self.warnings[:3])
+            more = f"; and {self.warnings_total - 3} more" if self.warnings_total > 3 else ""
+            notes.append(f"{self.warnings_total} case(s) to look at: {shown}{more}")
         if not self.skipped_total:
             return notes
         shown = "; ".join(b.one_line() for b in self.skipped[:3])
@@ -176,12 +190,15 @@ def import_lines(fmt: Format, paths: Iterable[Path], ctx: ImportContext) -> Iter
         yield from case_lines(path, ctx)
 
 
-def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, Any]]:
+def iter_records(
+    path: Path, ctx: ImportContext, whole: Callable[[list[Any]], bool] | None = None
+) -> Iterator[tuple[int | None, Any]]:
     """The JSON records of a file with their line numbers (None when not known).
 
     ``.jsonl`` / ``.ndjson`` files are streamed a line at a time; other files are one JSON
-    document: a list gives its items, anything else is one record, and a document that turns
-    out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
+    document: a list gives its items (unless ``whole`` says the list is itself one record,
+    such as one conversation's messages), anything else is one record, and a document that
+    turns out to be JSONL (a second value on a later line) is read as JSONL. A line that is not JSON
     or not UTF-8 (a truncated last line, say) goes to ``ctx.bad`` with its number. An empty
     file holds no records.
 
@@ -225,7 +242,7 @@ def iter_records(path: Path, ctx: ImportContext) -> Iterator[tuple[int | None, A
                 return
             text, line = _json_error(message, data)
             raise CaseFileError(text, file=path, line=line) from None
-    if isinstance(document, list):
+    if isinstance(document, list) and not (whole is not None and whole(document)):
         for item in document:
             ctx.records += 1
             yield None, item

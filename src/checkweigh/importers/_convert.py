@@ -127,6 +127,16 @@ def add_attributes(step: StepDict, attrs: dict[str, Any]) -> None:
         step["attributes"] = {**attrs, **step.get("attributes", {})}
 
 
+def message_step(steps: list[StepDict], first: int) -> StepDict:
+    """The step a message's own model and usage go to, of those it gave (``steps[first:]``):
+    its first assistant step, else its first step (a reply that is tool calls only, or
+    that starts with thinking, counts its usage once, on its own steps)."""
+    for step in steps[first:]:
+        if step["kind"] == "assistant":
+            return step
+    return steps[first]
+
+
 def last_reply(steps: list[StepDict]) -> StepDict | None:
     """The step a record's own model and usage describe: its last assistant message, else its
     last step."""
@@ -239,34 +249,20 @@ def answer(
         call["error"] = error
 
 
-def request_and_response(record: dict[str, Any]) -> dict[str, Any]:
-    """A call logged as ``{request: {messages, ...}, response: {...}}`` (as logging proxies
-    write it) as one conversation object: the request's messages then the response's reply
-    (an OpenAI response's first choice, or an Anthropic response message), with the
-    response's ``model`` and ``usage``. Anything else is returned as it is."""
-    request, response = record.get("request"), record.get("response")
-    if "messages" in record or not isinstance(request, dict):
-        return record
-    merged = {k: v for k, v in record.items() if k not in ("request", "response")}
-    merged.update({k: v for k, v in request.items() if k not in merged})
-    messages = request.get("messages")
-    if isinstance(response, dict) and isinstance(messages, list):
-        merged["messages"] = [*messages, *reply_of(response)]
-        for key in ("model", "usage"):
-            if key in response:
-                merged[key] = response[key]
-    return merged
+def is_message(value: Any) -> bool:
+    """Whether a value is one message (an object with a ``role``), not a conversation."""
+    return isinstance(value, dict) and isinstance(value.get("role"), str)
 
 
-def reply_of(response: dict[str, Any]) -> list[Any]:
-    """The reply in a response: an OpenAI completion's first choice's message, else the
-    response itself when it is a message (Anthropic)."""
-    choices = response.get("choices")
-    if isinstance(choices, list):
-        first = choices[0] if choices else None
-        message = first.get("message") if isinstance(first, dict) else None
-        return [message] if message is not None else []
-    return [response] if "role" in response else []
+def not_a_conversation(record: Any, holds: str) -> RecordError:
+    """The error for a record that is not one conversation; a lone message says so (a file
+    of messages one a line is not read as one conversation)."""
+    if is_message(record) and "content" in record:
+        return RecordError(
+            f"expected {holds}, got a single message (an object with 'role'); a file that is "
+            "one conversation holds its messages in one JSON list"
+        )
+    return RecordError(f"expected {holds}, got {kind_of(record)}")
 
 
 _CASE_FIELDS = ("id", "input", "final_state", "ground_truth", "metadata")
@@ -339,10 +335,16 @@ class RecordFormat:
         """
         raise NotImplementedError
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """Whether a JSON document that is a list is one conversation (a list of messages)
+        rather than a list of records; formats whose records can be lists say which."""
+        return False
+
     def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
         """The file's records: where each is (its line, or None) and its default id's suffix
         and message label. Formats whose records sit inside others override this."""
-        for n, (line, record) in enumerate(iter_records(path, ctx), start=1):
+        whole = self.one_conversation
+        for n, (line, record) in enumerate(iter_records(path, ctx, whole), start=1):
             if line is not None:
                 yield Record(line, str(line), "", record)
             else:

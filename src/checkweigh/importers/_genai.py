@@ -31,6 +31,8 @@ _ROLES = {
     "tool": "tool",
     "function": "tool",
     "ipython": "tool",
+    "thinking": "thinking",
+    "reasoning": "thinking",
 }
 _INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 _TOOL_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(\w+)")
@@ -100,9 +102,10 @@ def input_messages(span: Span) -> list[Message]:
         if event.name == "gen_ai.content.prompt" and "gen_ai.prompt" in event.attributes:
             return out + _from_list(json_value(event.attributes["gen_ai.prompt"]))
     return out + [
-        _from_dict(_body(e), _MESSAGE_EVENTS[e.name])
+        m
         for e in span.events
         if e.name in _MESSAGE_EVENTS
+        for m in _messages(_body(e), _MESSAGE_EVENTS[e.name])
     ]
 
 
@@ -123,7 +126,7 @@ def output_messages(span: Span) -> list[Message]:
         if event.name == "gen_ai.choice":
             body = _body(event)
             message = json_value(body.get("message"))
-            out.append(_from_dict(message if isinstance(message, dict) else body, "assistant"))
+            out += _messages(message if isinstance(message, dict) else body, "assistant")
     return out
 
 
@@ -140,32 +143,42 @@ def _from_list(value: Any, default_role: str = "user") -> list[Message]:
         return [Message(default_role, value)]
     if not isinstance(value, list):
         return []
-    return [_from_dict(m, default_role) for m in value if isinstance(m, dict)]
+    return [m for d in value if isinstance(d, dict) for m in _messages(d, default_role)]
 
 
-def _from_dict(data: Mapping[str, Any], default_role: str) -> Message:
+def _messages(data: Mapping[str, Any], default_role: str) -> list[Message]:
+    """One message as given, split when its parts hold tool results: one ``tool`` message
+    per result (an Anthropic user message may answer several calls at once), then the
+    message's own text and calls, if it has any."""
     role = _ROLES.get(str(data.get("role", default_role)).lower(), default_role)
     message = Message(role, tool_call_id=_str(data.get("tool_call_id") or data.get("id")))
     texts: list[str] = []
+    results: list[Message] = []
     if "parts" in data:  # gen_ai.input.messages / output.messages
-        _parts(data["parts"], message, texts)
+        _parts(data["parts"], message, texts, results)
     content = data.get("content")  # text stays text, even when it looks like JSON
     if isinstance(content, list):  # content blocks (OpenAI parts, Anthropic blocks)
-        _parts(content, message, texts)
+        _parts(content, message, texts, results)
     elif content is not None:
         texts.append(_text(content) or "")
+    known = {t.id for t in message.tool_calls if t.id is not None}
     for call in _as_list(json_value(data.get("tool_calls"))):
         if isinstance(call, dict):
             fn = call["function"] if isinstance(call.get("function"), dict) else call
+            call_id = _str(call.get("id"))
+            if call_id is not None and call_id in known:
+                continue  # also in the content's blocks (as OpenLLMetry writes both)
             message.tool_calls.append(
-                ToolRequest(_str(call.get("id")), _str(fn.get("name")), fn.get("arguments"))
+                ToolRequest(call_id, _str(fn.get("name")), fn.get("arguments"))
             )
     if texts:
         message.content = "\n".join(texts)
-    return message
+    if results and not texts and not message.tool_calls:
+        return results
+    return [*results, message]
 
 
-def _parts(parts: Any, message: Message, texts: list[str]) -> None:
+def _parts(parts: Any, message: Message, texts: list[str], results: list[Message]) -> None:
     for part in _as_list(parts):
         if isinstance(part, str):
             texts.append(part)
@@ -182,9 +195,9 @@ def _parts(parts: Any, message: Message, texts: list[str]) -> None:
                 )
             )
         elif kind in ("tool_call_response", "tool_result", "function_call_output"):
-            message.role = "tool"
-            message.tool_call_id = _str(part.get("id") or part.get("tool_use_id"))
-            texts.append(_text(part.get("response", part.get("content"))) or "")
+            call_id = _str(part.get("id") or part.get("tool_use_id") or part.get("call_id"))
+            value = part.get("response", part.get("content", part.get("output")))
+            results.append(Message("tool", _text(value) or "", tool_call_id=call_id))
         elif kind in (None, "text", "input_text", "output_text"):
             text = part.get("content", part.get("text"))
             if text is not None:
@@ -212,8 +225,25 @@ def _indexed(attrs: Mapping[str, Any], which: str) -> list[Message]:
         if calls:
             entry["tool_calls"] = [calls[j] for j in sorted(calls)]
         default = "user" if which == "prompt" else "assistant"
-        out.append(_from_dict(entry, default))
+        entry["content"] = _blocks_in_text(entry.get("content"))
+        out += _messages(entry, default)
     return out
+
+
+def _blocks_in_text(value: Any) -> Any:
+    """Indexed ``content`` given as the JSON text of a list of content blocks (as OpenLLMetry
+    writes Anthropic blocks, or OpenAI content parts): the blocks. Any other text, JSON or
+    not, stays text."""
+    if not isinstance(value, str) or value[:1] != "[":
+        return value
+    parsed = json_value(value)
+    if (
+        isinstance(parsed, list)
+        and parsed
+        and all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in parsed)
+    ):
+        return parsed
+    return value
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -246,7 +276,8 @@ def new_messages(history: list[Message], sent: Iterable[Message]) -> list[Messag
     when the agent trims old turns), after a system prompt already seen.
     """
     sent = list(sent)
-    past = [m.key() for m in history]
+    # thinking is answered beside the reply, never sent back as a message of its own
+    past = [m.key() for m in history if m.role != "thinking"]
     # a system prompt stays at the top when old turns are trimmed: a known one is no news
     known_system = {k for k in past if k[0] == "system"}
     while sent and sent[0].role == "system" and sent[0].key() in known_system:

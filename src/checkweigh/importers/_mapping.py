@@ -12,6 +12,7 @@ where the case's parts live::
     metadata: {task: task_id, model: agent.model}   # or one path to an object
     records: simulations        # when each value of the file holds a list of records
     input: request.text         # default: the first user message's text
+    error: info.error           # a failed run's error: an errored case (optional by nature)
 
 ``trace`` instead of ``messages`` names steps already in checkweigh's own step format. Every
 path given must resolve in every record: a record where one does not is a bad record naming
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic_core import to_json
 
 from ..core import FieldPath
 from ._anthropic import anthropic_steps
@@ -63,7 +65,11 @@ class FieldMapping(BaseModel):
     trace: str | None = None
     """Steps already in checkweigh's step format (instead of ``messages``)."""
     final_state: str | None = None
-    """The agent's final state (an object)."""
+    """The agent's final state (an object; null when the run recorded none)."""
+    error: str | None = None
+    """Where a run that failed keeps its error (e.g. ``info.error`` in tau-bench's results):
+    a record with something there is an errored case, and the other paths need not resolve
+    in it (a crashed run keeps little else). Absent or null: the run did not fail."""
     ground_truth: str | None = None
     """The reference."""
     metadata: str | dict[str, str] | None = None
@@ -71,7 +77,15 @@ class FieldMapping(BaseModel):
     _paths: dict[str, FieldPath] = PrivateAttr(default_factory=dict)
 
     @field_validator(
-        "records", "id", "input", "messages", "system", "trace", "final_state", "ground_truth"
+        "records",
+        "id",
+        "input",
+        "messages",
+        "system",
+        "trace",
+        "final_state",
+        "ground_truth",
+        "error",
     )
     @classmethod
     def _paths_parse(cls, value: str | list[str] | None) -> str | list[str] | None:
@@ -150,43 +164,74 @@ class MappingFormat(RecordFormat):
                 yield Record(outer.line, f"{outer.key}-{i + 1}", label, item)
             ctx.records -= 1  # the outer value held them; it is not a record itself
 
-    def _get(self, record: dict[str, Any], field: str, text: str) -> Any:
+    def _get(self, record: dict[str, Any], field: str, text: str, lenient: bool = False) -> Any:
+        """The value at ``text``; a path that does not resolve is a bad record naming the
+        field, unless ``lenient`` (an errored run's record), which gives ``_ABSENT``."""
         value = self.mapping.path(text).get(record, _ABSENT)
-        if value is _ABSENT:
+        if value is _ABSENT and not lenient:
             raise RecordError(f"{field}: no value at {text!r} (mapping.{field})")
         return value
+
+    def _error(self, record: dict[str, Any]) -> str | None:
+        """The run's error, when the mapping says where and the record has one."""
+        if self.mapping.error is None:
+            return None
+        found = self.mapping.path(self.mapping.error).get(record, None)
+        if found in (None, "", False, {}, []):
+            return None
+        text = found if isinstance(found, str) else to_json(found).decode()
+        return " ".join(text.split()) or "error"  # one line, as reports show it
 
     def convert(self, record: Any) -> dict[str, Any]:
         """One record as a case's fields."""
         if not isinstance(record, dict):
             raise RecordError(f"expected a record (an object), got {kind_of(record)}")
         m = self.mapping
+        error = self._error(record)
+        lenient = error is not None
+
+        def get(field: str, text: str) -> Any:
+            return self._get(record, field, text, lenient)
+
         case: dict[str, Any] = {}
         first_user: str | None = None
         if m.messages is not None:
-            messages = self._get(record, "messages", m.messages)
+            messages = get("messages", m.messages)
             if m.messages_format == "openai-responses" and isinstance(messages, dict):
                 messages = [*(messages.get("input") or []), *(messages.get("output") or [])]
             convert = _STEPS[m.messages_format]
-            if m.system is not None:
-                system = self._get(record, "system", m.system)
+            if messages is _ABSENT:
+                pass
+            elif m.system is not None:
+                system = get("system", m.system)
+                system = None if system is _ABSENT else system
                 case["trace"], first_user = convert(messages, m.messages, system=system)
             else:
                 case["trace"], first_user = convert(messages, m.messages)
         elif m.trace is not None:
-            case["trace"] = steps = self._get(record, "trace", m.trace)
-            first_user = _first_user(steps)
+            steps = get("trace", m.trace)
+            if steps is not _ABSENT:
+                case["trace"] = steps
+                first_user = _first_user(steps)
         if m.id is not None:
             paths = m.id if isinstance(m.id, list) else [m.id]
             parts = [case_id(self._get(record, "id", p)) for p in paths]
             case["id"] = "-".join(parts)
-        case["input"] = self._get(record, "input", m.input) if m.input else first_user
+        given = get("input", m.input) if m.input else first_user
+        case["input"] = None if given is _ABSENT else given
         for field in ("final_state", "ground_truth"):
             text = getattr(m, field)
-            if text is not None:
-                case[field] = self._get(record, field, text)
+            value = _ABSENT if text is None else get(field, text)
+            # a run that recorded no final state (null) has none, rather than a bad one
+            if value is not _ABSENT and not (field == "final_state" and value is None):
+                case[field] = value
         if isinstance(m.metadata, str):
-            case["metadata"] = self._get(record, "metadata", m.metadata)
+            metadata = get("metadata", m.metadata)
+            if metadata is not _ABSENT:
+                case["metadata"] = metadata
         elif m.metadata is not None:
-            case["metadata"] = {k: self._get(record, "metadata", p) for k, p in m.metadata.items()}
+            found = {k: get("metadata", p) for k, p in m.metadata.items()}
+            case["metadata"] = {k: v for k, v in found.items() if v is not _ABSENT}
+        if error is not None:
+            case["error"] = error
         return case

@@ -16,8 +16,10 @@ key is kept in the case's metadata). Messages become steps:
   ``tool_result`` event.
 
 Content may be text or a list of parts (the text parts are joined). A message's own
-``model`` / ``usage`` / ``cost`` go to the attributes of its first step; the record's go to
-its last assistant step.
+``model`` / ``usage`` / ``cost`` go to the attributes of its first assistant step (else its
+first step); the record's go to its last assistant step. A ``{request, response}`` record is
+the request's messages and the response's first choice; a response that is an API error
+makes an errored case (its ``error``).
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ from ._convert import (
     add_attributes,
     answer,
     case_fields,
+    is_message,
     kind_of,
     last_reply,
-    request_and_response,
+    message_step,
+    not_a_conversation,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import request_and_response
 
 _ROLES = "system, developer, user, assistant or tool"
 _PLAIN = frozenset(("role", "content", "tool_calls", "name", "refusal", "function_call"))
@@ -98,7 +103,7 @@ def openai_steps(messages: Any, where: str = "messages") -> tuple[list[StepDict]
             stamp = message.get("timestamp")
             if isinstance(stamp, str | int | float) and not isinstance(stamp, bool):
                 steps[first]["timestamp"] = stamp
-            add_attributes(steps[first], usage_attributes(message))
+            add_attributes(message_step(steps, first), usage_attributes(message))
     return steps, first_user
 
 
@@ -126,7 +131,10 @@ def _assistant(
         calls = [*calls, {"function": legacy}]
     # text that came with tool calls stays the assistant's content, before the calls
     if (text and text.strip()) or not calls:
-        steps.append({"kind": "assistant", "content": text or ""})
+        step: StepDict = {"kind": "assistant", "content": text or ""}
+        if calls:  # a preamble to the calls, not a reply: marked so checks can tell
+            step["attributes"] = {"tool_calls": len(calls)}
+        steps.append(step)
     for j, call in enumerate(calls):
         if not isinstance(call, dict):
             raise RecordError(
@@ -155,24 +163,30 @@ class OpenAIFormat(RecordFormat):
     # parses it, so a case with one is built). test_lines fuzzes records to hold this.
     steps_checked: ClassVar[bool] = True
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is a message is one conversation."""
+        return bool(items) and is_message(items[0])
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
+        error = None
         if isinstance(record, dict):
-            record = request_and_response(record)
+            record, error = request_and_response(record)
         found = _messages_key(record) if isinstance(record, dict) else None
         if isinstance(record, list):
             messages, fields, key = record, {}, "messages"
         elif isinstance(record, dict) and found is not None:
             messages, fields, key = record[found], record, found
         else:
-            raise RecordError(
-                f"expected a list of messages or an object with 'messages', got {kind_of(record)}"
-            )
+            raise not_a_conversation(record, "a list of messages or an object with 'messages'")
         steps, first_user = openai_steps(messages, key)
         reply = last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(fields))
-        return case_fields(fields, steps, first_user, (key, "model", "usage", "cost"))
+        case = case_fields(fields, steps, first_user, (key, "model", "usage", "cost"))
+        if error is not None:
+            case["error"] = error
+        return case
 
 
 def _messages_key(record: dict[str, Any]) -> str | None:

@@ -1,5 +1,8 @@
 """OpenTelemetry GenAI spans (OTLP/JSON, as the Collector's file exporter writes them) as cases.
 
+A record is a traces export request, or a logs one whose GenAI log events (message content,
+on the official OpenAI instrumentation's default conventions) join the spans of their trace.
+
 One trace is one case. Its id is the ``checkweigh.case.id`` attribute (or the attribute named
 by ``case_id_attribute``) found on the resource or on a span, else the trace id. Spans are
 ordered by start time (parents before children at the same instant), whatever their order in
@@ -24,8 +27,9 @@ from pathlib import Path
 
 from ..core import Case
 from ._base import ImportContext, iter_records
-from ._otel_steps import build_case
+from ._otel_steps import NO_CONTENT, build_case
 from ._otlp import Span, SpanError, request_spans
+from ._otlp_logs import LogEvent, request_logs
 
 DEFAULT_FLUSH_AFTER = 1_000
 """Records after which a rooted trace with no new span is complete. A root span ends last,
@@ -39,6 +43,8 @@ class _Trace:
     """Which trace of the file this is, by its first span: the order of the cases at the end."""
     first_line: int | None
     spans: list[Span] = field(default_factory=list)
+    logs: list[LogEvent] = field(default_factory=list)
+    """The GenAI log events that name the trace (message content, on some conventions)."""
     rooted: bool = False
     last_seen: int = 0
 
@@ -57,9 +63,9 @@ class _OpenTraces:
         self.emitted: set[str] = set()
         self._count = 0
 
-    def add(self, span: Span, line: int | None) -> bool:
-        """Add a span to its trace; False when the trace was already emitted."""
-        trace_id = span.trace_id
+    def add(self, item: Span | LogEvent, line: int | None) -> bool:
+        """Add a span or a log event to its trace; False when the trace was already emitted."""
+        trace_id = item.trace_id
         if trace_id in self.emitted:
             return False
         trace = self.recent.get(trace_id)
@@ -71,8 +77,11 @@ class _OpenTraces:
                 trace = _Trace(order=self._count, first_line=line)
                 self._count += 1
             self.recent[trace_id] = trace
-        trace.spans.append(span)
-        trace.rooted = trace.rooted or span.parent_id is None
+        if isinstance(item, LogEvent):
+            trace.logs.append(item)
+        else:
+            trace.spans.append(item)
+            trace.rooted = trace.rooted or item.parent_id is None
         trace.last_seen = self.n
         return True
 
@@ -132,7 +141,7 @@ class OtelFormat:
         for line, record in iter_records(path, ctx):
             traces.n += 1
             try:
-                items = list(request_spans(record, line))
+                items = [*request_spans(record, line), *request_logs(record, line)]
             except SpanError as exc:
                 ctx.bad(path, line, str(exc))
                 continue
@@ -140,10 +149,11 @@ class OtelFormat:
                 if isinstance(item, SpanError):
                     ctx.bad(path, line, str(item))
                 elif not traces.add(item, line):
+                    what = f"span {item.span_id}" if isinstance(item, Span) else "a log event"
                     ctx.bad(
                         path,
                         line,
-                        f"span {item.span_id} of trace {item.trace_id} came more than "
+                        f"{what} of trace {item.trace_id} came more than "
                         f"{self.flush_after_lines} records after the trace's last span, once "
                         "its case was made; raise flush_after_lines",
                     )
@@ -153,13 +163,18 @@ class OtelFormat:
             yield from self._case(path, ctx, trace_id, trace)
 
     def _case(self, path: Path, ctx: ImportContext, trace_id: str, trace: _Trace) -> Iterator[Case]:
+        if not trace.spans:  # its spans were exported elsewhere
+            ctx.no_case("trace(s) with GenAI log events but no span in the same file")
+            return
         try:
-            case = build_case(trace_id, trace.spans, self.case_id_attribute)
+            case = build_case(trace_id, trace.spans, self.case_id_attribute, trace.logs)
         except SpanError as exc:
             ctx.bad(path, trace.first_line, f"trace {trace_id}: {exc}")
             return
         if not case.trace:  # a health check or a plain request, not an agent's run
             ctx.no_case("trace(s) without a GenAI span")
             return
+        if case.error == NO_CONTENT:
+            ctx.warn(path, trace.first_line, f"trace {trace_id}: {NO_CONTENT}; an errored case")
         if ctx.accept(case, path, trace.first_line, label=f"trace {trace_id}: "):
             yield case

@@ -5,7 +5,8 @@
   previous chat span of the same agent (each span's input repeats the history), then one
   assistant step per answer (content None when the instrumentation did not capture it, or
   when the answer is tool calls only). The assistant step has the span's id, timing, model,
-  token usage and other attributes.
+  token usage and other attributes, and ``tool_calls`` (how many) when it asked for some.
+  GenAI log events (``_otlp_logs``) are read as events of the span they name.
 - A tool span (``execute_tool``) is a ``tool_call`` step: ``gen_ai.tool.name``, arguments,
   result, and the span's ERROR status as the step's error. Tool calls the model asked for
   that no tool span records become ``tool_call`` steps too, their results taken from the
@@ -15,10 +16,13 @@
   Its token usage is kept as given, not counted: agents often repeat their children's totals.
 - Other spans (HTTP, database, framework internals) make no step; a step's ``parent_id`` is
   its nearest ancestor span that made a step (the raw parent when that is outside the trace).
+- A trace whose chat spans carry no message at all is an errored case (:data:`NO_CONTENT`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +38,8 @@ from ._genai import (
     new_messages,
     output_messages,
 )
-from ._otlp import Span, SpanError, json_value
+from ._otlp import Event, Span, SpanError, json_value
+from ._otlp_logs import LogEvent
 
 _CHAT_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _AGENT_OPS = frozenset({"invoke_agent", "create_agent"})
@@ -81,6 +86,10 @@ class _Builder:
         """Tool-call id -> its step, to pair results and arguments."""
         self.history: dict[str | None, list[Message]] = {}
         """Per agent (span id, None at the top): the messages its last chat span saw."""
+        self.chats = 0
+        """Chat spans seen."""
+        self.said = False
+        """Whether any chat span carried a message (sent or answered)."""
         tool_spans = [s for s in spans if self.kinds[s.span_id] == "tool"]
         self.has_tool_spans = bool(tool_spans)
         self.span_call_ids = {
@@ -135,14 +144,23 @@ class _Builder:
         sent = input_messages(span)
         for message in new_messages(self.history.get(scope, []), sent):
             self._message(span, message, own=False)
-        answers = output_messages(span) or [Message("assistant")]
+        answered = output_messages(span)
+        self.chats += 1
+        self.said = self.said or bool(sent) or any(m.content or m.tool_calls for m in answered)
+        answers = answered or [Message("assistant")]
+        # the span's timing and usage go to its answer (not to thinking that came first)
+        own = next((i for i, m in enumerate(answers) if m.role == "assistant"), 0)
         for i, message in enumerate(answers):
-            self._message(span, message, own=i == 0)
+            self._message(span, message, own=i == own)
         self.history[scope] = sent + answers
 
     def _message(self, span: Span, message: Message, *, own: bool) -> None:
         if message.role == "tool":
             self._tool_result(span, message)
+            return
+        if message.role == "thinking":  # reasoning an instrumentation wrote as a message
+            step = self._step(span, "event", name="thinking", own_id=False)
+            step["content"] = message.content
             return
         if message.role != "assistant":
             step = self._step(span, message.role, own_id=False)
@@ -154,6 +172,8 @@ class _Builder:
             step["latency_ms"] = span.duration_ms
             step["error"] = span.error
             step["attributes"] = _attributes(span)
+        if message.tool_calls:  # text with them is a preamble to the calls, not a reply
+            step["attributes"] = {**step["attributes"], "tool_calls": len(message.tool_calls)}
         for call in message.tool_calls:
             self._requested(span, call)
 
@@ -245,14 +265,28 @@ def _find(spans: list[Span], key: str) -> Any:
     return None
 
 
-def build_case(trace_id: str, spans: list[Span], case_id_attribute: str) -> Case:
-    """The case of one trace.
+NO_CONTENT = (
+    "no message content: its chat spans carry no messages (capture is off, or the "
+    "instrumentation wrote them as log events that are not in this file: export the logs "
+    "with the spans, to one file)"
+)
+"""The error of a trace whose model calls were traced without what was said."""
+
+
+def build_case(
+    trace_id: str, spans: list[Span], case_id_attribute: str, logs: Sequence[LogEvent] = ()
+) -> Case:
+    """The case of one trace, its GenAI log events read as events of the spans they name.
+    A trace whose chat spans carry no message at all is an errored case (:data:`NO_CONTENT`):
+    scoring what no one recorded would be a silent wrong answer.
 
     Raises:
         SpanError: a step's values do not fit a step, naming the span it came from.
     """
     by_id = {s.span_id: s for s in spans}
     spans = sorted(spans, key=lambda s: (s.start_ns, _depth(s, by_id), s.line or 0))
+    if logs:
+        spans = with_logs(spans, logs)
     builder = _Builder(spans)
     for span in spans:
         kind = builder.kinds[span.span_id]
@@ -288,10 +322,53 @@ def build_case(trace_id: str, spans: list[Span], case_id_attribute: str) -> Case
         if value is not None:
             metadata[key] = value
     first_user = next((s.content for s in steps if s.kind == "user"), None)
+    silent = builder.chats > 0 and not builder.said
     return Case(
         id=str(case_id) if case_id not in (None, "") else trace_id,
         input=first_user,
         trace=steps,
         metadata=metadata,
         latency_ms=latency,
+        error=NO_CONTENT if silent else None,
     )
+
+
+def with_logs(spans: list[Span], logs: Sequence[LogEvent]) -> list[Span]:
+    """The spans with the log events that name them added to their events, by time; a log
+    that names no span of the trace goes to the innermost span running when it was written
+    (else the first). An ``operation.details`` event's message attributes are the span's."""
+    events: dict[str, list[tuple[int, int, Event]]] = {}
+    ids = {s.span_id for s in spans}
+    for n, log in enumerate(logs):
+        owner = log.span_id if log.span_id is not None else ""
+        if owner not in ids:
+            owner = _running(spans, log.event.time_ns).span_id
+        events.setdefault(owner, []).append((log.event.time_ns or 0, n, log.event))
+    out = []
+    for span in spans:
+        found = events.get(span.span_id)
+        if not found:
+            out.append(span)
+            continue
+        attrs = dict(span.attributes)
+        added = []
+        for _, _, event in sorted(found, key=lambda e: (e[0], e[1])):
+            if event.name == _DETAILS:
+                for key, value in event.attributes.items():
+                    if is_message_key(key):
+                        attrs.setdefault(key, value)
+            else:
+                added.append(event)
+        out.append(replace(span, attributes=attrs, events=[*span.events, *added]))
+    return out
+
+
+_DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def _running(spans: list[Span], time_ns: int | None) -> Span:
+    if time_ns is not None:
+        inside = [s for s in spans if s.start_ns <= time_ns <= s.end_ns]
+        if inside:
+            return max(inside, key=lambda s: s.start_ns)
+    return spans[0]

@@ -22,6 +22,8 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _MAX_NANOS = 2**64
 """OTLP times are fixed64: anything larger is not a time (and no date can hold it)."""
 _ERROR_STATUS = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+_REQUESTS = ("resourceSpans", "resourceLogs")
+"""The export requests a record may be: traces, or logs (read by ``_otlp_logs``)."""
 
 
 class SpanError(ValueError):
@@ -233,15 +235,20 @@ def _decode_event(data: Any) -> Event:
 
 def request_spans(record: Any, line: int | None) -> Iterator[Span | SpanError]:
     """The spans of one export request, in file order; a bad span is yielded as its error
-    (so one bad span does not lose its neighbours).
+    (so one bad span does not lose its neighbours). A logs request has no span.
 
     Raises:
         SpanError: the record is not an export request at all.
     """
-    if not isinstance(record, dict) or not isinstance(record.get("resourceSpans"), list):
+    spans, logs = (record.get(k) if isinstance(record, dict) else None for k in _REQUESTS)
+    if not isinstance(spans, list) and not isinstance(logs, list):
         got = type(record).__name__ if not isinstance(record, dict) else f"keys {sorted(record)}"
-        raise SpanError(f"expected an OTLP export request with 'resourceSpans'; got {got}"[:200])
-    for rs in record["resourceSpans"]:
+        raise SpanError(
+            f"expected an OTLP export request with 'resourceSpans' or 'resourceLogs'; got {got}"[
+                :200
+            ]
+        )
+    for rs in spans if isinstance(spans, list) else ():
         if not isinstance(rs, dict):
             yield SpanError("a resourceSpans item is not an object")
             continue

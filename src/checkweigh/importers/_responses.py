@@ -36,10 +36,12 @@ from ._convert import (
     case_fields,
     kind_of,
     last_reply,
+    message_step,
     text_of,
     tool_call,
     usage_attributes,
 )
+from ._logged import responses_request_and_response
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 _ITEM_KEYS = ("type", "id", "call_id", "status")
@@ -60,6 +62,9 @@ def _add_items(items: Any, where: str, steps: list[StepDict], pairer: Pairer) ->
     if not isinstance(items, list):
         raise RecordError(f"{where}: expected a list of items, got {kind_of(items)}")
     first_user: str | None = None
+    said: StepDict | None = None
+    """The assistant's last message while no tool result or other message came after it:
+    function calls that follow it make it a preamble to them, not a reply."""
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
         if not isinstance(item, dict):
@@ -71,10 +76,15 @@ def _add_items(items: Any, where: str, steps: list[StepDict], pairer: Pairer) ->
             text = _message(item, at, steps, pairer)
             if first_user is None and text is not None:
                 first_user = text
+            said = steps[-1] if steps[-1]["kind"] == "assistant" else None
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments", item.get("input"))
             pairer.add(tool_call(item.get("name"), args, _call_id(item), f"{at}.name"))
+            if said is not None:
+                attrs = said.setdefault("attributes", {})
+                attrs["tool_calls"] = attrs.get("tool_calls", 0) + 1
         elif kind.endswith("_call_output"):
+            said = None
             output = item.get("output")
             value = output if isinstance(output, dict) else text_of(output, f"{at}.output")
             answer(steps, pairer, value, call_id=item.get("call_id"))
@@ -135,15 +145,26 @@ class ResponsesFormat(RecordFormat):
 
     name: ClassVar[str] = "openai-responses"
 
+    def one_conversation(self, items: list[Any]) -> bool:
+        """A JSON list whose first item is an item (a message, or an object with a type) is
+        one conversation; a list of requests or responses (which have neither) is not."""
+        first = items[0] if items else None
+        return isinstance(first, dict) and (
+            isinstance(first.get("role"), str) or isinstance(first.get("type"), str)
+        )
+
     def convert(self, record: Any) -> dict[str, Any]:
         """One conversation as a case's fields."""
         if isinstance(record, list):
             items, user = responses_steps(record)
             return case_fields({}, items, user, ())
+        error = None
+        if isinstance(record, dict) and isinstance(record.get("request"), dict):
+            record, error = responses_request_and_response(record)
         if not isinstance(record, dict) or not ("input" in record or "output" in record):
             raise RecordError(
-                "expected a list of items or an object with 'input' / 'output', "
-                f"got {kind_of(record)}"
+                "expected a list of items, an object with 'input' / 'output', or one with "
+                f"'request' and 'response', got {kind_of(record)}"
             )
         steps: list[StepDict] = []
         pairer = Pairer(steps)
@@ -157,14 +178,21 @@ class ResponsesFormat(RecordFormat):
             first_user = given
         elif given is not None:
             first_user = _add_items(given, "input", steps, pairer)
+        reply = None
         if record.get("output") is not None:
+            start = len(steps)
             found = _add_items(record["output"], "output", steps, pairer)
             first_user = first_user if first_user is not None else found
-        reply = last_reply(steps)
+            # the response's usage is its output's: on the reply's own steps, once
+            reply = message_step(steps, start) if len(steps) > start else None
+        reply = reply if reply is not None else last_reply(steps)
         if reply is not None:
             add_attributes(reply, usage_attributes(record))
         used = ("input", "output", "instructions", "model", "usage", "cost")
         # a response's "input" is not the case's input: the first user message is
-        return case_fields(
+        case = case_fields(
             {k: v for k, v in record.items() if k != "input"}, steps, first_user, used
         )
+        if error is not None:
+            case["error"] = error
+        return case

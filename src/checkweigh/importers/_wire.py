@@ -49,6 +49,7 @@ class CaseWire(TypedDict):
     final_state: NotRequired[dict[str, Any]]
     ground_truth: NotRequired[Any]
     metadata: NotRequired[dict[str, Any]]
+    error: NotRequired[str]
 
 
 # the schema's own validator: TypeAdapter.validate_python adds a microsecond a call
@@ -64,6 +65,7 @@ class CaseHeadWire(TypedDict):
     final_state: NotRequired[dict[str, Any]]
     ground_truth: NotRequired[Any]
     metadata: NotRequired[dict[str, Any]]
+    error: NotRequired[str]
 
 
 _CHECK = TypeAdapter(CaseWire).validator.validate_python
@@ -74,6 +76,7 @@ _CASE_DEFAULTS: dict[str, Any] = {
     "final_state": {},
     "ground_truth": None,
     "metadata": {},
+    "error": None,
 }
 """What ``model_dump_json(exclude_defaults=True)`` leaves out (a step's defaults are None,
 and ``{}`` for its attributes)."""

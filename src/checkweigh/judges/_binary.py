@@ -82,7 +82,7 @@ class JudgeCheck(JudgedCheck):
 
     @property
     def version(self) -> str:
-        """The check's logic and the formatter it uses: ``judge-binary/1+plain@1``."""
+        """The check's logic and the formatter it uses: ``judge-binary/1+plain@2``."""
         return binary_version(self.formatter)
 
     def request(self, case: Case) -> JudgeRequest:

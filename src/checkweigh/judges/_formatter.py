@@ -39,7 +39,7 @@ class TraceFormatter:
     """
 
     name: str = "plain"
-    version: str = "1"
+    version: str = "2"
     max_chars_per_step: int = 2000
 
     @property

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ..checks._watch import Probe, model_probes
 from ..core import Case, Verdict, errored
 from ._answers import AnswerError
 from ._model import JudgeError, JudgeModel
@@ -44,6 +45,10 @@ class JudgedCheck(BaseModel):
     def verdict_names(self) -> tuple[str, ...]:
         """The named verdicts it answers besides its own (rubrics may weigh ``check.name``)."""
         return ()
+
+    def case_probes(self) -> list[Probe]:
+        """The case paths it reads (``path``, ``*_path``): a run names those no case held."""
+        return list(model_probes(self))
 
     async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict | Mapping[str, Verdict]:
         """Judge one case by asking ``judge``."""

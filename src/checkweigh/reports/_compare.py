@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..core import CaseChange, CompareVerdict, Comparison
+from ..core import CaseChange, CompareVerdict, Comparison, TaskChange
 from ._safe import clean, plain
 
 _SHOWN = 20
@@ -43,6 +43,23 @@ def _change_line(c: CaseChange) -> Text:
     )
 
 
+TASK_RULE = (
+    "pass rate = passes / tries of the task in each run (an errored try is not passed); a task "
+    "is listed as dropped when its pass rate is lower in the candidate, by any amount. Each "
+    "listing is descriptive: the verdict is the suite-level test's"
+)
+"""What the per-task listing of a comparison with repeats counts."""
+
+
+def task_line(c: TaskChange) -> str:
+    """``booking-7: 4/5 -> 1/5 passed (80% -> 20%), pass^5 0.00 -> 0.00``."""
+    return (
+        f"{c.case_id}: {c.base_passes}/{c.base_tries} -> {c.candidate_passes}/"
+        f"{c.candidate_tries} passed ({c.base_rate:.0%} -> {c.candidate_rate:.0%}), "
+        f"pass^{c.k} {c.base_pass_hat_k:.2f} -> {c.candidate_pass_hat_k:.2f}"
+    )
+
+
 def explain(cmp: Comparison) -> str:
     """One sentence on what the verdict means."""
     if cmp.verdict is CompareVerdict.NO_REGRESSION:
@@ -65,14 +82,19 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         Text.assemble(("compare ", "bold"), clean(f"{base} -> {candidate}   "), (label, style))
     )
     console.print(plain(explain(cmp)))
+    for note in cmp.gates_not_decided:  # user text: the run's reason names no user input
+        console.print(plain(f"note: gates not decided in the {note}", style="yellow"))
     extra = []
     if cmp.only_base:
         extra.append(f"{cmp.only_base} only in the base")
     if cmp.only_candidate:
         extra.append(f"{cmp.only_candidate} only in the candidate")
-    console.print(
-        Text(f"{cmp.paired} paired execution(s)" + (f" ({', '.join(extra)})" if extra else ""))
+    unit = (
+        "task(s) tried in both runs, compared task by task"
+        if cmp.per_task
+        else ("paired execution(s)")
     )
+    console.print(Text(f"{cmp.paired} {unit}" + (f" ({', '.join(extra)})" if extra else "")))
     table = Table(header_style="bold")
     for col, justify in (
         ("metric", "left"),
@@ -99,6 +121,8 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
             plain(d.test),
         )
     console.print(table)
+    if cmp.per_task:
+        _tasks(console, cmp)
     for title, items, style in (
         ("regressions", cmp.regressions, "bold red"),
         ("improvements", cmp.improvements, "bold green"),
@@ -110,7 +134,8 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
             console.print(_change_line(c))
         if len(items) > _SHOWN:
             console.print(Text(f"  ... and {len(items) - _SHOWN} more", style="dim"))
-    console.print(Text(f"unchanged: {cmp.unchanged} case(s)", style="dim"))
+    unchanged = "task(s) with the same pass rate" if cmp.per_task else "case(s)"
+    console.print(Text(f"unchanged: {cmp.unchanged} {unchanged}", style="dim"))
     if cmp.reliability:
         shown = {1, 2, cmp.reliability[-1].k}
         parts = [
@@ -136,3 +161,19 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
                 _p(cd.p_value),
             )
         console.print(checks)
+
+
+def _tasks(console: Console, cmp: Comparison) -> None:
+    """The tasks whose pass rate dropped, then those whose rate rose."""
+    console.print(plain(f"per task: {TASK_RULE}", style="italic"))
+    for title, items, style in (
+        ("pass rate dropped", [c for c in cmp.tasks if c.change < 0], "bold red"),
+        ("pass rate rose", [c for c in cmp.tasks if c.change > 0], "bold green"),
+    ):
+        if not items:
+            continue
+        console.print(Text(f"{title}: {len(items)} task(s) of {cmp.paired}", style=style))
+        for c in items[:_SHOWN]:
+            console.print(plain(f"  {task_line(c)}", style=style.removeprefix("bold ")))
+        if len(items) > _SHOWN:
+            console.print(Text(f"  ... and {len(items) - _SHOWN} more", style="dim"))

@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 from ..core import CaseChange, CheckDelta, CompareVerdict, Comparison, SuiteDelta
 from ..errors import InputError
-from ._compare import explain
+from ._compare import TASK_RULE, explain, task_line
 from ._markdown import escape_md
 
 _SHOWN = 20
@@ -218,6 +218,8 @@ def comparison_markdown(
             *(f"> - {escape_md(d)}" for d in cmp.judged_differently),
             "",
         ]
+    for note in cmp.gates_not_decided:
+        lines += [f"> Gates not decided in the {escape_md(note)}.", ""]
     lines += ["### Regressions", ""]
     exceeded = [d for d in cmp.suite if d.exceeded]
     if exceeded:
@@ -230,7 +232,10 @@ def comparison_markdown(
     lines += ["### Score changes", ""]
     lines += _suite_table(cmp.suite, cmp.alpha, exceeded=False)
     lines += cases.table("Improvements", cmp.improvements)
-    lines += [f"Unchanged: {cmp.unchanged} execution(s).", ""]
+    if cmp.per_task:
+        lines += _tasks(cmp)
+    else:
+        lines += [f"Unchanged: {cmp.unchanged} execution(s).", ""]
     if cmp.reliability:
         lines += [
             "### Reliability over the paired tries",
@@ -247,3 +252,20 @@ def comparison_markdown(
     lines += ["### Checks whose pass rate changed", ""]
     lines += _check_table(cmp.checks, cmp.alpha)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _tasks(cmp: Comparison) -> list[str]:
+    """The per-task listing of a comparison with repeats."""
+    lines = ["### Tasks (runs with repeats)", "", f"{escape_md(TASK_RULE)}.", ""]
+    for title, items in (
+        ("Pass rate dropped", [c for c in cmp.tasks if c.change < 0]),
+        ("Pass rate rose", [c for c in cmp.tasks if c.change > 0]),
+    ):
+        if items:
+            lines += [f"**{title}: {len(items)} task(s) of {cmp.paired}**", ""]
+            lines += [f"- {escape_md(task_line(c))}" for c in items[:_SHOWN]]
+            if len(items) > _SHOWN:
+                lines.append(f"- … and {len(items) - _SHOWN} more")
+            lines.append("")
+    lines += [f"Unchanged: {cmp.unchanged} task(s) with the same pass rate.", ""]
+    return lines

@@ -31,7 +31,14 @@ def truncated_tcr(tcr: float) -> str:
     return f"{math.floor(round(tcr, 9) * 1000) / 1000:.3f}"
 
 
-def _rubric_panel(r: RubricSummary) -> Panel:
+def score_informational(summary: RunSummary) -> bool:
+    """Whether the run's case pass/fail ignored the score (``pass_policy: all_checks``): its
+    weights, scores and outcome classes are then shown as informational."""
+    g = summary.case_gates
+    return g is not None and g.pass_policy == "all_checks"
+
+
+def _rubric_panel(r: RubricSummary, informational: bool = False) -> Panel:
     parts: list[Table | Text] = []
     if r.tcr is None:
         head = Text(f"no scored executions ({r.errored} errored, {r.not_applicable} n/a)")
@@ -66,7 +73,7 @@ def _rubric_panel(r: RubricSummary) -> Panel:
     checks = Table(title="checks", title_justify="left", header_style="bold")
     for col, justify in (
         ("check", "left"),
-        ("weight", "right"),
+        ("score weight" if informational else "weight", "right"),
         ("pass rate", "right"),
         ("95% CI", "right"),
         ("passed", "right"),
@@ -91,6 +98,8 @@ def _rubric_panel(r: RubricSummary) -> Panel:
         parts.append(plain("top failing: " + ", ".join(r.top_failing), style="red"))
     for e in r.errored_examples[:3]:
         parts.append(plain(f"  errored {e}", style="magenta"))
+    if r.worst and informational:
+        parts.append(plain("lowest scores (informational: no case passes or fails by score)"))
     for w in r.worst[:3]:
         parts.append(plain(f"  {w.case_id}#{w.repeat}: {w.explanation}", style="dim"))
     if r.case_variance and r.case_variance[0].stdev > 0:
@@ -189,7 +198,7 @@ def render_summary(
         if not any(note == r.normalization_note for r in summary.rubrics):
             console.print(plain(f"note: {note}", style="italic"))
     for r in summary.rubrics:
-        console.print(_rubric_panel(r))
+        console.print(_rubric_panel(r, score_informational(summary)))
     if summary.slowest:
         slow = Table(title="slowest cases", title_justify="left")
         slow.add_column("case")
@@ -203,14 +212,21 @@ def render_summary(
         console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
+    decided = summary.gates_not_decided is None
     if summary.case_gates is not None:
-        _case_gates(console, summary.case_gates)
+        _case_gates(console, summary.case_gates, decided)
     for g in summary.gates:
         actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
         console.print(
-            Text.assemble("gate ", _mark(g.passed), clean(f"  {g.gate}  (actual {actual})"))
+            Text.assemble(
+                "gate ", _mark(g.passed, decided), clean(f"  {g.gate}  (actual {actual})")
+            )
         )
-    if summary.gates or summary.case_gates is not None:
+    if summary.gates_not_decided is not None:
+        console.print(
+            Text.assemble(("gates not decided", "bold yellow"), f": {summary.gates_not_decided}")
+        )
+    elif summary.gates or summary.case_gates is not None:
         verdict = "passed" if summary.gates_passed else "FAILED"
         console.print(
             Text(f"gates {verdict}", style="bold green" if summary.gates_passed else "bold red")
@@ -239,11 +255,13 @@ def case_pass_rule(g: CaseGates) -> str:
     return f"every expected outcome that applies passes (else score >= {g.pass_threshold:g})"
 
 
-def _mark(passed: bool) -> Text:
+def _mark(passed: bool, decided: bool = True) -> Text:
+    if not decided:  # measured on the finished part of an incomplete run: it decides nothing
+        return Text("----", style="bold yellow")
     return Text("PASS", style="bold green") if passed else Text("FAIL", style="bold red")
 
 
-def _case_gates(console: Console, g: CaseGates) -> None:
+def _case_gates(console: Console, g: CaseGates, decided: bool = True) -> None:
     console.print(
         Text.assemble(
             ("cases ", "bold"),
@@ -254,7 +272,8 @@ def _case_gates(console: Console, g: CaseGates) -> None:
     for f in g.failing[:10]:
         score = ""
         if f.score_pct is not None and not f.reason.startswith("score"):
-            score = f" (score {f.score_pct:.1f})"
+            label = ", informational" if g.pass_policy == "all_checks" else ""
+            score = f" (score {f.score_pct:.1f}{label})"
         style = "magenta" if f.state == "errored" else "red"
         console.print(plain(f"  {f.state} {f.case_id}#{f.repeat}: {f.reason}{score}", style=style))
     hidden = g.failed + g.errored - min(len(g.failing), 10)
@@ -268,14 +287,14 @@ def _case_gates(console: Console, g: CaseGates) -> None:
     console.print(
         Text.assemble(
             "gate ",
-            _mark(g.metrics_passed),
+            _mark(g.metrics_passed, decided),
             f"  metrics: mean case score {metrics} >= {g.metrics_pass_threshold:g}%",
         )
     )
     console.print(
         Text.assemble(
             "gate ",
-            _mark(g.cases_passed),
+            _mark(g.cases_passed, decided),
             f"  cases: pass rate {g.cases_pass_rate_pct:.1f}% >= {g.cases_pass_threshold:g}%",
         )
     )

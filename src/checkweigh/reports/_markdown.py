@@ -42,30 +42,35 @@ def escape_md(text: str, limit: int = 300) -> str:
     return _LINKISH.sub(lambda m: _NEUTRAL[m.group()], literal)
 
 
-def _mark(ok: bool) -> str:
+def _mark(ok: bool, decided: bool = True) -> str:
+    if not decided:
+        return "⚠️ not decided"
     return "✅ pass" if ok else "❌ fail"
 
 
-def _dimensions(g: CaseGates) -> list[str]:
+def _dimensions(g: CaseGates, decided: bool) -> list[str]:
     metrics = g.weighted_metrics_score_pct
     return [
         f"| metrics: mean case score | {'—' if metrics is None else f'{metrics:.1f}%'} "
-        f"| ≥ {g.metrics_pass_threshold:g}% | {_mark(g.metrics_passed)} |",
+        f"| ≥ {g.metrics_pass_threshold:g}% | {_mark(g.metrics_passed, decided)} |",
         f"| cases: pass rate ({g.passed} of {g.executions}) | {g.cases_pass_rate_pct:.1f}% "
-        f"| ≥ {g.cases_pass_threshold:g}% | {_mark(g.cases_passed)} |",
+        f"| ≥ {g.cases_pass_threshold:g}% | {_mark(g.cases_passed, decided)} |",
     ]
 
 
 def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -> str:
     """The summary as Markdown text."""
-    ok = summary.gates_passed
+    ok, decided = summary.gates_passed, summary.gates_not_decided is None
+    verdict = "⚠️ gates not decided" if ok is None else "✅ passed" if ok else "❌ failed"
     lines = [
-        f"## checkweigh: {escape_md(suite)} {'✅ passed' if ok else '❌ failed'}",
+        f"## checkweigh: {escape_md(suite)} {verdict}",
         "",
         f"Run `{run_id}` ({status}): {summary.executions} execution(s) of {summary.cases} "
         f"case(s), {summary.errored_executions} errored.",
         "",
     ]
+    if summary.gates_not_decided is not None:
+        lines += [f"**Gates not decided**: {escape_md(summary.gates_not_decided)}.", ""]
     if summary.case_gates is not None:
         lines += [
             f"**{escape_md(headline(summary.case_gates))}**; "
@@ -75,10 +80,10 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     if summary.case_gates is not None or summary.gates:
         lines += ["| gate | actual | threshold | result |", "| --- | ---: | ---: | --- |"]
         if summary.case_gates is not None:
-            lines += _dimensions(summary.case_gates)
+            lines += _dimensions(summary.case_gates, decided)
         for gate in summary.gates:
             actual = "unmeasured" if gate.actual is None else f"{gate.actual:.4g}"
-            lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed)} |")
+            lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed, decided)} |")
         lines.append("")
     lines += [
         "| rubric | TCR (mean score) | 95% CI | band | scored | errored | top failing checks |",
@@ -102,7 +107,7 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             counts = ", ".join(
                 f"{n} {name.replace('_', ' ')}" for name, n in r.outcomes.items() if n
             )
-            note = f" ({escape_md(r.outcome_note)})" if r.outcome_note else ""
+            note = f" ({escape_md(r.outcome_note, limit=600)})" if r.outcome_note else ""
             lines.append(f"- {escape_md(r.rubric)} outcomes: {counts}{note}")
     if any(r.scored for r in summary.rubrics):
         lines.append("")
@@ -111,7 +116,9 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
         lines += [
             f"<details><summary>{g.failed} failed, {g.errored} errored case(s)</summary>",
             "",
-            "| case | state | score | why |",
+            "| case | state | "
+            + ("score (informational)" if g.pass_policy == "all_checks" else "score")
+            + " | why |",
             "| --- | --- | ---: | --- |",
         ]
         for f in g.failing[:_FAILING_SHOWN]:

@@ -29,8 +29,8 @@ class RunReport:
 
     @property
     def passed(self) -> bool:
-        """Whether every gate passed."""
-        return self.summary.gates_passed
+        """Whether every gate passed (False for a run whose gates are not decided)."""
+        return self.summary.gates_passed is True
 
 
 async def arun(

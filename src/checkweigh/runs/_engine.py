@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import Field
 
-from ..checks import NamedCheck, verdict_names
+from ..checks import NamedCheck, PathWatch, verdict_names
 from ..core import (
     Case,
     CaseResult,
@@ -70,6 +70,9 @@ class Evaluator:
     _records: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
     """The verdict names each check is recorded under: its own, and the named verdicts of it
     that a rubric weighs (``grader.tool_routing``)."""
+    watch: PathWatch = field(init=False, repr=False, compare=False)
+    """The case paths the checks read that no case evaluated here held yet (see
+    :class:`~checkweigh.checks.PathWatch`): a run names them in its report."""
 
     def __post_init__(self) -> None:
         # bound methods made once, not once per check per case
@@ -83,6 +86,8 @@ class Evaluator:
             for c in self.checks
         )
         object.__setattr__(self, "_records", records)
+        watch = PathWatch.of((c.name, c.check, c.when) for c in self.checks)
+        object.__setattr__(self, "watch", watch)
 
     @classmethod
     def for_rubrics(
@@ -132,6 +137,10 @@ class Evaluator:
     ) -> CaseResult:
         """Score one case with synchronous checks. ``body`` is the case's JSON as read, kept
         with the result for the store."""
+        if self.watch.pending:  # until every path the checks read was seen once
+            self.watch.see(case)
+        if case.error is not None:
+            return self._errored(case, repeat, index, latency_ms, body)
         verdicts = {name: run(case) for name, run in self._runs}
         ms = latency_ms
         if ms is None:  # a recorded latency is read directly; else derive it from the trace
@@ -153,6 +162,10 @@ class Evaluator:
         """Score one case, awaiting async checks concurrently; the judge calls they made are
         kept with the result. ``answered`` holds checks already answered elsewhere (by a
         worker process, where the agent ran), by check name: they are not run again."""
+        if self.watch.pending:
+            self.watch.see(case)
+        if case.error is not None:
+            return self._errored(case, repeat, index, latency_ms, body)
         todo = self.checks if not answered else [c for c in self.checks if c.name not in answered]
         checks = asyncio.gather(*(recorded(c.name, c.answers, case) for c in todo))
         try:
@@ -178,6 +191,16 @@ class Evaluator:
             verdicts = {n: verdicts[n] for n in self.order if n in verdicts} | verdicts
         ms = latency_ms if latency_ms is not None else case.total_latency_ms()
         return self._result(case, verdicts, repeat, index, ms, body, tuple(exchanges))
+
+    def _errored(
+        self, case: Case, repeat: int, index: int, ms: float | None, body: bytes | None
+    ) -> CaseResult:
+        """A recorded run that failed (``case.error``): errored as an agent failure is, with
+        no verdict, its tokens still counted."""
+        ms = ms if ms is not None else case.total_latency_ms()
+        held = case if body is None else None
+        usage = trace_usage(case.trace)
+        return CaseResult(case.id, repeat, {}, {}, ms, case.error, index, usage, held, body)
 
     def _result(
         self,
@@ -496,4 +519,5 @@ async def _one(
 
 def ran_case(case: Case, ran: AgentRun) -> Case:
     """``case`` with the trace and final state the agent gave."""
-    return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
+    update = {"trace": ran.trace, "final_state": ran.final_state, "error": None}
+    return case.model_copy(update=update)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._process import refuse_process_exit
+from ..checks._watch import unheld_note
 from ..core import (
     CONFIG_VERSION,
     Case,
@@ -22,6 +23,7 @@ from ..core import (
     RunAggregator,
     RunConfig,
     RunSummary,
+    UnheldPath,
     apply_gates,
 )
 from ..errors import StoreError
@@ -40,7 +42,7 @@ from ..store._rows import SqliteRows
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
-from ._stop import StopToken, ctrl_c_is_default, interrupt, stop_on_signals
+from ._stop import Interrupted, StopToken, ctrl_c_is_default, interrupt, stop_on_signals
 from .executors import LOCAL, Executor, Work, WorkerSpec
 from .executors._worker import Stored
 
@@ -260,8 +262,10 @@ async def _execute(
     def summarize() -> RunSummary:
         summary = apply_gates(aggregator.summary(), suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
-        told = notes + source.notes(tally) + judge_notes(judge)
-        return summary.model_copy(update={"notes": told, "judge": stats})
+        unheld = evaluator.watch.unheld()
+        told = notes + [unheld_note(k) for k in unheld] + source.notes(tally) + judge_notes(judge)
+        paths = [UnheldPath(check=c, field=f, path=p) for c, f, p in unheld]
+        return summary.model_copy(update={"notes": told, "judge": stats, "unheld_paths": paths})
 
     # ``concurrency`` (--concurrency, else the target's) bounds agent calls only; recorded
     # cases are admitted as the judge's pool takes them (its own limit bounds the judge
@@ -331,10 +335,10 @@ async def _execute(
     except asyncio.CancelledError:
         # the caller's task was cancelled (not a stop request): keep what finished, and let the
         # cancellation go on as asyncio expects
-        _stop_early(store, run_id, writer, summarize)
+        _stop_early(store, run_id, writer, summarize, "cancelled")
         raise
     except BaseException as exc:
-        outcome = _stop_early(store, run_id, writer, summarize)
+        outcome = _stop_early(store, run_id, writer, summarize, _why(exc))
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
 
@@ -360,10 +364,24 @@ def _checkweigh_version() -> str:
     return checkweigh.__version__
 
 
+def _why(exc: BaseException) -> str:
+    """What stopped a run, in a few words, for its undecided gates."""
+    if isinstance(exc, Interrupted):
+        return f"interrupted ({exc})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return f"stopped by an error ({type(exc).__name__})"
+
+
 def _stop_early(
-    store: Store, run_id: str, writer: ResultWriter, summarize: Callable[[], RunSummary]
+    store: Store,
+    run_id: str,
+    writer: ResultWriter,
+    summarize: Callable[[], RunSummary],
+    why: str,
 ) -> RunOutcome:
-    """Store what can be stored and mark the run incomplete; the outcome says what was kept.
+    """Store what can be stored and mark the run incomplete, its gates not decided; the outcome
+    says what was kept.
 
     A database that fails again here (full, read-only, gone) is reported by the caller through
     the first error; the count then is what was written before it failed.
@@ -375,6 +393,10 @@ def _stop_early(
         lost = f"{writer.pending} finished execution(s) could not be stored and are not counted"
         summary = summarize()
         summary = summary.model_copy(update={"notes": [*summary.notes, lost]})
+    summary = summary.undecided(
+        f"the run is incomplete: {why} before every case finished; its gates were measured on "
+        f"the {summary.executions} finished execution(s) only"
+    )
     try:
         kept = store.finish_run(run_id, RunStatus.INCOMPLETE, summary)
     except StoreError:  # what it wrote is still there, unless the file itself went away
@@ -387,7 +409,9 @@ def _notes(suite: Suite, judge: JudgeModel | None, batch: bool) -> list[str]:
     run = {c.name for c in used.checks}
     unused = [name for name in suite.checks if name not in run]
     skipped = [n for n in judge_checks(suite.checks) if n in run] if judge is None else []
-    notes = [n for r in suite.rubrics if (n := r.normalization_note())]
+    policy = suite.policy
+    shape = "the weights shape the score only"
+    notes = [n for r in suite.rubrics if (n := policy.score_only(r.normalization_note(), shape))]
     if unused:
         them = ("check", "was", "it") if len(unused) == 1 else ("checks", "were", "them")
         notes.append(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import typing as _typing
 
-from ._host import TOKEN_ENV, is_loopback
+from ._host import MIN_TOKEN, TOKEN_ENV, is_loopback
 
 if _typing.TYPE_CHECKING:
     from ._app import create_app
 
-__all__ = ["TOKEN_ENV", "create_app", "is_loopback"]
+__all__ = ["MIN_TOKEN", "TOKEN_ENV", "create_app", "is_loopback"]
 
 
 def __getattr__(name: str) -> object:

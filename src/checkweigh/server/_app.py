@@ -2,35 +2,67 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterable
+
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
+from ..errors import InputError
+from ..service import ComparisonMemo
 from ..store import Store
 from . import _docs, _errors
 from ._analysis import router as analysis_router
 from ._auth import BearerToken, SecurityHeaders
 from ._case_index import IndexCache
+from ._deps import DecidedRows
+from ._guards import MAX_UPLOAD, BodyLimit, HostCheck
+from ._host import MIN_TOKEN, AllowedHosts
 from ._results import router as results_router
 from ._runs import router as runs_router
+from ._sessions import Clock, Sessions, Throttle
 from ._ui_analysis import router as ui_analysis_router
 from ._ui_case import router as ui_case_router
+from ._ui_case_compare import router as ui_case_compare_router
 from ._ui_login import router as ui_login_router
 from ._ui_runs import router as ui_runs_router
 
 
-def create_app(store: Store, *, token: str | None = None, warm: bool = False) -> FastAPI:
+def create_app(
+    store: Store,
+    *,
+    token: str | None = None,
+    warm: bool = False,
+    allowed_hosts: Iterable[str] | None = None,
+    max_upload: int = MAX_UPLOAD,
+    clock: Clock = time.monotonic,
+) -> FastAPI:
     """The server's app over ``store``.
 
     Args:
         store: the results store it reads (and ``POST /api/runs`` writes).
         token: with it, every request needs ``Authorization: Bearer <token>`` (or, to read,
-            the cookie the login page sets); without it,
+            the cookie of a session the login page starts); without it,
             uploads are refused (403) and everything else is open (for loopback only: the
-            ``serve`` command refuses other hosts without a token).
+            ``serve`` command refuses other hosts without a token). At least 16 characters.
         warm: prepare the cases tables of the newest finished runs in the background now, and
             of the runs a runs-list page shows when it is shown (``serve`` does; a test that
             closes the store right after its requests does not want threads reading it).
+        allowed_hosts: with it, a request is answered only when its ``Host`` is a loopback
+            name or one of these (421 otherwise: no DNS rebinding); ``serve`` always gives it.
+            None answers any ``Host`` (an app mounted behind something that checks it).
+        max_upload: the largest request body read, in bytes (413 past it).
+        clock: the time sessions expire and wrong tokens are slowed by.
+
+    Set ``app.state.stopping`` (a :class:`threading.Event`) when the server begins to stop:
+    stability simulations in flight then end at their next batch.
+
+    Raises:
+        InputError: the token is shorter than 16 characters.
     """
+    if token is not None and len(token.strip()) < MIN_TOKEN:
+        raise InputError(f"expected a token of at least {MIN_TOKEN} characters", field="token")
     app = FastAPI(
         title="checkweigh",
         summary="Runs, case results, comparisons and stability of a checkweigh store.",
@@ -39,18 +71,34 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
         redoc_url=None,
     )
     app.state.store = store
+    # set when the server begins to stop: long work in flight (see _off_loop) ends at its next
+    # step instead of holding the shutdown until it finishes
+    app.state.stopping = threading.Event()
     app.state.token_set = token is not None
     # for the login page's check (never shown anywhere)
     app.state.token = None if token is None else token.encode("utf-8", "surrogateescape")
     app.state.case_indexes = IndexCache()
+    app.state.comparisons = ComparisonMemo()
+    app.state.decided_rows = DecidedRows()
     app.state.warm_indexes = warm
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
     )
     _errors.install(app)
     _docs.install(app)
+    app.state.sessions = Sessions(clock)
+    app.state.throttle = Throttle(clock)
+    # the last added is the outermost: a body is read only once its sender is known
+    app.add_middleware(BodyLimit, limit=max_upload)
     if token is not None:
-        app.add_middleware(BearerToken, token=token)
+        app.add_middleware(
+            BearerToken,
+            token=token,
+            sessions=app.state.sessions,
+            throttle=app.state.throttle,
+        )
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, allowed=AllowedHosts(allowed_hosts))
     # added last, so outermost: refusals carry the headers too
     app.add_middleware(SecurityHeaders)
     # the analysis routes first: /api/runs/compare must not be read as the run "compare"
@@ -61,6 +109,7 @@ def create_app(store: Store, *, token: str | None = None, warm: bool = False) ->
     app.include_router(ui_login_router)
     app.include_router(ui_analysis_router)
     app.include_router(ui_case_router)
+    app.include_router(ui_case_compare_router)
     app.include_router(ui_runs_router)
 
     @app.get("/", include_in_schema=False)

@@ -1,9 +1,11 @@
-"""Who may ask (a bearer token, or for reading the cookie the login page sets, compared in
-constant time) and how answers are marked (nosniff everywhere, a CSP on every page)."""
+"""Who may ask (a bearer token compared in constant time, or for reading the session the
+login page starts), how fast a client may guess, and how answers are marked (nosniff
+everywhere, a CSP on every page)."""
 
 from __future__ import annotations
 
 import hmac
+import math
 from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import MutableHeaders
@@ -13,10 +15,36 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._html import CSP, is_page
+from ._sessions import Sessions, Throttle
 
-COOKIE = "checkweigh_token"
-"""The cookie the login page sets: the token itself, HttpOnly and SameSite=Strict."""
+COOKIE = "checkweigh_session"
+"""The cookie the login page sets: a session's random id (never the token), HttpOnly and
+SameSite=Strict."""
 _READ = ("GET", "HEAD")
+_OPEN = ("/login", "/logout")  # they check what they are sent themselves
+
+
+def client_of(request: Request) -> str:
+    """Who is asking, as the throttle counts them: the peer's address."""
+    return request.client.host if request.client else "unknown"
+
+
+def too_many(wait: float) -> JSONResponse:
+    """A 429 for a client that must wait ``wait`` seconds before its token is checked again."""
+    seconds = max(1, math.ceil(wait))
+    return JSONResponse(
+        {"error": f"too many wrong tokens: try again in {seconds} s"},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a form post comes from this server's own pages: a browser names the page's
+    origin in ``Origin``; another site's page cannot post a guess or a sign-out here. A
+    client that sends no ``Origin`` (curl, a script) is not a browser on another site."""
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
 
 
 def unauthorized(message: str) -> JSONResponse:
@@ -54,23 +82,27 @@ def _to_login(request: Request) -> RedirectResponse:
 
 class BearerToken(BaseHTTPMiddleware):
     """Every request must carry ``Authorization: Bearer <token>``, or, to read (GET, HEAD),
-    the login cookie; a page asked for without either opens the login page. The token is
-    never echoed: not in a response, not in an error."""
+    the cookie of a session the login page started; a page asked for without either opens
+    the login page. A client past its free wrong tries waits (429) before its next is checked.
+    The token is never echoed: not in a response, not in an error."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, sessions: Sessions, throttle: Throttle) -> None:
         super().__init__(app)
         self._token = token.encode("utf-8", "surrogateescape")
+        self._sessions = sessions
+        self._throttle = throttle
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         path = request.url.path
-        if path == "/login" or path.startswith("/static/"):  # the login form and its files
+        if path in _OPEN or path.startswith("/static/"):  # the login form and its files
             return await call_next(request)
         header = request.headers.get("authorization")
         if header is None:
             # the cookie reads, never writes: an upload needs the header (no cross-site POST
             # can then ride on a browser's cookie, SameSite or not)
-            cookie = request.cookies.get(COOKIE)
-            if request.method in _READ and cookie and token_matches(cookie, self._token):
+            session = request.cookies.get(COOKIE)
+            if request.method in _READ and self._sessions.valid(session):
+                request.state.session = session  # the page shows its sign-out button
                 return await call_next(request)
             if request.method in _READ and is_page(path):
                 return _to_login(request)
@@ -78,8 +110,13 @@ class BearerToken(BaseHTTPMiddleware):
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
             return unauthorized("expected the header Authorization: Bearer <token>")
+        client = client_of(request)
+        if wait := self._throttle.wait(client):
+            return too_many(wait)
         if not token_matches(given.strip(), self._token):
+            self._throttle.failed(client)
             return unauthorized("wrong token")
+        self._throttle.succeeded(client)
         return await call_next(request)
 
 

@@ -1,8 +1,13 @@
 """Errors with the status that says what was wrong: JSON ``{"error": "..."}`` from the API,
-an HTML page with the same one line from a page."""
+an HTML page with the same one line from a page.
+
+An answer names what was wrong, never repeats what was sent: no body, no long value (a
+request can be megabytes), and never the database's text (its URL, a file path, SQL).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +21,10 @@ from ..errors import InputError, StoreError
 from ..store import RunExists
 from ._html import error_page, is_page
 
+_log = logging.getLogger("checkweigh.server")
+_SHOWN = 100  # the longest value an answer quotes: an id, a check name, not a payload
+_LONGEST = 1000  # the longest message: what is wrong fits in it, a quoted payload does not
+
 
 class ApiError(Exception):
     """An answer other than success: its HTTP status and one line on what was wrong."""
@@ -24,6 +33,13 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def quoted(value: str) -> str:
+    """``value`` quoted for a message when it is short, else only how long it is."""
+    if len(value) <= _SHOWN:
+        return repr(value)
+    return f"<{len(value):,} characters>"
 
 
 def not_found(what: str) -> ApiError:
@@ -61,12 +77,14 @@ def _where(loc: tuple[Any, ...]) -> str:
     )
 
 
-def _answer(
+def error_answer(
     request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
 ) -> Response:
     """The error as a page for a page, as JSON for the API."""
+    if len(message) > _LONGEST:  # a message that long quotes a payload: never all of it
+        message = message[:_LONGEST] + " …"
     if is_page(request.url.path):
-        return error_page(request, status, message)
+        return error_page(request, status, message, headers)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
@@ -75,17 +93,17 @@ def _validation(request: Request, exc: Exception) -> Response:
     first = exc.errors()[0]
     if first.get("type") == "json_invalid":
         reason = first.get("ctx", {}).get("error", "invalid JSON")
-        return _answer(request, 422, f"body: expected JSON: {reason}")
-    got = f" (got {first['input']!r})" if "input" in first and first["type"] != "missing" else ""
-    message = f"{_where(tuple(first.get('loc', ())))}: {first.get('msg', 'invalid')}{got}"
+        return error_answer(request, 422, f"body: expected JSON: {reason}")
+    # pydantic's own answer quotes the value (``input``): the message names only what is expected
+    message = f"{_where(tuple(first.get('loc', ())))}: {first.get('msg', 'invalid')}"
     if len(exc.errors()) > 1:
         message += f" (and {len(exc.errors()) - 1} more)"
-    return _answer(request, 422, message)
+    return error_answer(request, 422, message)
 
 
 def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return _answer(request, exc.status, exc.message)
+    return error_answer(request, exc.status, exc.message)
 
 
 def _http(request: Request, exc: Exception) -> Response:
@@ -93,14 +111,26 @@ def _http(request: Request, exc: Exception) -> Response:
     message = str(exc.detail)
     if exc.status_code == 404:
         what = "page" if is_page(request.url.path) else "endpoint"
-        message = f"no such {what}: {request.method} {request.url.path}"
+        message = f"no such {what}: {request.method} {_path(request)}"
     elif exc.status_code == 405:
-        message = f"{request.method} is not allowed on {request.url.path} (read-only)"
-    return _answer(request, exc.status_code, message, exc.headers)
+        message = f"{request.method} is not allowed on {_path(request)} (read-only)"
+    return error_answer(request, exc.status_code, message, exc.headers)
+
+
+def _path(request: Request) -> str:
+    path = request.url.path
+    return path if len(path) <= _SHOWN else f"a path {quoted(path)}"
 
 
 def _store(request: Request, exc: Exception) -> Response:
-    return _answer(request, 503, str(exc))
+    # the store's message names its database (a file, a host) and quotes SQL: the log has it
+    _log.error("%s %s: %s", request.method, request.url.path[:_SHOWN], exc)
+    message = "the results store could not answer; the server's log says why"
+    return error_answer(request, 503, message)
+
+
+def _internal(request: Request, exc: Exception) -> Response:
+    return error_answer(request, 500, "the server failed on this request; its log says why")
 
 
 def install(app: FastAPI) -> None:
@@ -109,3 +139,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(HTTPException, _http)
     app.add_exception_handler(StoreError, _store)
+    # anything else: still this answer's shape, and nothing of the exception in it
+    app.add_exception_handler(Exception, _internal)

@@ -78,6 +78,12 @@ def _case_link(run_id: str, case_id: str, repeat: int = 0) -> str:
     return f"{case_url('', run_id, case_id)}?repeat={repeat}"
 
 
+def _case_compare_link(base: str, candidate: str, case_id: str, repeat: int = 0) -> str:
+    """The page of one case in two runs side by side (the case id percent-encoded)."""
+    query = urlencode({"base": base, "candidate": candidate, "repeat": repeat})
+    return f"/compare/cases/{quote(case_id, safe='')}?{query}"
+
+
 def _run_link(run_id: str) -> str:
     return "/runs/" + quote(run_id, safe="")
 
@@ -99,7 +105,12 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(pct=_pct, num=_num, p=_p, when=_when, ms=_ms, json=_json)
-    env.globals.update(case_link=_case_link, run_link=_run_link, query=_query)
+    env.globals.update(
+        case_link=_case_link,
+        case_compare_link=_case_compare_link,
+        run_link=_run_link,
+        query=_query,
+    )
     return env
 
 
@@ -108,12 +119,27 @@ ENV = _environment()
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """The page ``template`` filled with ``context``."""
-    html = ENV.get_template(template).render(request=request, **context)
+    # the header's sign-out button: on a page opened with a session (see _auth)
+    signed_in = bool(request.scope.get("state", {}).get("session"))
+    html = ENV.get_template(template).render(request=request, signed_in=signed_in, **context)
     return HTMLResponse(html, status_code=status)
 
 
-def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+def error_page(
+    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> HTMLResponse:
     """The error page: its status and one line on what was wrong."""
-    titles = {401: "Not signed in", 404: "Not found", 422: "Bad parameter"}
+    titles = {
+        401: "Not signed in",
+        403: "Refused",
+        404: "Not found",
+        413: "Too large",
+        415: "Unsupported content type",
+        421: "Wrong host name",
+        422: "Bad parameter",
+        429: "Too many tries",
+    }
     title = titles.get(status, "Error")
-    return render(request, "error.html", status, title=title, message=message, code=status)
+    page = render(request, "error.html", status, title=title, message=message, code=status)
+    page.headers.update(headers or {})
+    return page

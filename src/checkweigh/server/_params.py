@@ -1,5 +1,6 @@
 """A page's query parameters, read by hand: a form submits an empty field for "any", and a bad
-value must be a 422 page naming the parameter, not a validation error in JSON."""
+value must be a 422 page naming the parameter and what was expected (never the value: it
+can be anything, of any length), not a validation error in JSON."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from starlette.datastructures import QueryParams
 
 from ._errors import bad_parameter
 
+MAX_COUNT = 10**9
+"""The largest count, offset or repeat a request may give: more than any store holds, and
+well inside the database's 64-bit integers."""
+
 
 def choice(params: QueryParams, name: str, allowed: Sequence[str]) -> str | None:
     """``name``'s value, one of ``allowed``; None when absent or empty."""
@@ -17,11 +22,11 @@ def choice(params: QueryParams, name: str, allowed: Sequence[str]) -> str | None
     if value == "":
         return None
     if value not in allowed:
-        raise bad_parameter(name, f"expected one of {', '.join(allowed)}, got {value!r}")
+        raise bad_parameter(name, f"expected one of {', '.join(allowed)}")
     return value
 
 
-def whole(params: QueryParams, name: str, default: int, low: int = 0, high: int = 10**9) -> int:
+def whole(params: QueryParams, name: str, default: int, low: int = 0, high: int = MAX_COUNT) -> int:
     """``name`` as a whole number from ``low`` to ``high``; ``default`` when absent or empty."""
     value = params.get(name, "").strip()
     if value == "":
@@ -29,9 +34,9 @@ def whole(params: QueryParams, name: str, default: int, low: int = 0, high: int 
     try:
         number = int(value)
     except ValueError:
-        raise bad_parameter(name, f"expected a whole number, got {value!r}") from None
+        raise bad_parameter(name, "expected a whole number") from None
     if not low <= number <= high:
-        raise bad_parameter(name, f"expected a number from {low} to {high}, got {number}")
+        raise bad_parameter(name, f"expected a number from {low} to {high}")
     return number
 
 
@@ -43,7 +48,7 @@ def number(params: QueryParams, name: str) -> float | None:
     try:
         return float(value)  # nan and inf pass here: the caller's range check names them
     except ValueError:
-        raise bad_parameter(name, f"expected a number, got {value!r}") from None
+        raise bad_parameter(name, "expected a number") from None
 
 
 def flag(params: QueryParams, name: str) -> bool:

@@ -11,9 +11,8 @@ from starlette.requests import Request
 from ..core import CaseResult, CaseState, JudgeExchange, OutcomeClass, PassPolicy, VerdictState
 from ..store import Store, result_detail
 from ._case_index import CaseFilter, CaseIndex, CaseRow, select_rows
-from ._deps import case_index, check_slot, run_of, store_of
-from ._errors import not_found
-from ._params import CASE_ID
+from ._deps import case_index, case_key, check_slot, no_case, run_of, store_of
+from ._params import CASE_ID, MAX_COUNT
 
 router = APIRouter(tags=["results"])
 StoreDep = Annotated[Store, Depends(store_of)]
@@ -158,7 +157,7 @@ def list_results(
     ] = None,
     errored: Annotated[bool | None, Query(description="Only (or no) errored cases.")] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="Results per page.")] = 50,
-    offset: Annotated[int, Query(ge=0, description="Results to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_COUNT, description="Results to skip.")] = 0,
 ) -> ResultPage:
     """The run's case results in input order, filtered, one page of them."""
     info = run_of(store, run_id)
@@ -179,13 +178,13 @@ def get_result(
     store: StoreDep,
     run_id: str,
     case_id: str,
-    repeat: Annotated[int, Query(ge=0, description="Which execution (from 0).")] = 0,
+    repeat: Annotated[int, Query(ge=0, le=MAX_COUNT, description="Which execution (from 0).")] = 0,
 ) -> ResultDetail:
     """One execution of one case with every verdict, its reason, measures and error."""
     info = run_of(store, run_id)
-    detail = result_detail(store, info, case_id, repeat)
+    detail = result_detail(store, info, case_key(info, case_id, repeat), repeat)
     if detail is None:
-        raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+        raise no_case(info, case_id, repeat)
     r = detail.result
     verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
     verdicts = {

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..store import RunInfo, RunStatus, Store, page_runs, store_run
 from ._deps import run_of, store_of
 from ._errors import ApiError, from_input_error
+from ._params import MAX_COUNT
 
 router = APIRouter(tags=["runs"])
 _RUN_ID = re.compile(r"[A-Za-z0-9._-]{1,40}")
@@ -40,7 +41,7 @@ def list_runs(
     suite: Annotated[str | None, Query(description="Only this suite's runs.")] = None,
     status: Annotated[RunStatus | None, Query(description="Only runs in this state.")] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="Runs per page.")] = 20,
-    offset: Annotated[int, Query(ge=0, description="Runs to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_COUNT, description="Runs to skip.")] = 0,
 ) -> RunPageOut:
     """The stored runs, newest first, with how many match in all."""
     page = page_runs(store, suite=suite, status=status, limit=limit, offset=offset)
@@ -86,7 +87,17 @@ def _results(upload: Upload, info: RunInfo) -> list[CaseResult]:
     return out
 
 
-@router.post("/runs", status_code=201)
+def json_body(request: Request) -> None:
+    """415 for an upload that is not JSON: checked before the body is read as a run, so a
+    wrong body is named by its type, never quoted back."""
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != "application/json" and not (
+        kind.startswith("application/") and kind.endswith("+json")
+    ):
+        raise ApiError(415, "body: expected JSON (Content-Type: application/json)")
+
+
+@router.post("/runs", status_code=201, dependencies=[Depends(json_body)])
 def upload_run(request: Request, store: StoreDep, upload: Annotated[Upload, Body()]) -> RunInfo:
     """Store a run produced elsewhere (the JSON ``checkweigh run --json`` writes), keeping its
     id. Always needs the server's token."""

@@ -21,6 +21,7 @@ from . import _charts
 from ._deps import compared, run_of, store_of
 from ._errors import bad_parameter, from_input_error
 from ._html import render
+from ._off_loop import Stop, off_loop
 from ._params import flag, number, whole
 
 router = APIRouter(include_in_schema=False)
@@ -104,8 +105,13 @@ def compare_page(request: Request) -> Response:
 
 
 @router.get("/runs/{run_id}/stability")
-def stability_page(request: Request, run_id: str) -> Response:
-    """The simulated spread of the run's two pass dimensions, with their pass marks."""
+async def stability_page(request: Request, run_id: str) -> Response:
+    """The simulated spread of the run's two pass dimensions, with their pass marks (computed
+    off the event loop, and stopped when the client leaves or the server stops)."""
+    return await off_loop(request, lambda stop: _stability_page(request, run_id, stop))
+
+
+def _stability_page(request: Request, run_id: str, stop: Stop) -> Response:
     store = store_of(request)
     info = run_of(store, run_id)
     params = request.query_params
@@ -114,7 +120,9 @@ def stability_page(request: Request, run_id: str) -> Response:
     sims = whole(params, "sims", DEFAULT_SIMULATIONS, low=1, high=100_000)
     seed = whole(params, "seed", 0, low=0, high=2**63 - 1)
     try:
-        info, report = stability_with_noise(store, info.id, noise, simulations=sims, seed=seed)
+        info, report = stability_with_noise(
+            store, info.id, noise, simulations=sims, seed=seed, stop=stop
+        )
     except InputError as exc:
         if exc.field != "RUN":  # a parameter the user gave
             raise from_input_error(exc) from None
@@ -133,8 +141,16 @@ def stability_page(request: Request, run_id: str) -> Response:
             flaky_total=0,
         )
     charts = [
-        _charts.spread_chart(report.metrics, "metrics: mean case score"),
-        _charts.spread_chart(report.cases_rate, "cases: pass rate"),
+        {
+            "id": "spread-metrics",
+            "title": f"Mean case score (the metrics gate) in {report.simulations} simulated reruns",
+            "svg": _charts.spread_chart(report.metrics, "metrics: mean case score"),
+        },
+        {
+            "id": "spread-cases",
+            "title": f"Case pass rate (the cases gate) in {report.simulations} simulated reruns",
+            "svg": _charts.spread_chart(report.cases_rate, "cases: pass rate"),
+        },
     ]
     flaky = [c for c in report.cases if c.flip.p > 0.0]
     return render(

@@ -12,8 +12,7 @@ from starlette.responses import Response
 
 from ..core import Case, JudgeExchange, PassPolicy, Step
 from ..store import RunInfo, result_detail
-from ._deps import run_of, store_of
-from ._errors import not_found
+from ._deps import case_index, case_key, no_case, run_of, store_of
 from ._html import render
 from ._params import CASE_ID, whole
 
@@ -51,15 +50,41 @@ def _turn(step: Step) -> dict[str, Any]:
         "id": step.id,
         "parent_id": step.parent_id,
         "attributes": attributes,
+        "turn_no": None,
+        "in_turn": None,
+        "turns": None,
     }
 
 
 def conversation(case: Case) -> list[dict[str, Any]]:
-    """The case's trace as turns, in the order they happened."""
-    return [_turn(step) for step in case.trace]
+    """The case's trace as steps, in the order they happened. In a multi-turn conversation
+    (a ``user:`` block, or more than one user message) each user message opens a numbered turn,
+    as :func:`~checkweigh.core.turns_of` cuts them: ``turn_no`` on that step, counted from 0 as
+    the agent's request, errors and replay misses count them; ``in_turn`` on every step of the
+    turn; ``turns`` the count."""
+    steps = [_turn(step) for step in case.trace]
+    count = len(case.turns)
+    if case.user is None and count < 2:
+        return steps
+    turn = -1  # a system prompt before the first turn is in none
+    for step in steps:
+        if step["kind"] == "user":
+            turn += 1
+            step["turn_no"] = turn
+        step["in_turn"] = turn if turn >= 0 else None
+        step["turns"] = count
+    return steps
+    turn = 0
+    for step in steps:
+        if step["kind"] == "user":
+            turn += 1
+            step["turn_no"] = turn
+        step["in_turn"] = turn or None  # a system prompt before the first turn is in none
+        step["turns"] = count
+    return steps
 
 
-def _checklist(info: RunInfo, verdicts: dict[str, Any]) -> list[dict[str, Any]]:
+def checklist(info: RunInfo, verdicts: dict[str, Any]) -> list[dict[str, Any]]:
     """Every verdict in the run's check order, with its description and rubric weights."""
     checks = info.config.get("checks", {})
     order = [name for name in checks if name in verdicts]
@@ -107,9 +132,9 @@ def case_page(request: Request, run_id: str, case_id: str) -> Response:
     store = store_of(request)
     info = run_of(store, run_id)
     repeat = whole(request.query_params, "repeat", 0)
-    detail = result_detail(store, info, case_id, repeat)
+    detail = result_detail(store, info, case_key(info, case_id, repeat), repeat)
     if detail is None:
-        raise not_found(f"run {info.id} has no case {case_id!r} (repeat {repeat})")
+        raise no_case(info, case_id, repeat)
     r = detail.result
     verdict = PassPolicy.from_snapshot(info.config.get("thresholds")).decide(r)
     return render(
@@ -118,9 +143,16 @@ def case_page(request: Request, run_id: str, case_id: str) -> Response:
         info=info,
         result=r,
         verdict=verdict,
-        checklist=_checklist(info, dict(r.verdicts)),
+        checklist=checklist(info, dict(r.verdicts)),
         judge=_judge(detail.exchanges),
         case=detail.case,
         turns=[] if detail.case is None else conversation(detail.case),
         rubrics=r.results,
+        repeats=_repeats(request, info, r.case_id) if info.repeat > 1 else [],
     )
+
+
+def _repeats(request: Request, info: RunInfo, case_id: str) -> list[tuple[int, str]]:
+    """Every try of ``case_id`` in the run: its repeat and case state, in repeat order."""
+    index = case_index(request, store_of(request), info)
+    return sorted((row.repeat, row.state.value) for row in index.rows if row.case_id == case_id)

@@ -8,7 +8,15 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..core import CaseState, OutcomeClass, PassMode, PassPolicy, RunSummary, ScoreStatus
+from ..core import (
+    CaseState,
+    OutcomeClass,
+    PassMode,
+    PassPolicy,
+    Reliability,
+    RunSummary,
+    ScoreStatus,
+)
 from ..reports import headline
 from ..store import RunInfo, RunStatus, Store, page_runs
 from . import _charts
@@ -43,6 +51,7 @@ def _row(store: Store, info: RunInfo) -> dict[str, Any]:
         "tcr": None if gates is None else gates.weighted_metrics_score_pct,
         "pass_rate": None if gates is None else gates.cases_pass_rate_pct,
         "judge": None if s is None else s.judge,
+        "verdict": info.verdict(),
     }
 
 
@@ -78,6 +87,7 @@ def runs_page(request: Request) -> Response:
 def _gates(summary: RunSummary) -> list[dict[str, Any]]:
     """The run's two pass dimensions and its suite gates, each with its threshold."""
     out: list[dict[str, Any]] = []
+    decided = summary.gates_not_decided is None  # else each is measured on part of the run
     g = summary.case_gates
     if g is not None:
         score = (
@@ -90,7 +100,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": "metrics: mean case score",
                 "actual": score,
                 "threshold": f">= {g.metrics_pass_threshold:g}%",
-                "passed": g.metrics_passed,
+                "passed": g.metrics_passed if decided else None,
             }
         )
         out.append(
@@ -98,7 +108,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": "cases: pass rate",
                 "actual": f"{g.cases_pass_rate_pct:.1f}% ({g.passed} of {g.executions})",
                 "threshold": f">= {g.cases_pass_threshold:g}%",
-                "passed": g.cases_passed,
+                "passed": g.cases_passed if decided else None,
             }
         )
     for gate in summary.gates:  # the suite's gates: their text holds the threshold
@@ -107,7 +117,7 @@ def _gates(summary: RunSummary) -> list[dict[str, Any]]:
                 "name": gate.gate,
                 "actual": "unmeasured" if gate.actual is None else f"{gate.actual:.4g}",
                 "threshold": None,
-                "passed": gate.passed,
+                "passed": gate.passed if decided else None,
             }
         )
     return out
@@ -147,6 +157,18 @@ def _charts_of(info: RunInfo, summary: RunSummary, index: CaseIndex) -> list[dic
             }
         )
     return out
+
+
+def _flaky(reliability: Reliability | None, index: CaseIndex) -> list[dict[str, Any]]:
+    """The summary's flakiest tasks, each with its tries' states for links to them."""
+    if reliability is None:
+        return []
+    wanted = {t.case_id for t in reliability.flakiest}
+    tries: dict[str, list[tuple[int, str]]] = {}
+    for row in index.rows:
+        if row.case_id in wanted:
+            tries.setdefault(row.case_id, []).append((row.repeat, row.state.value))
+    return [{"task": t, "repeats": sorted(tries.get(t.case_id, []))} for t in reliability.flakiest]
 
 
 @router.get("/runs/{run_id}")
@@ -197,4 +219,7 @@ def run_page(request: Request, run_id: str) -> Response:
         outcomes=_OUTCOMES,
         sorts=SORT_LABELS,
         show_repeat=info.repeat > 1,
+        verdict=info.verdict(),
+        reliability=None if summary is None else summary.reliability,
+        flaky=_flaky(None if summary is None else summary.reliability, index),
     )

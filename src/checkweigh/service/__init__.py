@@ -9,12 +9,14 @@ from .. import _lazy
 if _typing.TYPE_CHECKING:
     from ._compare import (
         COMPARE_DEFAULTS,
+        ComparisonMemo,
         StoredComparison,
         compare_stored,
         compare_thresholds,
         comparison_json,
         judged,
         require_pairs,
+        undecided,
     )
     from ._exports import Exports, check_writable, write_exports
     from ._run import (
@@ -34,11 +36,13 @@ else:  # the names load when first read: see checkweigh._lazy
         __name__,
         {
             "COMPARE_DEFAULTS": "._compare",
+            "ComparisonMemo": "._compare",
             "StoredComparison": "._compare",
             "compare_stored": "._compare",
             "compare_thresholds": "._compare",
             "comparison_json": "._compare",
             "judged": "._compare",
+            "undecided": "._compare",
             "require_pairs": "._compare",
             "Exports": "._exports",
             "check_writable": "._exports",
@@ -61,6 +65,7 @@ else:  # the names load when first read: see checkweigh._lazy
 
 __all__ = [
     "COMPARE_DEFAULTS",
+    "ComparisonMemo",
     "Exports",
     "JudgeRequest",
     "PreparedRun",
@@ -82,5 +87,6 @@ __all__ = [
     "stability_json",
     "stability_of",
     "stability_with_noise",
+    "undecided",
     "write_exports",
 ]

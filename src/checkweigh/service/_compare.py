@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .._gc import gc_paused
@@ -18,7 +20,7 @@ from ..core import (
     judging_differences,
 )
 from ..errors import InputError
-from ..store import RunInfo, Store, results_at
+from ..store import RunInfo, RunStatus, Store, results_at
 
 COMPARE_DEFAULTS = CompareThresholds()
 """The default thresholds of ``checkweigh compare`` and ``GET /api/runs/compare``."""
@@ -31,6 +33,32 @@ _NAMES = (
     "case_score_delta",
     "alpha",
 )
+
+
+class ComparisonMemo:
+    """The last few comparisons of finished runs, by (base, candidate, thresholds, strict): a
+    finished run's results never change, so neither does its comparison (the server keeps one,
+    so the comparison page after its API call, or shown again, costs no second comparison)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, Comparison] = OrderedDict()
+
+    def get(self, key: Hashable) -> Comparison | None:
+        """The comparison kept under ``key``, if any."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, comparison: Comparison) -> None:
+        """Keep ``comparison`` under ``key`` (the oldest kept one goes when full)."""
+        with self._lock:
+            self._kept[key] = comparison
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
 
 
 class StoredComparison(NamedTuple):
@@ -88,6 +116,7 @@ def compare_stored(
     strict: bool = False,
     fields: tuple[str, str] = ("BASE", "CANDIDATE"),
     rows_of: Callable[[RunInfo], Iterable[Decided]] | None = None,
+    memo: ComparisonMemo | None = None,
 ) -> StoredComparison:
     """Compare the stored run ``candidate`` with ``base`` (ids, prefixes, latest, previous).
 
@@ -96,6 +125,7 @@ def compare_stored(
         rows_of: a run's executions as decided by its policy, when the caller keeps them (the
             server's case index): then only the changed executions' results are read, for
             their reasons. Without it both runs are read whole.
+        memo: comparisons of finished runs kept by the caller, looked up and filled here.
 
     Raises:
         InputError: a run is unknown (field ``fields[i]``), both are one run, or they share no
@@ -105,6 +135,12 @@ def compare_stored(
     cand_run = _get_run(store, candidate, fields[1])
     if base_run.id == cand_run.id:
         raise InputError(f"both refer to run {base_run.id}", field=fields[1])
+    # what a finished run is: a run deleted and stored again under its id is another one
+    key = (*map(_identity, (base_run, cand_run)), thresholds, strict)
+    done = RunStatus.RUNNING not in (base_run.status, cand_run.status)
+    kept = memo.get(key) if memo is not None and done else None
+    if kept is not None:
+        return StoredComparison(base_run, cand_run, kept)
     cand_policy = PassPolicy.from_snapshot(cand_run.config.get("thresholds"))
     if rows_of is not None:
 
@@ -131,13 +167,32 @@ def compare_stored(
                 strict=strict,
             )
     result = require_pairs(result, base_run.id, cand_run.id)
-    return StoredComparison(base_run, cand_run, judged(result, base_run.config, cand_run.config))
+    result = judged(result, base_run.config, cand_run.config)
+    result = undecided(result, base_run, cand_run)
+    if memo is not None and done:
+        memo.put(key, result)
+    return StoredComparison(base_run, cand_run, result)
+
+
+def _identity(run: RunInfo) -> Hashable:
+    return (run.id, run.status, run.executions, run.created_at, run.finished_at)
 
 
 def judged(result: Comparison, base: Mapping[str, Any], candidate: Mapping[str, Any]) -> Comparison:
     """``result`` with how the two runs were judged differently, from their configurations
     (``compare`` warns about it; with ``--strict`` it fails)."""
     return result.model_copy(update={"judged_differently": judging_differences(base, candidate)})
+
+
+def undecided(result: Comparison, base: RunInfo | None, candidate: RunInfo | None) -> Comparison:
+    """``result`` noting which of the two stored runs (None: read from an export, which is of
+    a complete run) has gates that are not decided."""
+    found = [
+        f"{side} run {run.id}: {run.summary.gates_not_decided}"
+        for side, run in (("base", base), ("candidate", candidate))
+        if run is not None and run.summary is not None and run.summary.gates_not_decided
+    ]
+    return result.model_copy(update={"gates_not_decided": found})
 
 
 def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:

@@ -33,7 +33,7 @@ from ..runs import RunOutcome, RunStopped, StopToken, check_agent_flags, execute
 from ..runs.executors import Executor, ProcessExecutor
 from ..runs.targets import check_record_dir, read_manifest
 from ..store import Store, database_file, in_memory
-from ..suites import Suite, load_suite
+from ..suites import Suite, check_conversations, load_suite
 from ._exports import Exports, check_writable
 
 
@@ -152,7 +152,11 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     j = request.judge
     prices = parse_prices(j.prices)
     # a replay calls no agent: it need not be importable (nor reachable, nor installed)
-    suite = load_suite(request.suite, load_agent=request.replay_agent is None)
+    suite = load_suite(
+        request.suite,
+        load_agent=request.replay_agent is None,
+        own_cases=request.cases is None,  # --cases: the suite's own file need not exist
+    )
     if request.cases is not None or request.on_bad_record is not None:
         suite = suite.with_cases(request.cases, request.on_bad_record)
     check_agent_flags(suite, request.record_agent, request.replay_agent)
@@ -185,6 +189,8 @@ def prepare_run(request: RunRequest) -> PreparedRun:
         screen, cases = False, executor.count(suite.cases.path)
     else:
         screen, cases = True, suite.cases.count()
+    if request.replay_agent is None:  # a replay holds no conversation: it reads them back
+        check_conversations(suite, judge=judge is not None)
     total = cases * (request.repeat or suite.repeats)
     if total == 0:
         raise InputError("the cases file holds no cases", file=suite.cases_path)

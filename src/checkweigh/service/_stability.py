@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._gc import gc_paused
@@ -13,6 +13,7 @@ from ..core import (
     CheckNoise,
     PassPolicy,
     RubricError,
+    SimulationStopped,
     StabilityReport,
     noise_model,
     rubrics_from_snapshot,
@@ -22,6 +23,8 @@ from ..errors import InputError
 from ..store import RunInfo, Store
 from ..suites import BUILTIN_CHECKS
 
+_ASK_EVERY = 500
+"""Results read between two looks at ``stop``."""
 _RATE_HELP = "RATE from 0 to 0.5 (the chance one judge answer differs from its usual answer)"
 
 
@@ -117,6 +120,7 @@ def stability_of(
     simulations: int = DEFAULT_SIMULATIONS,
     seed: int = 0,
     noise_field: str = "--noise",
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[RunInfo, StabilityReport]:
     """Simulate reruns of the stored run ``ref`` from its judge checks' noise.
 
@@ -124,20 +128,32 @@ def stability_of(
         default: the noise rate of every judge check (None: measured from stored samples).
         per_check: noise rates of named checks.
         noise_field: how the noise option is named in an error (a flag or a query parameter).
+        stop: asked while the results are read and between batches of reruns; True ends the
+            work with :class:`SimulationStopped` (the server's client left, or it is stopping).
 
     Raises:
         InputError: an unknown run, or nothing to simulate (and why).
+        SimulationStopped: ``stop`` answered True.
     """
     info = store.get_run(ref)
+    results: list[CaseResult] = []
     with gc_paused():  # the run's results are read whole (see checkweigh._gc)
-        results = list(store.iter_results(info.id))
+        for result in store.iter_results(info.id):
+            if len(results) % _ASK_EVERY == 0 and stop is not None and stop():
+                raise SimulationStopped(f"stopped after reading {len(results)} results")
+            results.append(result)
     model = _noise(info, results, default, dict(per_check or {}), noise_field)
     try:
         rubrics = rubrics_from_snapshot(info.config)
     except RubricError as exc:
         raise InputError(f"the run's snapshot: {exc}", field="rubrics") from None
     policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
-    report = simulate_reruns(results, rubrics, policy, model, simulations=simulations, seed=seed)
+    try:
+        report = simulate_reruns(
+            results, rubrics, policy, model, simulations=simulations, seed=seed, stop=stop
+        )
+    except ValueError as exc:  # a case with more noisy checks than a rerun's key can hold
+        raise InputError(str(exc), field=noise_field) from None
     return info, report
 
 
@@ -155,6 +171,7 @@ def stability_with_noise(
     simulations: int = DEFAULT_SIMULATIONS,
     seed: int = 0,
     field: str = "noise",
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[RunInfo, StabilityReport]:
     """:func:`stability_of` with the noise given as ``RATE`` / ``CHECK=RATE`` items (query
     parameters named ``field``), as the server takes them.
@@ -171,4 +188,5 @@ def stability_with_noise(
         simulations=simulations,
         seed=seed,
         noise_field=field,
+        stop=stop,
     )

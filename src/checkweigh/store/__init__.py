@@ -11,7 +11,7 @@ if _typing.TYPE_CHECKING:
     from ._owner import STALE_AFTER
     from ._pages import RunExists, RunPage, find_result, page_runs, results_at, store_run
     from ._recover import gate_specs, rebuild_summary
-    from ._store import RunInfo, RunStatus, Store, database_file, in_memory
+    from ._store import RunInfo, RunStatus, Store, close_stores, database_file, in_memory
     from ._writer import HEARTBEAT_S, ResultWriter
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
@@ -34,6 +34,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "RunInfo": "._store",
             "RunStatus": "._store",
             "Store": "._store",
+            "close_stores": "._store",
             "database_file": "._store",
             "in_memory": "._store",
             "HEARTBEAT_S": "._writer",
@@ -53,6 +54,7 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "Store",
+    "close_stores",
     "database_file",
     "find_result",
     "page_runs",

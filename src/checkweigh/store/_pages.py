@@ -19,6 +19,8 @@ from ._store import (
     Store,
     _db_errors,
     _info,
+    gates_column,
+    run_rows,
 )
 from ._tables import CaseBodyRow, ResultRow, RunRow, VerdictRow
 
@@ -51,7 +53,7 @@ def page_runs(
         where.append(RunRow.status == status.value)
     count = select(func.count()).select_from(RunRow).where(*where)
     rows = (
-        select(RunRow)
+        run_rows()
         .where(*where)
         .order_by(RunRow.created_at.desc(), RunRow.id.desc())
         .limit(limit)
@@ -162,7 +164,7 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
                 finished_at=_aware(run.finished_at),
                 repeat=run.repeat,
                 executions=len(rows),
-                gates_passed=run.summary.gates_passed if run.summary.gates else None,
+                gates_passed=gates_column(run.summary),
                 config=run.config,
                 summary=run.summary.model_dump(mode="json"),
                 abandoned=run.abandoned,

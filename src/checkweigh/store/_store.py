@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import warnings
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from pydantic import BaseModel
 from sqlalchemy import (
     Engine,
+    Select,
     Table,
+    case,
     create_engine,
     delete,
     event,
@@ -88,9 +92,10 @@ class RunInfo(BaseModel):
     repeat: int
     """Repeats per case."""
     executions: int
-    """Case executions stored."""
+    """Case executions stored (for a running run: stored so far, as the run goes on)."""
     gates_passed: bool | None
-    """Whether its gates passed (None until finished)."""
+    """Whether its gates passed (None until finished, for a run without gates, and for an
+    incomplete run: its gates are not decided)."""
     config: dict[str, Any]
     """The resolved configuration snapshot."""
     summary: RunSummary | None
@@ -98,6 +103,31 @@ class RunInfo(BaseModel):
     abandoned: bool = False
     """Its process died before finishing it (found on a later open): it is incomplete, and its
     summary was rebuilt from the results it had stored."""
+
+    def verdict(self) -> RunVerdict:
+        """What the run's gates decided, as ``checkweigh show`` reads it: its two pass
+        dimensions and suite gates on a complete run; none on a run still running or one that
+        ended early (not passed, yet not a measured failure either). Whether the suite has a
+        ``gates:`` block does not matter."""
+        if self.summary is None or self.status is RunStatus.RUNNING:
+            return RunVerdict("not decided", "the run is still running")
+        if self.status is not RunStatus.COMPLETE:
+            cause = "its process died" if self.abandoned else "it was interrupted"
+            return RunVerdict(
+                "not decided", f"{cause}: its gates were measured on part of the cases only"
+            )
+        if self.summary.gates_passed:
+            return RunVerdict("passed", "every pass threshold and gate was met")
+        return RunVerdict("failed", "a pass threshold or gate was not met")
+
+
+class RunVerdict(NamedTuple):
+    """What a run's gates decided."""
+
+    word: Literal["passed", "failed", "not decided"]
+    """The verdict."""
+    why: str
+    """What it rests on (for a run not decided, why not)."""
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
@@ -163,6 +193,45 @@ def _db_errors(action: str) -> Iterator[None]:
         raise StoreError(f"cannot {action}: {_first_line(exc)}") from None
 
 
+_log = logging.getLogger("checkweigh.store")
+
+_OPEN: list[weakref.finalize[..., Store]] = []
+"""How to close each store of this process that may still be open, for :func:`close_stores`."""
+
+
+def close_stores() -> None:
+    """Close every store still open in this process (see :meth:`Store.close`). The CLI calls it
+    as a command ends, however it ends: its process then leaves with ``os._exit``, which runs
+    no clean-up of its own."""
+    for close in list(_OPEN):
+        close()
+    _OPEN.clear()
+
+
+_CLOSE_WAIT_MS = 2000
+"""How long closing a SQLite store waits for another process's write to checkpoint the file."""
+
+
+def _release(engine: Engine, file: Path | None, identity: tuple[int, int] | None) -> None:
+    """Checkpoint a SQLite file's log into the file and empty it, then release the pool.
+
+    TRUNCATE: a copy of the ``.db`` file alone then holds every run, and no ``-wal`` sidecar of
+    hundreds of MB stays behind. A file deleted or replaced meanwhile is left alone.
+    """
+    if file is not None and _identity(file) == identity:
+        try:
+            with engine.connect() as conn:
+                # TRUNCATE waits for another process's writer: a while, not the 30 s a write
+                # waits (its run goes on writing; it checkpoints the file when it closes)
+                conn.exec_driver_sql(f"PRAGMA busy_timeout={_CLOSE_WAIT_MS}")
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except SQLAlchemyError as exc:
+            # another process reading or writing the file holds the log: it is still
+            # consistent, and the next checkpoint (or that process's close) moves it
+            _log.warning("cannot checkpoint %s on close: %s", file, _first_line(exc))
+    engine.dispose()
+
+
 def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -224,6 +293,9 @@ class Store:
         except StoreError:
             self.engine.dispose()
             raise
+        # closed by close(), by close_stores(), or once the store is garbage, whichever first
+        self._release = weakref.finalize(self, _release, self.engine, self._file, self._identity)
+        _OPEN[:] = [*(f for f in _OPEN if f.alive), self._release]
 
     @property
     def safe_url(self) -> str:
@@ -231,8 +303,10 @@ class Store:
         return make_url(self.url).render_as_string(hide_password=True)
 
     def close(self) -> None:
-        """Release the connection pool."""
-        self.engine.dispose()
+        """Release the connection pool. A SQLite file's write-ahead log is first moved into the
+        file and truncated (``PRAGMA wal_checkpoint(TRUNCATE)``), so that the ``.db`` file alone
+        holds every run. Closing it again does nothing."""
+        self._release()
 
     def __enter__(self) -> Store:
         return self
@@ -484,6 +558,8 @@ class Store:
             .scalar_subquery()
         )
         self.check_file()
+        if status is not RunStatus.COMPLETE:  # whoever stopped it early: nothing is decided
+            summary = summary.undecided(f"the run is {status.value}")
         stmt = update(RunRow).where(RunRow.id == run_id)
         if abandoned:  # another process may have reaped it meanwhile
             stmt = stmt.where(RunRow.status == RunStatus.RUNNING.value)
@@ -493,7 +569,7 @@ class Store:
                     status=status.value,
                     finished_at=datetime.now(UTC),
                     executions=stored,
-                    gates_passed=summary.gates_passed if summary.gates else None,
+                    gates_passed=gates_column(summary),
                     summary=summary.model_dump(mode="json"),
                     abandoned=abandoned,
                 )
@@ -502,7 +578,7 @@ class Store:
 
     def list_runs(self, limit: int = 20, suite: str | None = None) -> list[RunInfo]:
         """The newest runs first."""
-        stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
+        stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc()).limit(limit)
         if suite:
             stmt = stmt.where(RunRow.suite == suite)
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
@@ -517,10 +593,10 @@ class Store:
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
-                stmt = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc())
                 rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
             else:
-                stmt = select(RunRow).where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
+                stmt = run_rows().where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
                 rows = list(conn.execute(stmt).mappings())
         if not rows:
             raise InputError(f"no run {ref!r} in {self.safe_url}", field="RUN")
@@ -585,18 +661,42 @@ def _naive_utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
+def run_rows() -> Select[Any]:
+    """The runs table, with each running run's results counted so far as ``stored_so_far``:
+    its own ``executions`` is written when it finishes (a reader mid-run would see 0)."""
+    counted = (
+        select(func.count())
+        .select_from(ResultRow)
+        .where(ResultRow.run_id == RunRow.id)
+        .correlate(RunRow)
+        .scalar_subquery()
+    )
+    live = case((RunRow.status == RunStatus.RUNNING.value, counted), else_=None)
+    return select(RunRow, live.label("stored_so_far"))
+
+
+def gates_column(summary: RunSummary) -> bool | None:
+    """The runs table's ``gates_passed``: None when the run has no gate or they are not
+    decided."""
+    return summary.gates_passed if summary.gates or summary.case_gates else None
+
+
 def _info(row: Any) -> RunInfo:
+    summary = RunSummary.model_validate(row["summary"]) if row["summary"] else None
+    status = RunStatus(row["status"])
+    if summary is not None and status is not RunStatus.COMPLETE:
+        summary = summary.undecided(f"the run is {status.value}")  # stored before it was said
     return RunInfo(
         id=row["id"],
         suite=row["suite"],
         suite_path=row["suite_path"],
-        status=RunStatus(row["status"]),
+        status=status,
         created_at=_naive_utc(row["created_at"]),
         finished_at=_naive_utc(row["finished_at"]),
         repeat=row["repeat"],
-        executions=row["executions"],
-        gates_passed=row["gates_passed"],
+        executions=row["executions"] if row["stored_so_far"] is None else row["stored_so_far"],
+        gates_passed=row["gates_passed"] if status is RunStatus.COMPLETE else None,
         config=row["config"],
-        summary=RunSummary.model_validate(row["summary"]) if row["summary"] else None,
+        summary=summary,
         abandoned=bool(row["abandoned"]),
     )

@@ -14,6 +14,7 @@ if _typing.TYPE_CHECKING:
         numbered_lines,
     )
     from ._check_types import BUILTIN_CHECKS
+    from ._conversations import check_conversations
     from ._http import ReplySpec
     from ._loader import load_suite
     from ._schema import (
@@ -47,6 +48,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "iter_cases": "._cases",
             "iter_sourced": "._cases",
             "BUILTIN_CHECKS": "._check_types",
+            "check_conversations": "._conversations",
             "ReplySpec": "._http",
             "load_suite": "._loader",
             "BandsSpec": "._schema",
@@ -71,6 +73,7 @@ else:  # the names load when first read: see checkweigh._lazy
 
 __all__ = [
     "case_of_line",
+    "check_conversations",
     "is_blank",
     "numbered_lines",
     "BUILTIN_CHECKS",

@@ -62,6 +62,7 @@ class _Case(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     latency_ms: _Latency = UNSET
     # a conversation's user (scripted or simulated): left to the full validation
     user: UnsetType | None = UNSET
+    error: str | UnsetType | None = UNSET
 
 
 _decode = msgspec.json.Decoder(_Case).decode
@@ -134,6 +135,10 @@ def _built(parsed: _Case, size: int) -> Case:
         fields.discard("latency_ms")
     if parsed.user is UNSET:  # else given as null
         fields.discard("user")
+    error = parsed.error
+    if error is UNSET:
+        error = None
+        fields.discard("error")
     case: Case = _new(Case)
     _set_dict(
         case,
@@ -146,6 +151,7 @@ def _built(parsed: _Case, size: int) -> Case:
             "metadata": metadata,
             "latency_ms": latency,
             "user": None,
+            "error": error,
         },
     )
     _set_fields(case, fields)

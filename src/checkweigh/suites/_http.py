@@ -8,6 +8,7 @@ snapshot) keeps the name, and the value is read when a run starts
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -21,8 +22,9 @@ ENV_REF = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 BODY_REF = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 """``{{path}}`` in a body template."""
-BODY_ROOTS = ("id", "input", "metadata", "messages", "turn")
+BODY_ROOTS = ("id", "input", "metadata", "repeat", "messages", "turn")
 """What a body template may read: the default request's keys."""
+_USERINFO = re.compile(r"//[^/@]*@")
 _SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|api[-_]?key|password", re.I)
 
 ReplyFormat = Literal[
@@ -62,6 +64,23 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def env_url_problem(template: str, environ: Mapping[str, str]) -> str | None:
+    """What is wrong with the URL ``template`` makes once its ``${NAME}``s are read from
+    ``environ``, naming them (a query or a password the value holds is not shown); None when
+    it is fine, or a variable is unset (that is said when the run starts)."""
+    names = env_names(template)
+    if not names or not all(environ.get(name) for name in names):
+        return None
+    url = ENV_REF.sub(lambda m: environ[m.group(1)], template)
+    problem = url_problem(url)
+    if problem is None:
+        return None
+    hidden = _USERINFO.sub("//***@", url.split("?", 1)[0].split("#", 1)[0])
+    problem = problem.replace(repr(url), repr(hidden))
+    given = ", ".join(f"${{{name}}}" for name in dict.fromkeys(names))
+    return f"{given} from the environment gives {hidden!r}: {problem}"
+
+
 def check_url(value: str) -> str:
     """A suite's ``url``: checked now unless part of it comes from the environment."""
     if env_names(value):
@@ -90,7 +109,7 @@ def check_headers(value: dict[str, str]) -> dict[str, str]:
 
 def check_body(value: Any) -> Any:
     """A body template: every ``{{path}}`` reads the default request (``id``, ``input``,
-    ``metadata``, ``messages``, ``turn``)."""
+    ``metadata``, ``repeat``, ``messages``, ``turn``)."""
     for text in _strings(value):
         for found in BODY_REF.finditer(text):
             path = FieldPath.parse(found.group(1))  # PathSyntaxError is a ValueError

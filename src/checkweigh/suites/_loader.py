@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
@@ -36,6 +37,7 @@ from ..errors import InputError, SuiteError
 from ._check_types import BUILTIN_CHECKS
 from ._command import CommandSpecError, resolve_command
 from ._errors import clean_loc, describe, loc_text, pick, suggest
+from ._http import env_url_problem
 from ._schema import (
     BandsSpec,
     CasesSpec,
@@ -168,7 +170,11 @@ class _Ctx:
 
 
 def load_suite(
-    path: str | Path, *, extra_types: Iterable[type[BaseModel]] = (), load_agent: bool = True
+    path: str | Path,
+    *,
+    extra_types: Iterable[type[BaseModel]] = (),
+    load_agent: bool = True,
+    own_cases: bool = True,
 ) -> Suite:
     """Load, validate and resolve a suite file.
 
@@ -178,7 +184,8 @@ def load_suite(
     suite's folder), whose fields are validated from the check's other keys.
 
     ``load_agent=False`` leaves a Python target's agent unimported (a run replaying a
-    recording of it calls no agent).
+    recording of it calls no agent). ``own_cases=False``: the caller reads other cases
+    (``run --cases``, then :meth:`Suite.with_cases`), so the suite's own file need not exist.
 
     Raises:
         SuiteError: one line naming the file, line, field and what was expected.
@@ -220,7 +227,7 @@ def load_suite(
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
-    cases = _cases_source(ctx, base, spec.cases, given=data["cases"])
+    cases = _cases_source(ctx, base, spec.cases, given=data["cases"], must_exist=own_cases)
     if load_agent and spec.target is not None and spec.target.kind == "python":
         try:
             agent = load_object(spec.target.agent, [base])
@@ -228,6 +235,11 @@ def load_suite(
             raise ctx.error(("target", "agent"), str(exc)) from None
         if not callable(agent):
             raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
+    if load_agent and spec.target is not None and spec.target.kind == "http":
+        # a URL from the environment is read now, as it will be when the run starts
+        problem = env_url_problem(spec.target.url, os.environ)
+        if problem is not None:
+            raise ctx.error(("target", "url"), problem)
     if spec.target is not None and spec.target.kind == "command":
         try:
             resolve_command(spec.target, base)
@@ -236,15 +248,18 @@ def load_suite(
     return Suite(spec.name, path, spec, checks, rubrics, gates, cases, policy)
 
 
-def _cases_source(ctx: _Ctx, base: Path, spec: CasesSpec, given: Any) -> CasesSource:
-    """The suite's cases (``given`` as the file has it): the file must exist."""
+def _cases_source(
+    ctx: _Ctx, base: Path, spec: CasesSpec, given: Any, *, must_exist: bool = True
+) -> CasesSource:
+    """The suite's cases (``given`` as the file has it): the file must exist, unless
+    ``must_exist`` is false (other cases are read in its place)."""
     loc: Loc = ("cases", "path") if isinstance(given, dict) else ("cases",)
     what = "log file" if spec.format else "cases file"
     try:
         path = (base / spec.path).resolve()
-        if path.is_dir():
+        if must_exist and path.is_dir():
             raise ctx.error(loc, f"{path} is a folder; expected a {what}")
-        if not path.is_file():
+        if must_exist and not path.is_file():
             found = "not a regular file" if path.exists() else f"{what} not found"
             raise ctx.error(loc, f"{found}: {path}")
     except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system

@@ -59,6 +59,7 @@ class _Case(msgspec.Struct, forbid_unknown_fields=True):
     latency_ms: _Latency = None
     # a conversation's user (scripted or simulated): left to the full validation
     user: None = None
+    error: str | None = None
 
 
 class _SkimmedStep(msgspec.Struct, forbid_unknown_fields=True):
@@ -85,6 +86,7 @@ class _SkimmedCase(msgspec.Struct, forbid_unknown_fields=True):
     metadata: dict[str, Raw] = {}
     latency_ms: _Latency = None
     user: None = None
+    error: str | None = None
 
 
 _screen = msgspec.json.Decoder(_Case).decode

@@ -21,6 +21,9 @@ from pydantic import (
 
 from ._http import ReplySpec, check_body, check_headers, check_url
 
+MAX_REPLY_BYTES = 16 * 2**20
+"""The default cap on an out-of-process agent's reply (an HTTP body, a program's stdout)."""
+
 
 class _TargetBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -75,6 +78,13 @@ class HttpTargetSpec(_TargetBase):
     """The first wait before a retry; it doubles each try (with jitter)."""
     max_wait_s: float = Field(default=30.0, gt=0, le=600, allow_inf_nan=False)
     """The longest wait between tries: a ``Retry-After`` beyond it ends the case's tries."""
+    follow_redirects: Literal["never", "same_host"] = "never"
+    """``never``: a redirect is the case's error. ``same_host``: one to the same scheme, host
+    and port is followed (the headers go where they were already sent); any other is the
+    case's error, so the headers (a token) never reach another host."""
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1, le=2**31)
+    """The most of a reply that is read; a longer one is the case's error (the rest is never
+    read, so memory stays bounded)."""
 
     _url = field_validator("url")(check_url)
     _headers = field_validator("headers")(check_headers)
@@ -97,7 +107,7 @@ class CommandTargetSpec(_TargetBase):
     named here, never written."""
     reply: ReplySpec = Field(default_factory=lambda: ReplySpec())
     """How its stdout is read."""
-    max_reply_bytes: int = Field(default=16 * 2**20, ge=1, le=2**31)
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1, le=2**31)
     """The most it may write on stdout; more is an errored case."""
 
     @field_validator("command", mode="before")

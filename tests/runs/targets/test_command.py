@@ -81,6 +81,11 @@ elif mode in ("hang", "hang_ignoring_term"):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(100)"])
     note_group()
     time.sleep(100)
+elif mode == "logs_then_hangs":
+    for n in range(200):
+        print(f"retrying the calendar API ({n})", file=sys.stderr)
+    print("\x1b[31mstill waiting for the calendar lock", file=sys.stderr, flush=True)
+    time.sleep(100)
 elif mode == "exit3":
     print("Traceback (most recent call last):", file=sys.stderr)
     print('  File "agent.py", line 40, in book', file=sys.stderr)
@@ -103,6 +108,8 @@ elif mode == "closes_stdout_early":
     os.close(1)
     time.sleep(0.3)
     print("finished the clean-up after replying", file=sys.stderr)
+elif mode == "empty_list":
+    print("[]")
 elif mode == "invalid":
     print(json.dumps({"trace": [{"kind": "bogus"}], "final_state": {}}))
 elif mode == "not_an_object":
@@ -213,6 +220,15 @@ def test_a_conversation_turn_sends_the_messages_so_far_and_the_turn(tmp_path: Pa
     ]
 
 
+def test_a_program_is_told_which_try_of_the_case_it_answers(tmp_path: Path) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text(SH_AGENT)
+    script.chmod(0o755)
+    target = _target(tmp_path, ["./agent.sh"])
+    tries = [_call(target, TargetRequest(_case(), repeat=n)) for n in (0, 2)]
+    assert [t.final_state["request"]["repeat"] for t in tries] == [0, 2]
+
+
 def test_a_command_string_is_split_like_a_shell_and_cwd_is_relative(tmp_path: Path) -> None:
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "agent.py").write_text(AGENT)
@@ -233,6 +249,7 @@ def test_a_sh_script_by_relative_path_gets_the_request_on_stdin(tmp_path: Path) 
         "id": "book-3",
         "input": {"message": "Book Alice on 2025-03-04 at 10:00"},
         "metadata": {"team": "sales"},
+        "repeat": 0,
     }
 
 
@@ -303,6 +320,11 @@ def test_a_program_that_closes_stdout_early_still_answers(tmp_path: Path) -> Non
             "command's reply does not fit format openai: messages[0]",
         ),
         ("huge", {"max_reply_bytes": 2**20}, "command wrote more than 1 MiB on stdout"),
+        (
+            "empty_list",
+            {"reply": {"format": "openai"}},
+            "command's reply holds no message (format openai): it is an empty list",
+        ),
         ("terminal_escapes", {}, "command exited with status 1; stderr ends: ]0;pwned"),
     ],
 )
@@ -335,6 +357,14 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path: Path, mode: str) -> No
     assert time.monotonic() - began < 3  # the limit, the grace, the reaping
     group = int((tmp_path / "group").read_text())
     assert wait_gone(group) == []  # the program and the grandchild it started
+
+
+def test_a_timeout_quotes_the_end_of_the_programs_stderr(tmp_path: Path) -> None:
+    text = _failure(_python(tmp_path, "logs_then_hangs"), timeout_s=1)
+    assert text.startswith("agent timed out after 1s; stderr ends: ...")
+    assert text.endswith("retrying the calendar API (199) [31mstill waiting for the calendar lock")
+    assert "\x1b" not in text
+    assert len(text) < 500  # bounded: 200 lines were written
 
 
 @pytest.mark.skipif(not HAS_PROC, reason="reads /proc")

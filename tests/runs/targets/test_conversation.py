@@ -150,6 +150,7 @@ def test_out_of_process_targets_get_messages_and_the_turn_each_call() -> None:
         "id": "three",
         "input": "hi",
         "metadata": {"team": "sales"},
+        "repeat": 0,
         "messages": [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": "reply 0"},
@@ -167,7 +168,12 @@ def test_a_case_without_user_goes_straight_to_the_target() -> None:
     inner = _OutOfProcess()
     case = _case({"id": "single", "input": "Book Alice at 10:00"})
     ran = _converse(ConversationTarget(inner), case)
-    assert inner.payloads[0] == {"id": "single", "input": "Book Alice at 10:00", "metadata": {}}
+    assert inner.payloads[0] == {
+        "id": "single",
+        "input": "Book Alice at 10:00",
+        "metadata": {},
+        "repeat": 0,
+    }
     assert ran.final_state == {}  # no conversation record on a single call
     assert [s.content for s in ran.trace] == ["reply 0"]
 

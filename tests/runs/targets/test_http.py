@@ -7,8 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +77,12 @@ def test_the_case_is_posted_as_json_and_the_reply_is_its_trace_and_state() -> No
         ("assistant", None),
     ]
     [(_, body, headers)] = agent.requests
-    assert body == {"id": "book-1", "input": {"time": "10:00"}, "metadata": {"team": "sales"}}
+    assert body == {
+        "id": "book-1",
+        "input": {"time": "10:00"},
+        "metadata": {"team": "sales"},
+        "repeat": 0,
+    }
     assert headers["authorization"] == "Bearer t0k3n-abc"
     assert headers["content-type"] == "application/json"
 
@@ -109,6 +119,18 @@ def test_a_body_template_takes_values_whole_or_as_text() -> None:
         "context": {"team": "sales"},
         "note": 'case book-1 at 10:00 for {"team":"sales"}',
     }
+
+
+def test_each_try_of_a_case_says_which_it_is_and_a_body_template_can_use_it() -> None:
+    template = {"session": "eval-{{id}}-{{repeat}}", "try": "{{repeat}}", "q": "{{input.time}}"}
+    with http_agent() as agent:
+        for repeat in (0, 1, 2):
+            _run(_target(agent.url, body=template), TargetRequest(CASE, repeat=repeat))
+        _run(_target(agent.url), TargetRequest(CASE, repeat=1))
+    sent = [body for _, body, _ in agent.requests]
+    assert [b["session"] for b in sent[:3]] == ["eval-book-1-0", "eval-book-1-1", "eval-book-1-2"]
+    assert [b["try"] for b in sent[:3]] == [0, 1, 2]  # a whole reference keeps the number
+    assert sent[3]["repeat"] == 1  # the default request carries it too
 
 
 def test_a_body_template_reading_what_the_request_lacks_is_the_cases_error() -> None:
@@ -149,7 +171,7 @@ def test_retries_run_out_on_a_service_that_stays_unavailable() -> None:
             _run(HttpTarget(spec, sleep=sleeps))
     assert str(failure.value) == (
         f"http agent answered 503 Service Unavailable ({agent.url}): "
-        '{"error": "overloaded"} (after 3 tries)'
+        '{"error": "overloaded"} (after 3 tries; earlier: 503 x2)'
     )
     assert len(agent.calls("book-1")) == 3
     assert len(sleeps.waits) == 2
@@ -260,7 +282,9 @@ def test_a_refused_connection_is_retried_then_the_cases_error() -> None:
     spec = HttpTargetSpec.model_validate({"kind": "http", "url": url, "retries": 1})
     with pytest.raises(AgentFailure) as failure:
         _run(HttpTarget(spec, sleep=sleeps))
-    assert str(failure.value) == f"connection refused: {url} (after 2 tries)"
+    assert str(failure.value) == (
+        f"connection refused: {url} (after 2 tries; earlier: connection refused)"
+    )
     assert len(sleeps.waits) == 1
 
 
@@ -361,6 +385,13 @@ def test_a_reply_that_does_not_fit_its_format_is_the_cases_error(
     assert message in str(err.value)
 
 
+def test_an_empty_chat_completion_is_the_cases_error_not_an_answer() -> None:
+    script = {"book-1": [Reply(body={"choices": [], "usage": {}})]}
+    with http_agent(script) as agent, pytest.raises(AgentFailure) as failure:
+        _run(_target(agent.url, reply={"format": "openai"}))
+    assert str(failure.value) == "http reply holds no message (format openai): choices is empty"
+
+
 def test_a_header_variable_missing_at_run_start_names_the_suite_field() -> None:
     spec = HttpTargetSpec.model_validate(
         {"kind": "http", "url": "http://127.0.0.1:9/a", "headers": {"X-Api-Key": "${AGENT_KEY}"}}
@@ -381,7 +412,10 @@ def test_the_url_may_come_from_the_environment_and_is_checked_then() -> None:
     assert target.where == "http://127.0.0.1:8080/run"  # messages never show the query
     with pytest.raises(TargetError) as err:
         HttpTarget(spec, environ={"AGENT_URL": "127.0.0.1:8080"})
-    assert str(err.value).startswith("target.url: expected an http:// or https:// URL")
+    assert str(err.value) == (
+        "target.url: ${AGENT_URL} from the environment gives '127.0.0.1:8080': expected an "
+        "http:// or https:// URL, got '127.0.0.1:8080'"
+    )
 
 
 def test_a_reply_echoing_the_token_shows_it_masked() -> None:
@@ -418,6 +452,183 @@ def test_concurrent_cases_share_one_keep_alive_pool() -> None:
         runs = asyncio.run(go())
     assert all(r.final_state["time"] == "09:00" for r in runs)
     assert time.monotonic() - began < 1.5  # 20 x 0.2 s at once, not one after another
+
+
+# redirects: the headers (a token) go only where they were sent -------------------------
+
+
+def _secret_target(url: str, **fields: Any) -> HttpTarget:
+    spec = HttpTargetSpec.model_validate(
+        {"kind": "http", "url": url, "headers": {"X-Api-Key": "${AGENT_TOKEN}"}, **fields}
+    )
+    return HttpTarget(spec, environ={"AGENT_TOKEN": "tok-s3cr3t-42"})
+
+
+def test_a_redirect_to_another_host_is_the_cases_error_and_the_key_never_goes_there() -> None:
+    with http_agent() as elsewhere:
+        moved = f"{elsewhere.url}?key=leaky-query"
+        script = {"book-1": [Reply(status=307, headers={"location": moved})]}
+        with http_agent(script) as agent:
+            for mode in ("never", "same_host"):
+                with pytest.raises(AgentFailure) as failure:
+                    _run(_secret_target(agent.url, follow_redirects=mode))
+                text = str(failure.value)
+                other = elsewhere.url.rsplit("/", 1)[0]  # http://127.0.0.1:PORT
+                assert text.startswith(
+                    f"http agent answered 307 Temporary Redirect ({agent.url}): "
+                )
+                assert other in text
+                assert "tok-s3cr3t" not in text
+                assert "leaky-query" not in text
+                assert "/agent?" not in text  # only the other place's origin is named
+                agent.script["book-1"] = [Reply(status=307, headers={"location": moved})]
+    assert elsewhere.requests == []  # nothing, and so no key, reached the other host
+    assert "follow_redirects: never" in _refusal(moved, "never")
+    assert "another host" in _refusal(moved, "same_host")
+
+
+def _refusal(location: str, mode: str) -> str:
+    script = {"book-1": [Reply(status=308, headers={"location": location})]}
+    with http_agent(script) as agent, pytest.raises(AgentFailure) as failure:
+        _run(_secret_target(agent.url, follow_redirects=mode))
+    return str(failure.value)
+
+
+def test_same_host_follows_a_redirect_on_the_same_origin_with_the_body_and_headers() -> None:
+    with http_agent() as agent:
+        agent.script["book-1"] = [Reply(status=307, headers={"location": "/v2/agent"})]
+        ran = _run(_secret_target(agent.url, follow_redirects="same_host"))
+        assert ran.final_state == {"booked": True, "time": "10:00"}
+        first, second = agent.requests
+        assert second[1] == first[1]  # the case was POSTed again
+        assert second[2]["x-api-key"] == "tok-s3cr3t-42"  # to where it was sent before
+        # by default the same redirect is refused
+        agent.script["book-1"] = [Reply(status=307, headers={"location": "/v2/agent"})]
+        with pytest.raises(AgentFailure, match=r"answered 307 .*follow_redirects: never"):
+            _run(_secret_target(agent.url))
+    assert len(agent.requests) == 3
+
+
+def test_a_redirect_loop_on_the_same_host_ends() -> None:
+    loop = [Reply(status=307, headers={"location": "/agent"})] * 10
+    with http_agent({"book-1": loop}) as agent, pytest.raises(AgentFailure) as failure:
+        _run(_target(agent.url, follow_redirects="same_host"))
+    assert str(failure.value) == f"http agent redirected more than 5 times ({agent.url})"
+    assert len(agent.requests) == 6
+
+
+# the reply's size ----------------------------------------------------------------------
+
+
+class _Streamer(BaseHTTPRequestHandler):
+    """Answers 200 with ``server.total`` bytes of a JSON string, 64 KiB at a time, chunked
+    (or with a Content-Length when ``server.declare``); counts what it could send."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        server: Any = self.server
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        if server.declare:
+            self.send_header("content-length", str(server.total))
+        else:
+            self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        piece = b'"' + b"x" * (2**16 - 2) + b'"'
+        try:
+            while server.sent < server.total:
+                data = piece if server.declare else b"%x\r\n%s\r\n" % (len(piece), piece)
+                self.wfile.write(data)
+                server.sent += len(piece)
+            if not server.declare:
+                self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            server.dropped = True
+
+
+@contextmanager
+def _streaming(total: int, *, declare: bool = False) -> Iterator[Any]:
+    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Streamer)
+    server.daemon_threads = True
+    server.total, server.declare, server.sent, server.dropped = total, declare, 0, False
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/agent"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_reply_over_max_reply_bytes_is_read_only_to_the_cap_and_errors_the_case() -> None:
+    cap = 2**20
+    with _streaming(256 * 2**20) as server:
+        tracemalloc.start()
+        try:
+            with pytest.raises(AgentFailure) as failure:
+                _run(_target(server.url, max_reply_bytes=cap, reply={"format": "text"}))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        deadline = time.monotonic() + 5
+        while not server.dropped and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert str(failure.value) == (
+        f"http reply is over 1 MiB (max_reply_bytes; the rest was not read): {server.url}"
+    )
+    assert server.dropped  # the client hung up: the 256 MiB were never read
+    assert server.sent < 64 * 2**20
+    assert peak < 8 * cap  # memory stays near the cap, not the reply's size
+
+
+def test_a_declared_length_over_the_cap_is_refused_before_reading() -> None:
+    with _streaming(32 * 2**20, declare=True) as server, pytest.raises(AgentFailure) as failure:
+        _run(_target(server.url, max_reply_bytes=2**20))
+    assert str(failure.value) == (
+        f"http reply is over 1 MiB (max_reply_bytes; its Content-Length is 33554432): {server.url}"
+    )
+
+
+def test_a_reply_within_the_cap_is_read_whole() -> None:
+    with _streaming(5 * 2**16) as server:
+        ran = _run(_target(server.url, reply={"format": "text"}))
+    assert len(ran.trace[0].content or "") == 5 * 2**16
+
+
+# what earlier tries saw ----------------------------------------------------------------
+
+
+def test_a_case_timeout_during_429_retries_names_the_429s() -> None:
+    script = {"book-1": [Reply(status=429, retry_after="0.1")] * 3 + [Reply(hang=True)]}
+    with http_agent(script) as agent:
+        target = _target(agent.url, retries=5)
+
+        async def go() -> None:
+            try:
+                await timed(target, TargetRequest(CASE), 1.0)
+            finally:
+                await target.aclose()
+
+        with pytest.raises(AgentFailure) as failure:
+            asyncio.run(go())
+    assert str(failure.value) == ("agent timed out after 1s; earlier: 429 x3 (Retry-After 0.1s)")
+
+
+def test_a_request_timeout_after_retries_names_the_earlier_tries() -> None:
+    script = {"book-1": [Reply(status=503), Reply(status=429, retry_after="0"), Reply(hang=True)]}
+    with http_agent(script) as agent, pytest.raises(AgentFailure) as failure:
+        _run(_target(agent.url, request_timeout_s=0.3, backoff_s=0.01))
+    assert str(failure.value) == (
+        f"http agent gave no reply within 0.3s (request_timeout_s): {agent.url} "
+        "(after 3 tries; earlier: 503, 429 (Retry-After 0s))"
+    )
 
 
 def test_a_reply_with_an_escaped_lone_surrogate_is_read_and_made_storable() -> None:

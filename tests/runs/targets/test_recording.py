@@ -4,6 +4,7 @@ misses, changed inputs, recorded failures and timeouts, and a recording replaced
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -108,8 +109,15 @@ def test_a_recording_holds_each_call_and_replays_it_without_the_agent(tmp_path: 
         "id": "alice",
         "input": {"who": "Alice"},
         "metadata": {"team": "sales"},
+        "repeat": 0,
     }
     assert lines[0]["fingerprint"] == fingerprint(REQUESTS[0])
+    # the try number is the call's key, not part of its fingerprint: recordings made before
+    # requests carried it still replay
+    assert lines[1]["fingerprint"] == lines[0]["fingerprint"]
+    unnumbered = {k: v for k, v in lines[0]["request"].items() if k != "repeat"}
+    canonical = json.dumps(unnumbered, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert lines[0]["fingerprint"] == hashlib.sha256(canonical.encode()).hexdigest()
     assert lines[0]["reply"]["final_state"] == {"booking": {"who": "Alice", "time": "10:00"}}
     assert "failure" not in lines[0]
     assert lines[0]["wall_ms"] >= 0

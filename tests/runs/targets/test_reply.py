@@ -113,3 +113,44 @@ def test_a_text_answer_at_a_path_of_a_json_reply() -> None:
 def test_text_is_for_format_text_and_a_path(given: dict[str, str], said: str) -> None:
     with pytest.raises(ValueError, match=re.escape(said)):
         ReplySpec.model_validate(given)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "reply", "missing"),
+    [
+        ("openai", {"choices": []}, "choices is empty"),
+        ("openai", [], "it is an empty list"),
+        ("openai", None, "it is null"),
+        ("openai", {"messages": [], "final_state": {"booked": True}}, "messages is empty"),
+        ("openai-responses", {"output": []}, "output is empty"),
+        ("anthropic", {**ANTHROPIC_MESSAGE, "content": []}, "content is empty"),
+        ("anthropic", [], "it is an empty list"),
+        ("checkweigh", {}, "it is an empty object"),
+        ("checkweigh", {"trace": [], "final_state": {}}, "trace is empty"),
+        ("checkweigh", None, "it is null"),
+        ("mapping", {"out": [], "state": {}}, "nothing in it is a message or a step"),
+    ],
+)
+def test_a_reply_that_carries_no_message_is_an_error_naming_what_is_missing(
+    fmt: str, reply: object, missing: str
+) -> None:
+    mapping = {"mapping": {"messages": "out", "final_state": "state"}} if fmt == "mapping" else {}
+    read = reply_reader(ReplySpec.model_validate({"format": fmt, **mapping}))
+    with pytest.raises(AgentFailure) as failure:
+        read(reply)
+    assert str(failure.value) == f"http reply holds no message (format {fmt}): {missing}"
+
+
+def test_a_reply_of_state_alone_is_an_answer_in_checkweighs_own_format() -> None:
+    read = reply_reader(ReplySpec())
+    assert read({"final_state": {"booked": False}}).final_state == {"booked": False}
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_a_provider_response_keeps_a_top_level_final_state(fmt: str) -> None:
+    response = CHAT_COMPLETION if fmt == "openai" else ANTHROPIC_MESSAGE
+    state = {"booked": True, "calendar": {"event_id": "ev-7"}}
+    ran = reply_reader(ReplySpec(format=fmt))({**response, "final_state": state})
+    assert ran.final_state == state
+    assert ran.trace  # the response's message is still the turn
+    assert ran.usage is not None

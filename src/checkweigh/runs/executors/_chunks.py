@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
+from ...checks import PathWatch
 from ...core import Case
 from ...errors import CaseFileError
 from ...suites import is_blank, numbered_lines
@@ -89,6 +90,7 @@ async def stream(
     on_rows: OnRows | None = None,
     on_stored: OnStored | None = None,
     halt: Callable[[], None] | None = None,
+    watch: PathWatch | None = None,
 ) -> None:
     """Keep ``window`` chunks in flight through ``submit`` and hand their results to
     ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
@@ -100,12 +102,15 @@ async def stream(
 
     On a stop, ``halt`` (when given) asks the workers to end their chunks before their next
     case: the chunks in flight then hand on, in order, the cases they finished, for up to
-    :data:`STOP_GRACE_S`; without it they are dropped.
+    :data:`STOP_GRACE_S`; without it they are dropped. ``watch`` (the driver's) learns which
+    case paths each chunk handed on held.
 
     Raises:
         Interrupted: ``stop`` was requested.
     """
     token = stop if stop is not None else StopToken()
+    if on_stored is not None and watch is not None:
+        on_stored = _watching(on_stored, watch)
     pending: deque[tuple[Chunk, asyncio.Future[Scored | Stored]]] = deque()
     failed: list[BaseException] = []
     # the file's ids as hashes, confirmed by reading the case again (see UniqueIds)
@@ -123,6 +128,8 @@ async def stream(
             pending.append((chunk, asyncio.ensure_future(submit(chunk))))
 
     def hand_on(scored: Scored) -> None:
+        if watch is not None:
+            watch.absorb(scored.watched)
         if scored.rows is not None and on_rows is not None:
             on_rows(scored.results, scored.rows)
         else:
@@ -223,13 +230,26 @@ async def _account(
         raise error
 
 
+def _watching(on_stored: OnStored, watch: PathWatch) -> OnStored:
+    """``on_stored``, after ``watch`` absorbed what the stored chunk's cases held."""
+
+    def stored(done: Stored) -> None:
+        watch.absorb(done.watched)
+        on_stored(done)
+
+    return stored
+
+
 def _unique(scored: Scored, chunk: Chunk, seen: UniqueIds, path: Path) -> Scored:
     """``scored`` cut at the first case whose id came before, with that error."""
     if not chunk.lines and chunk.block is None:  # cases the driver read: their reader checked them
         return scored
     ids = [r.case_id for r in scored.results]
     cut, error = _repeated(ids, chunk.repeat, chunk, seen, path)
-    return scored if error is None else Scored(scored.results[:cut], error)
+    if error is None:
+        return scored
+    # the rows were made for the whole chunk: the results kept are handed on one by one
+    return Scored(scored.results[:cut], error, watched=scored.watched)
 
 
 def _repeated(

@@ -204,6 +204,7 @@ class ProcessExecutor:
                 on_rows=work.on_rows,
                 on_stored=on_stored,
                 halt=halt,
+                watch=work.evaluator.watch,
             )
         except BaseException:
             # the chunks still running end (a worker ignores Ctrl-C, and a stop halts its

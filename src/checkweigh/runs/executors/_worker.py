@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from ..._process import refuse_process_exit
+from ...checks._watch import Watched
 from ...core import Case, CaseResult, PassPolicy, RunAggregator
 from ...core._partial import AggregatePart
 from ...errors import CheckweighError, InputError, StoreError
@@ -114,7 +115,8 @@ def worker_state(spec: WorkerSpec) -> WorkerState:
     state = _STATES.get(spec)
     if state is not None:
         return state
-    suite = load_suite(spec.suite, load_agent=spec.with_agent)
+    # the driver resolved the cases file (spec.cases): the suite's own need not exist
+    suite = load_suite(spec.suite, load_agent=spec.with_agent, own_cases=False)
     suite = suite.with_cases(spec.cases, spec.on_bad_record)
     evaluator = Evaluator.from_suite(suite)
     built = (
@@ -210,6 +212,8 @@ class Stored(NamedTuple):
     """What ended the chunk early (a bad case line): the executions before it are stored."""
     new_ids: bool = False
     """Whether the driver checked that none of the case ids came before in the run."""
+    watched: Watched | None = None
+    """The case paths the chunk's cases did not hold (see ``checks.PathWatch``)."""
 
 
 class Scored(NamedTuple):
@@ -220,6 +224,8 @@ class Scored(NamedTuple):
     rows: SqliteRows | None = None
     """``results`` as the store's rows, when the spec names the run (see
     :attr:`WorkerSpec.run_id`)."""
+    watched: Watched | None = None
+    """The case paths the chunk's cases did not hold (see ``checks.PathWatch``)."""
 
 
 def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
@@ -240,9 +246,12 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
 def _scored(spec: WorkerSpec, chunk: Chunk) -> Scored:
     """``chunk``'s cases parsed and scored by ``spec``'s evaluator."""
     evaluator = worker_state(spec).evaluator
+    evaluator.watch.restart()  # a process scores one chunk at a time: each is watched alone
     if evaluator.needs_async:
-        return _run(_ascore(evaluator, chunk, spec.cases))
-    return _score(evaluator, chunk, spec.cases)
+        scored = _run(_ascore(evaluator, chunk, spec.cases))
+    else:
+        scored = _score(evaluator, chunk, spec.cases)
+    return scored._replace(watched=evaluator.watch.chunk())
 
 
 _DBS: dict[Path, sqlite3.Connection] = {}
@@ -308,6 +317,7 @@ def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
             [r.latency_ms for r in results],
             aggregator.part(),
             scored.error,
+            watched=scored.watched,
         )
 
 

@@ -179,6 +179,7 @@ class RayExecutor:
             on_result=on_result,
             stop=work.stop,
             path=work.spec.cases if work.source is not None else None,
+            watch=work.evaluator.watch,
         )
         return [f"recorded cases scored as Ray tasks on the {where}"]
 

@@ -128,10 +128,16 @@ def _json(arguments: dict[str, Any] | str | None) -> str:
 
 
 def request_payload(request: TargetRequest) -> dict[str, Any]:
-    """The JSON an out-of-process agent is sent: the case's id, input and metadata, and for a
-    conversation the messages so far and the turn."""
+    """The JSON an out-of-process agent is sent: the case's id, input and metadata, which try
+    of the case it is (``repeat``, from 0), and for a conversation the messages so far and the
+    turn (from 0)."""
     case = request.case
-    payload: dict[str, Any] = {"id": case.id, "input": case.input, "metadata": case.metadata}
+    payload: dict[str, Any] = {
+        "id": case.id,
+        "input": case.input,
+        "metadata": case.metadata,
+        "repeat": request.repeat,
+    }
     if request.conversational:
         payload["messages"] = history_messages(request.history)
         payload["turn"] = request.turn

@@ -31,6 +31,11 @@ def visible(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def size_text(n: int) -> str:
+    """A byte count for messages: ``16 MiB`` when it is whole mebibytes, else ``1000 bytes``."""
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
+
+
 def parse_json(content: bytes, who: str = "http reply") -> Any:
     """The reply's JSON.
 
@@ -110,32 +115,71 @@ def _invalid(fmt: str, exc: ValidationError, who: str) -> AgentFailure:
 
 
 def _own(data: Any, who: str) -> AgentRun:
+    if data is None:
+        raise AgentFailure(f"{who} holds no message (format checkweigh): it is null")
     if not isinstance(data, dict):
         raise AgentFailure(
             f"{who} does not fit format checkweigh: expected an object with trace and "
             f"final_state, got {type(data).__name__}"
         )
     try:
-        return AgentRun.model_validate(data)
+        run = AgentRun.model_validate(data)
     except ValidationError as exc:
         raise _invalid("checkweigh", exc, who) from None
+    # an agent's own format may answer with its state alone; an answer of nothing is none
+    if not run.trace and not run.final_state:
+        raise AgentFailure(f"{who} holds no message (format checkweigh): {_missing(data)}")
+    return run
+
+
+# the message formats: a reply without one message or step said nothing, whatever its state
+_SPEAKING = frozenset(("openai", "openai-responses", "anthropic", "otel"))
 
 
 def _converted(fmt: str, converter: RecordFormat, data: Any, who: str) -> AgentRun:
+    if data is None:
+        raise AgentFailure(f"{who} holds no message (format {fmt}): it is null")
+    given = data
     data, usage = _api_response(fmt, data)
     try:
         fields = converter.convert(data)
     except RecordError as exc:
         raise AgentFailure(f"{who} does not fit format {fmt}: {visible(str(exc))}") from None
+    if fields.get("error") is not None:  # the reply says the agent's run failed
+        raise AgentFailure(f"{who} reports an error: {visible(str(fields['error']))}")
     run = {
         "trace": fields.get("trace", []),
-        "final_state": fields.get("final_state", {}),
+        "final_state": fields.get("final_state") or _top_state(given),
         "usage": usage,
     }
+    if not run["trace"] and (fmt in _SPEAKING or not run["final_state"]):
+        raise AgentFailure(f"{who} holds no message (format {fmt}): {_missing(given)}")
     try:
         return AgentRun.model_validate(run)
     except ValidationError as exc:
         raise _invalid(fmt, exc, who) from None
+
+
+def _top_state(data: Any) -> Any:
+    """A ``final_state`` beside whatever the format reads (a provider's response, say)."""
+    state = data.get("final_state") if isinstance(data, dict) else None
+    return {} if state is None else state
+
+
+_CARRIERS = ("choices", "messages", "traj", "trajectory", "output", "content", "trace")
+
+
+def _missing(data: Any) -> str:
+    """What an empty reply lacks, for its message: ``choices is empty``, ``an empty list``."""
+    if isinstance(data, list):
+        return "it is an empty list" if not data else "none of its items is a message"
+    if isinstance(data, dict):
+        for key in _CARRIERS:
+            if key in data and not data[key]:
+                return f"{key} is {'null' if data[key] is None else 'empty'}"
+        if not data:
+            return "it is an empty object"
+    return "nothing in it is a message or a step"
 
 
 def _api_response(fmt: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
@@ -147,12 +191,14 @@ def _api_response(fmt: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
     raw = data.get("usage")
     usage = raw if isinstance(raw, dict) else {}
     counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    # the response's own final_state, if any, is read beside it (see _top_state)
     if fmt == "openai" and isinstance(data.get("choices"), list):
         messages = [c["message"] for c in data["choices"] if isinstance(c, dict) and "message" in c]
         return {"messages": messages[:1]}, _tokens(*counts)
     if fmt == "anthropic" and data.get("type") == "message" and data.get("role") == "assistant":
-        message = {"role": "assistant", "content": data.get("content")}
-        return {"messages": [message]}, _tokens(
+        content = data.get("content")
+        messages = [{"role": "assistant", "content": content}] if content else []
+        return {"messages": messages}, _tokens(
             usage.get("input_tokens"), usage.get("output_tokens")
         )
     return data, None

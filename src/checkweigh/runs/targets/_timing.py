@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextvars import ContextVar
 
 from ..._process import error_text
 from ..._text import safe_data
 from ._base import AgentFailure, AgentRun, Target, TargetRequest
 
 _to_json = AgentRun.__pydantic_serializer__.to_json
+
+# what the call in progress has seen so far (the HTTP tries, a program's stderr, the turn),
+# by kind: a time limit cancels the call, and only this says what it was doing
+_SEEN: ContextVar[dict[str, str] | None] = ContextVar("checkweigh_call_seen", default=None)
+
+
+def note_progress(kind: str, text: str) -> None:
+    """Record what the running call has seen, for its message if the time limit cuts it
+    (``agent timed out after 30s; earlier: 429 x3 (Retry-After 2s)``). A later note of the
+    same ``kind`` replaces the earlier one (an empty one clears it); outside :func:`timed` it is
+    dropped."""
+    seen = _SEEN.get()
+    if seen is not None:
+        seen[kind] = text
 
 
 async def timed(
@@ -25,16 +40,21 @@ async def timed(
         AgentFailure: with a one-line reason.
     """
     start = time.perf_counter()
+    seen: dict[str, str] = {}
+    token = _SEEN.set(seen)
     try:
         # asyncio.timeout, not wait_for: no task of its own per call (one loop hop fewer)
         async with asyncio.timeout(timeout_s):
             ran = await target.run(request)
     except TimeoutError:
-        raise AgentFailure(f"agent timed out after {timeout_s:g}s") from None
+        said = "".join(f"; {text}" for text in seen.values() if text)
+        raise AgentFailure(f"agent timed out after {timeout_s:g}s{said}") from None
     except (AgentFailure, asyncio.CancelledError):
         raise
     except Exception as exc:  # noqa: BLE001 - a target's own bug: its case's error, not the run's
         raise AgentFailure(f"{target.kind} target failed: {error_text(exc)}") from None
+    finally:
+        _SEEN.reset(token)
     if not isinstance(ran, AgentRun):
         raise AgentFailure(f"{target.kind} target gave {type(ran).__name__}, not an AgentRun")
     ms = (time.perf_counter() - start) * 1000.0

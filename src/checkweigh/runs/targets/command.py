@@ -7,7 +7,8 @@ Its exit status is 0 when it answered.
 
 It runs in a session of its own, so that it and everything it starts form one process group:
 when the call ends (answered, failed, timed out or cancelled) the whole group is ended, so no
-grandchild outlives its case or keeps its pipes, and with them the run, open.
+grandchild outlives its case or keeps its pipes, and with them the run, open. Should
+checkweigh itself be killed, its watchdog (:mod:`._watchdog`) ends the group.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from ...suites import CommandTargetSpec, ReplySpec
 from ...suites._command import CommandSpecError, ResolvedCommand, resolve_command
 from ...suites._errors import loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import raw_reader, reply_reader
+from ._reply import raw_reader, reply_reader, size_text
+from ._timing import note_progress
+from ._watchdog import WATCHDOG
 
 STDERR_KEPT = 2048
 """How much of the end of the program's stderr is kept (bytes)."""
@@ -85,6 +88,10 @@ class CommandTarget:
         loop = asyncio.get_running_loop()
         exchange = _Exchange(loop, self.max_reply_bytes)
         try:
+            WATCHDOG.ready()  # before the program starts: it is watched from its first moment
+        except OSError as exc:
+            raise AgentFailure(f"cannot start the agents' watchdog: {exc}") from None
+        try:
             transport, _ = await loop.subprocess_exec(
                 lambda: exchange,
                 *self.command.argv,
@@ -101,6 +108,7 @@ class CommandTarget:
             raise AgentFailure(f"command could not start: {reason}: {program}") from None
         group = transport.get_pid()  # the program leads a new session: its group's id is its pid
         try:
+            WATCHDOG.watch(group)  # should checkweigh itself be killed meanwhile
             stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
             stdin.write(payload)
             stdin.close()  # after the buffer is written; a program that never reads is fine
@@ -108,7 +116,7 @@ class CommandTarget:
             if exchange.overflow:
                 await _end_group(group, exchange)
                 raise AgentFailure(
-                    f"command wrote more than {_size(self.max_reply_bytes)} on stdout "
+                    f"command wrote more than {size_text(self.max_reply_bytes)} on stdout "
                     f"(max_reply_bytes){exchange.stderr_end()}"
                 )
             if not exchange.pipes_closed.done():
@@ -119,10 +127,17 @@ class CommandTarget:
             return self._reply(exchange, transport.get_returncode())
         except BaseException:
             # cancelled (the case's time limit, Ctrl-C) or failed: nothing may outlive the call
-            await _end_group(group, exchange)
+            try:
+                await _end_group(group, exchange)
+            finally:
+                # a time limit's message says only that time ran out: its stderr says why
+                stderr = exchange.stderr_end()
+                if stderr:
+                    note_progress("stderr", stderr.removeprefix("; "))
             raise
         finally:
             transport.close()
+            WATCHDOG.forget(group)
 
     async def aclose(self) -> None:
         """Nothing to release: every call's process is gone when the call returns."""
@@ -256,10 +271,6 @@ def _status_text(status: int | None) -> str:
     except ValueError:
         name = f"signal {-status}"
     return f"was killed by {name}"
-
-
-def _size(n: int) -> str:
-    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
 
 
 def _quoted(data: bytes) -> str:

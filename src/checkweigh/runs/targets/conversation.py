@@ -3,7 +3,8 @@
 :class:`ConversationTarget` wraps the suite's target. A case without ``user`` goes straight to
 it. A case with one becomes a conversation: the user speaks, the inner target is called with
 the conversation so far (``TargetRequest.history`` ending with the user's message, ``turn``
-counting from 0) and returns that turn's new steps and its state; and again, until
+counting from 0, as every message that names a turn does) and returns that turn's new steps
+and its state; and again, until
 
 - ``script_end``: a scripted user has said every message;
 - ``user_done``: the simulated user says it is done;
@@ -28,7 +29,7 @@ from ...core import Case, ScriptedUser, SimulatedUser, Step
 from ...judges import JudgeModel
 from ...suites import TargetSpec
 from ._base import AgentFailure, AgentRun, AgentUsage, Target, TargetRequest
-from ._timing import storable
+from ._timing import note_progress, storable
 from ._users import UserFailure, UserModels, scripted_message, simulated_message
 
 StopReason = Literal[
@@ -131,6 +132,7 @@ class _Conversation:
     async def _user_speaks(self) -> bool:
         """Add the user's next message; False when the user is done."""
         user, start = self.user, time.perf_counter()
+        note_progress("turn", f"at turn {self.turns}")  # should the time limit cut it here
         if isinstance(user, ScriptedUser):
             message, ms = scripted_message(user, self.turns), None
         else:
@@ -138,7 +140,7 @@ class _Conversation:
                 model = self.owner.users.model(user.model)
                 message = await simulated_message(model, user, self.history, self.turns)
             except UserFailure as exc:
-                raise self._failure(f"turn {self.turns + 1}: {exc}") from None
+                raise self._failure(f"turn {self.turns}: {exc}") from None
             ms = (time.perf_counter() - start) * 1000.0
         if message is None:
             return False
@@ -157,21 +159,20 @@ class _Conversation:
         except asyncio.CancelledError:
             raise
         except AgentFailure as exc:
-            raise self._failure(f"turn {self.turns + 1}: {exc}") from None
+            raise self._failure(f"turn {self.turns}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a target's own bug: its case's error
             raise self._failure(
-                f"turn {self.turns + 1}: {inner.kind} target failed: {error_text(exc)}"
+                f"turn {self.turns}: {inner.kind} target failed: {error_text(exc)}"
             ) from None
         if not isinstance(ran, AgentRun):
             raise self._failure(
-                f"turn {self.turns + 1}: {inner.kind} target gave {type(ran).__name__}, "
-                "not an AgentRun"
+                f"turn {self.turns}: {inner.kind} target gave {type(ran).__name__}, not an AgentRun"
             )
         ms = (time.perf_counter() - start) * 1000.0
         try:
             ran = storable(ran)  # the next turn's request carries it
         except AgentFailure as exc:
-            raise self._failure(f"turn {self.turns + 1}: {exc}") from None
+            raise self._failure(f"turn {self.turns}: {exc}") from None
         self.turns += 1
         self.history += _with_turn_time(ran.trace, ms)
         self.state = ran.final_state

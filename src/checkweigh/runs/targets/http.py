@@ -4,9 +4,12 @@ The request is :func:`request_payload` (or the suite's ``body:`` template filled
 reply is read as the suite's ``reply:`` says (:mod:`._reply`). A 429, 502, 503 or 504
 and a failed connection are tried again after an exponential backoff with jitter, or after
 the server's ``Retry-After``; everything else that gives no usable reply is an
-:class:`AgentFailure` with one line saying what happened, so its case is errored and the run
-goes on. Secrets (``${NAME}`` in headers) are read from the environment when the target is
-built and never appear in a message: a reply that echoes one shows ``***``.
+:class:`AgentFailure` with one line saying what happened (and what the earlier tries saw), so
+its case is errored and the run goes on. Secrets (``${NAME}`` in headers) are read from the
+environment when the target is built and never appear in a message: a reply that echoes one
+shows ``***``. They go only where they were sent: the client follows no redirect by itself,
+and ``follow_redirects: same_host`` follows only those to the same scheme, host and port. A
+reply is read as it arrives and dropped at ``max_reply_bytes``, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -18,22 +21,30 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import orjson
 
 from ...core import FieldPath
 from ...errors import TargetError
 from ...suites import HttpTargetSpec
-from ...suites._http import BODY_REF, ENV_REF, env_names, url_problem
+from ...suites._http import BODY_REF, ENV_REF, env_names, env_url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
-from ._reply import parse_json, raw_reader, reply_reader, visible
+from ._reply import parse_json, raw_reader, reply_reader, size_text, visible
+from ._timing import note_progress
+from ._tries import Tries, origin, origin_text
 
 if TYPE_CHECKING:
     import aiohttp
 
 RETRY_STATUSES = frozenset((429, 502, 503, 504))
 """Statuses that say "try again later" (or come from a proxy whose agent is restarting)."""
+REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
+"""Statuses that send the request elsewhere (with a ``Location``)."""
+MAX_REDIRECTS = 5
+"""The most redirects one try follows (``follow_redirects: same_host``)."""
+ERROR_BODY_READ = 4096
+"""How much of an error status's body is read (its message quotes the start)."""
 INSTALL_HINT = "the http target needs aiohttp: pip install 'checkweigh[http]'"
 
 
@@ -95,6 +106,7 @@ class _Reply(NamedTuple):
     status: int
     reason: str | None
     body: bytes
+    retry_after: str | None
 
 
 class HttpTarget:
@@ -119,9 +131,9 @@ class HttpTarget:
         env = os.environ if environ is None else environ
         self.spec = spec
         self.url, _ = _resolve(spec.url, "target.url", env)
-        problem = url_problem(self.url)
-        if problem is not None:  # a URL from the environment is checked only now
-            raise TargetError(f"target.url: {problem.replace(self.url, shown_url(self.url))}")
+        problem = env_url_problem(spec.url, env)
+        if problem is not None:  # the suite's loading checked it too, if it read this env
+            raise TargetError(f"target.url: {problem}")
         self.where = shown_url(self.url)
         self.headers = {"content-type": "application/json", "accept": "application/json"}
         self._secrets: list[str] = []
@@ -178,13 +190,11 @@ class HttpTarget:
         content = orjson.dumps(self.body(request))
         session = self._session_here()
         aiohttp = self._aiohttp
-        attempt = 0
+        tries = Tries()
+        note_progress("http", "")  # an earlier turn's tries are not this call's
         while True:
-            attempt += 1
             try:
-                async with session.post(self.url, data=content, headers=self.headers) as response:
-                    reply = _Reply(response.status, response.reason, await response.read())
-                    retry_after = response.headers.get("retry-after")
+                reply = await self._post(session, content)
             except (
                 aiohttp.ConnectionTimeoutError,
                 aiohttp.ClientConnectorError,
@@ -193,32 +203,115 @@ class HttpTarget:
                 aiohttp.ClientOSError,
             ) as exc:
                 reason = self._transport(exc)
-                if attempt > self.spec.retries:
-                    raise AgentFailure(self._tries(f"{reason}: {self.where}", attempt)) from None
-                await self._sleep(self._backoff(attempt))
+                if tries.count >= self.spec.retries:
+                    raise AgentFailure(tries.said(f"{reason}: {self.where}")) from None
+                tries.add(reason)
+                await self._sleep(self._backoff(tries.count))
                 continue
             except TimeoutError:
                 raise AgentFailure(
-                    self._tries(
+                    tries.said(
                         f"http agent gave no reply within {self.spec.request_timeout_s:g}s "
-                        f"(request_timeout_s): {self.where}",
-                        attempt,
+                        f"(request_timeout_s): {self.where}"
                     )
                 ) from None
             except aiohttp.ClientError as exc:
                 reason = f"http request failed ({self._clean(f'{type(exc).__name__}: {exc}')})"
-                raise AgentFailure(self._tries(reason, attempt)) from None
+                raise AgentFailure(tries.said(reason)) from None
             if 200 <= reply.status < 300:
                 if self._raw is not None:
                     return self._raw(reply.body)
                 return self._read(parse_json(reply.body))
-            if reply.status in RETRY_STATUSES and attempt <= self.spec.retries:
-                wait, problem = self._wait(attempt, retry_after)
+            if reply.status in RETRY_STATUSES and tries.count < self.spec.retries:
+                wait, problem = self._wait(tries.count + 1, reply.retry_after)
                 if problem is None:
+                    tries.add(str(reply.status), reply.retry_after)
                     await self._sleep(wait)
                     continue
-                raise AgentFailure(self._tries(f"{self._status(reply)} ({problem})", attempt))
-            raise AgentFailure(self._tries(self._status(reply), attempt))
+                raise AgentFailure(tries.said(f"{self._status(reply)} ({problem})"))
+            raise AgentFailure(tries.said(self._status(reply)))
+
+    async def _post(self, session: aiohttp.ClientSession, content: bytes) -> _Reply:
+        """One try: the POST, and the redirects ``follow_redirects`` allows; the reply read up
+        to ``max_reply_bytes`` (an error status's body only as far as a message quotes it).
+
+        Raises:
+            AgentFailure: a redirect that is not followed, or a reply over the cap.
+        """
+        url, method = self.url, "POST"
+        data: bytes | None = content
+        for _ in range(MAX_REDIRECTS + 1):
+            # aiohttp would follow a redirect anywhere, with our headers: never let it
+            async with session.request(
+                method, url, data=data, headers=self.headers, allow_redirects=False
+            ) as response:
+                location = response.headers.get("location")
+                if response.status in REDIRECT_STATUSES and location:
+                    url = self._redirect(response.status, response.reason, url, location)
+                    if response.status not in (307, 308):  # 301/302/303 mean "GET it there"
+                        method, data = "GET", None
+                    continue
+                body = await self._body(response, ok=200 <= response.status < 300)
+                retry_after = response.headers.get("retry-after")
+                return _Reply(response.status, response.reason, body, retry_after)
+        raise AgentFailure(f"http agent redirected more than {MAX_REDIRECTS} times ({self.where})")
+
+    def _redirect(self, status: int, phrase: str | None, url: str, location: str) -> str:
+        """Where a redirect from ``url`` leads, if it is followed.
+
+        Raises:
+            AgentFailure: it is not: naming the status and the other place's origin, never a
+                header (nor the Location's path or query, where tokens hide).
+        """
+        target = urljoin(url, location)
+        there = origin(target)
+        if self.spec.follow_redirects == "same_host" and there == origin(self.url):
+            return target
+        head = f"http agent answered {status}{f' {self._clean(phrase, 60)}' if phrase else ''}"
+        shown = self._clean(origin_text(there), 120)
+        if self.spec.follow_redirects == "same_host":
+            why = (
+                f"a redirect to another host, {shown}, is not followed (follow_redirects: "
+                f"same_host follows only {origin_text(origin(self.url))})"
+            )
+        else:
+            why = (
+                f"a redirect to {shown} is not followed (follow_redirects: never); point url "
+                "at the final address, or set follow_redirects: same_host for one on the same "
+                "host"
+            )
+        raise AgentFailure(f"{head} ({self.where}): {why}")
+
+    async def _body(self, response: aiohttp.ClientResponse, *, ok: bool) -> bytes:
+        """The reply's body, read as it comes: an answer (``ok``) longer than
+        ``max_reply_bytes`` is the case's error; an error status's body is cut where a message
+        stops quoting it.
+
+        Raises:
+            AgentFailure: an answer over ``max_reply_bytes``.
+        """
+        cap = self.spec.max_reply_bytes
+        limit = cap if ok else ERROR_BODY_READ
+        length = response.content_length
+        if ok and length is not None and length > cap:
+            response.close()
+            raise AgentFailure(self._too_big(f"its Content-Length is {length}"))
+        body = bytearray()
+        async for chunk in response.content.iter_chunked(2**16):
+            if len(body) + len(chunk) > limit:
+                response.close()  # the rest is never read: the connection is dropped
+                if ok:
+                    raise AgentFailure(self._too_big("the rest was not read"))
+                body += chunk[: limit - len(body)]
+                break
+            body += chunk
+        return bytes(body)
+
+    def _too_big(self, detail: str) -> str:
+        return (
+            f"http reply is over {size_text(self.spec.max_reply_bytes)} (max_reply_bytes; "
+            f"{detail}): {self.where}"
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool of the running loop (those of closed loops are gone)."""
