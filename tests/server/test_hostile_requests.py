@@ -31,8 +31,8 @@ OVERFLOWS = ["9223372036854775808", "-9223372036854775809", "1" + "0" * 40]
 PAGE_INTEGERS = {
     "/runs": {"page"},
     "/runs/{run_id}": {"page"},
-    "/runs/{run_id}/cases/{case_id:path}": {"repeat"},
-    "/compare/cases/{case_id:path}": {"repeat"},
+    "/runs/{run_id}/cases/{case_id:text}": {"repeat"},
+    "/compare/cases/{case_id:text}": {"repeat"},
     "/runs/{run_id}/stability": {"sims", "seed"},
 }
 INTEGER_NAMES = sorted({"offset", "limit", "repeat", "page", "sims", "seed"})
@@ -68,7 +68,8 @@ def _filled(template: str, stored: Stored, **given: str) -> str:
     file = "swagger-ui.css" if template.startswith("/static/swagger/") else "ui.css"
     values = {"run_id": stored.base, "case_id": "ok-1", "path": file} | given
     for name, value in values.items():
-        template = template.replace(f"{{{name}:path}}", value).replace(f"{{{name}}}", value)
+        for spelled in (f"{{{name}:path}}", f"{{{name}:text}}", f"{{{name}}}"):
+            template = template.replace(spelled, value)
     assert "{" not in template, template
     return template
 
@@ -112,9 +113,9 @@ def test_the_walk_finds_every_route(app_and_client: tuple[FastAPI, TestClient]) 
     assert {
         ("GET", "/api/runs"),
         ("POST", "/api/runs"),
-        ("GET", "/api/runs/{run_id}/results/{case_id:path}"),
+        ("GET", "/api/runs/{run_id}/results/{case_id:text}"),
         ("GET", "/api/runs/compare"),
-        ("GET", "/runs/{run_id}/cases/{case_id:path}"),
+        ("GET", "/runs/{run_id}/cases/{case_id:text}"),
         ("POST", "/login"),
         ("POST", "/logout"),
         ("GET", "/static/{path}"),

@@ -14,7 +14,7 @@ from ..store import ResultDetail, RunInfo, result_detail
 from ._deps import case_key, run_of, store_of
 from ._errors import bad_parameter, not_found, quoted
 from ._html import render
-from ._params import whole
+from ._params import CASE_ID, whole
 from ._ui_case import checklist, conversation
 
 router = APIRouter(include_in_schema=False)
@@ -54,7 +54,7 @@ def _rows(base: dict[str, Any] | None, candidate: dict[str, Any] | None) -> list
     return rows
 
 
-@router.get("/compare/cases/{case_id:path}")
+@router.get("/compare/cases/" + CASE_ID)
 def case_compare_page(request: Request, case_id: str) -> Response:
     """``case_id`` (one repeat) in the ``base`` and the ``candidate`` run, side by side."""
     store = store_of(request)
