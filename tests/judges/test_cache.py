@@ -54,8 +54,8 @@ def test_changes_to_the_call_miss(tmp_path: Path) -> None:
     judge = CachedJudge(ScriptedJudge([YES, YES, YES]), cache)
     run(judge)
     run(judge, JudgeCheck(question="Did the agent do what was asked?", max_tokens=50))
-    v2 = TraceFormatter(version="2")  # same text today, but a new version is a new metric
-    run(judge, JudgeCheck(question="Did the agent do what was asked?", formatter=v2))
+    v3 = TraceFormatter(version="3")  # same text today, but a new version is a new metric
+    run(judge, JudgeCheck(question="Did the agent do what was asked?", formatter=v3))
     assert (judge.calls, judge.hits) == (3, 0)
     request = JudgeCheck(question="q").request(CASE)
     assert cache_key("openai:a", request) != cache_key("openai:b", request)

@@ -1,5 +1,7 @@
-"""The judge cache keys of every judge check kind are those recorded before judge checks
-became one class each (commit d6f2ddf): answers cached by earlier runs still hit."""
+"""The judge cache keys of every judge check kind are pinned: answers cached by earlier runs
+still hit. They were recorded before judge checks became one class each (commit d6f2ddf), and
+again when the trace formatter became ``plain@2`` (its version is part of the key of every call
+that renders the trace: a changed prompt must not reuse an answer given to the old one)."""
 
 from __future__ import annotations
 
@@ -89,30 +91,30 @@ CHECKS: dict[str, Ask] = {
 
 GOLDEN = {
     "batch": [
-        "83e9a361c17517de87b940ef0d6f535b23c8ce2c9837a0b21818d8f05d9e42a2",
+        "a8c37e443e00ead06757cfae157fae7fd28dc05451ed27a01ebd63d295daf8ed",
     ],
     "faith": [
+        "47e6e3d76c85ad424359845a443d346de8118ef7901d798bf13f4a2256684b11",
         "5fc3cfa317f97a00d61ad8e4337fb0174b921398f20cfc555633f0b3818f2ec9",
-        "c28d0cf865ee5938c28c0058e7e72a60bcbb2bd2feab101d0d6cd2007fdbb8f2",
     ],
     "goal": [
-        "57cfe7a8246fcba4e24d2013fad36e7b4e074eb763adf73f4f615afdb4e929c4",
         "6845df14a77b53a109335d718c109f42ceb9f086277647cbd48bdbe635bba208",
+        "b0d026b2a345c948ff0f5aaec4d5acbed184d111c4523cb94fbf64024db88c0b",
     ],
     "graded": [
-        "ffa39fd236e494ae6db5061816864ebce4dfb61e0dba1b9b7470a4dac8e52b55",
+        "b682943dfb1bae5072bc06e8ba34dade4174ea0624688fd0df97e6dcdfa0bc2e",
     ],
     "graded_bin": [
-        "e832b4668a14a3553b68485933e44687c67adcfd893b598826f4eaba8292af97",
+        "8b2fc3ab08897a88963b52f89bc0d5d51986e642a100495869c502dd7e23a1d7",
     ],
     "judge": [
-        "3d3f875d6d6e986c4546145af4c93cae94ca603217c1cefba194afd7a6ed7088",
-        "4b9faaa0749440fb7a1df5dccbc49d3dd7f954d1a85bb054c1f86997deaa3583",
-        "7cab00ba13f55be4f78a2dc7094f8af565f45efdde46e2bbdf1dff7b489f7a1d",
+        "7984ac2b0613d122b95f41057abe88698304f905afccef52be8fad529cc10bbb",
+        "e099e3637035589cb6a350d58d3d7dd9da7fad7e71cce3a5d9c7016e40e3017f",
+        "f8297537cf33b08856a57689676e4d9b49d9b310becca415e10779422c504d05",
     ],
     "outcomes": [
-        "22d04c9de5bd3bd735a5ff6a4cc3b61bb959dd1be7d3352cf93b90c7b916fa1c",
-        "cdd4bd44a3d9f37249783e6d40214b24e2326d4bc5dd4b4c7417bd351d668c1e",
+        "2c41de242443c90926379e629c8ef7881283213127cb6cda5e076b9fc5d79f52",
+        "41ab6603c0a74bef8bd0fd4a02348259b50c597fe7dd107ba86a8b48a66c82aa",
     ],
 }
 

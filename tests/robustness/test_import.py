@@ -81,8 +81,8 @@ BAD = [
         "responses-wrong-shape",
         "openai-responses",
         {"log.jsonl": _lines(AIRLINE[0])},
-        "{dir}/log.jsonl:1: expected a list of items or an object with 'input' / 'output', got "
-        "an object",
+        "{dir}/log.jsonl:1: expected a list of items, an object with 'input' / 'output', or one "
+        "with 'request' and 'response', got an object",
     ),
     Bad(
         "anthropic-wrong-shape",
