@@ -50,6 +50,7 @@ HELP_MODULES = {
     "checkweigh",
     "checkweigh._lazy",
     "checkweigh._process",
+    "checkweigh._text",  # the text boundary _process uses: the standard library only
     "checkweigh.errors",
     "checkweigh.core",
     "checkweigh.core._stability_defaults",

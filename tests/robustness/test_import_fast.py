@@ -132,7 +132,8 @@ ROWS = [
     Row(
         "lone-surrogate",
         _refund(result="ok").replace("Refund order", "Refund \\ud800 order"),
-        error="{log}:1: invalid JSON: unexpected end of hex escape at column 75",
+        # valid JSON the fast parser refuses: read again, the lone surrogate kept visible
+        written={"trace.0.content": "Refund \\ud800 order 4471 please."},
     ),
     Row(
         "nested-too-deep",
