@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import ipaddress
+import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -78,3 +79,25 @@ def fresh_modules(tmp_path: Path) -> Iterator[None]:
         origin = getattr(module, "__file__", None)
         if origin and Path(origin).is_relative_to(tmp_path):
             del sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example plugin package pip-installed into a folder of its own (see
+    tests/support/plugin.py); put it on the path with :func:`use_plugin`."""
+    from support.plugin import install
+
+    return install(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture
+def use_plugin(example_plugin: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example plugin importable here and in ``checkweigh`` subprocesses (registries read
+    the entry points again when ``sys.path`` changed)."""
+    monkeypatch.syspath_prepend(str(example_plugin))
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv(
+        "PYTHONPATH", f"{example_plugin}{os.pathsep}{path}" if path else str(example_plugin)
+    )
+    importlib.invalidate_caches()
+    return example_plugin
