@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from ..checks._model import parse_path
 from ..core import (
@@ -27,7 +34,7 @@ from ..core import (
 from ..core._outcome import OutcomeRule as _OutcomeRule
 from ..importers import FieldMapping, OnBadRecord, format_names
 from ..judges._options import JudgeFormat
-from ._targets import TargetSpec
+from ._targets import SCHEMA_SPECS, TargetSpecBase, target_spec
 from ._text import shown
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -348,7 +355,10 @@ class SuiteSpec(_Strict):
     cases: CasesSpec
     """The cases file (.jsonl, .yaml or .json), relative to the suite file, or agent logs
     read through an importer (``{path, format, on_bad_record, mapping}``)."""
-    target: TargetSpec | None = None
+    target: Annotated[
+        TargetSpecBase | None,
+        BeforeValidator(target_spec, json_schema_input_type=SCHEMA_SPECS | None),
+    ] = None
     """The agent to run; without one the cases carry recorded traces and final states."""
     checks: dict[str, dict[str, Any]] = Field(min_length=1)
     """Check name to its spec (``type`` and that type's fields, plus ``when``)."""
