@@ -32,7 +32,7 @@ from ..core import (
     default_outcome_rules,
 )
 from ..core._outcome import OutcomeRule as _OutcomeRule
-from ..importers import FieldMapping, OnBadRecord, format_names
+from ..importers import FORMATS, FieldMapping, OnBadRecord
 from ..judges._options import JudgeFormat
 from ._targets import SCHEMA_SPECS, TargetSpecBase, target_spec
 from ._text import shown
@@ -324,9 +324,9 @@ class CasesSpec(_Strict):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str | None) -> str | None:
-        if value is not None and value not in format_names():
+        if value is not None and value not in FORMATS:
             raise ValueError(
-                f"unknown log format {value!r}; expected one of {', '.join(format_names())}"
+                f"unknown log format {value!r}; expected one of {', '.join(FORMATS.names())}"
             )
         return value
 
