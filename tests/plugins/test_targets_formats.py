@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 import checkweigh
@@ -46,10 +47,10 @@ def _suite(folder: Path, target: str, cases: str = "cases.jsonl") -> Path:
     return path
 
 
-def _run(suite: Path) -> tuple[int, str, dict[str, Any]]:
+def _run(suite: Path, *options: str) -> tuple[int, str, dict[str, Any]]:
     out = suite.parent / "run.json"
     db = f"sqlite:///{suite.parent / 'r.db'}"
-    done = runner.invoke(app, ["run", str(suite), "--db", db, "--json", str(out)])
+    done = runner.invoke(app, ["run", str(suite), "--db", db, "--json", str(out), *options])
     exported = json.loads(out.read_text()) if out.exists() else {}
     return done.exit_code, done.output, exported
 
@@ -135,9 +136,16 @@ def test_checkweigh_import_reads_the_plugins_lines_format(use_plugin: Path, tmp_
         ("user", "hello"),
         ("assistant", "hi there"),
     ]
-    # and a suite reads the log through the format directly, with no target
+
+
+@pytest.mark.parametrize("options", [(), ("--workers", "2")], ids=["in-process", "workers"])
+def test_a_suite_reads_its_log_in_the_plugins_format(
+    use_plugin: Path, tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    # no target: the recorded conversations are scored (by worker processes too)
     (tmp_path / "log.txt").write_text(LOG)
-    code, output, exported = _run(_suite(tmp_path, "", cases="{path: log.txt, format: lines}"))
+    suite = _suite(tmp_path, "", cases="{path: log.txt, format: lines}")
+    code, output, exported = _run(suite, *options)
     assert code == 1, output
     assert _passed(exported) == {"refund-1": True, "log-2": False}
 
