@@ -34,7 +34,7 @@ from ..core import (
 from ..core._outcome import OutcomeRule as _OutcomeRule
 from ..importers import FORMATS, FieldMapping, OnBadRecord
 from ..judges._options import JudgeFormat
-from ._targets import SCHEMA_SPECS, TargetSpecBase, target_spec
+from ._targets import BuiltinKindsSchema, TargetSpecBase, target_spec
 from ._text import shown
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -357,7 +357,8 @@ class SuiteSpec(_Strict):
     read through an importer (``{path, format, on_bad_record, mapping}``)."""
     target: Annotated[
         TargetSpecBase | None,
-        BeforeValidator(target_spec, json_schema_input_type=SCHEMA_SPECS | None),
+        BeforeValidator(target_spec),
+        BuiltinKindsSchema,
     ] = None
     """The agent to run; without one the cases carry recorded traces and final states."""
     checks: dict[str, dict[str, Any]] = Field(min_length=1)

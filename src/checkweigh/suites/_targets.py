@@ -13,7 +13,16 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    ValidationError,
+    field_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 from ..errors import CheckweighError
 from ..plugins import Registry
@@ -228,5 +237,14 @@ def target_spec(value: Any) -> Any:
         raise ValueError(f"{loc_text(loc)}: {message}" if loc else message) from None
 
 
-SCHEMA_SPECS = PythonTargetSpec | HttpTargetSpec | CommandTargetSpec
-"""The built-in kinds' blocks, as ``checkweigh schema suite`` shows ``target:``."""
+class BuiltinKindsSchema:
+    """Marks a ``target`` field whose JSON Schema is any built-in kind's block (or null), read
+    from :data:`TARGETS` when a schema is made (``checkweigh schema suite``)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, _schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        specs = [TARGETS.get(name).spec for name in TARGETS.builtin_names()]
+        kinds = core_schema.union_schema([spec.__pydantic_core_schema__ for spec in specs])
+        return handler(core_schema.nullable_schema(kinds))
