@@ -83,7 +83,7 @@ CHECK_TYPES: Registry[type[BaseModel]] = Registry(
     "checks",
     {
         n: f"{m.__module__}:{m.__qualname__}"
-        for n, m in zip(BUILTIN_CHECKS, BUILTIN_CHECKS.classes())
+        for n, m in zip(BUILTIN_CHECKS, BUILTIN_CHECKS.classes(), strict=True)
     },
     package="checkweigh",
     label="check type",
