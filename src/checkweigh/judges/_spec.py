@@ -16,7 +16,7 @@ def _provider(value: object) -> JudgeProvider:
         raise TypeError(
             f"expected a factory (model, options, offline) -> judge, got {type(value).__name__}"
         )
-    return value  # type: ignore[return-value]  # its signature is checked when it is called
+    return value  # its signature is checked when it is called
 
 
 JUDGE_PROVIDERS: Registry[JudgeProvider] = Registry(
