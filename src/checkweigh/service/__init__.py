@@ -20,7 +20,7 @@ if _typing.TYPE_CHECKING:
         undecided,
     )
     from ._exports import Exports, check_writable, parse_outputs, write_exports
-    from ._outputs import OUTPUTS, Output, RunReport
+    from ._outputs import OUTPUTS, Output, RunReport, get_output
     from ._run import (
         JudgeRequest,
         PreparedRun,
@@ -53,6 +53,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "OUTPUTS": "._outputs",
             "Output": "._outputs",
             "RunReport": "._outputs",
+            "get_output": "._outputs",
             "JudgeRequest": "._run",
             "PreparedRun": "._run",
             "RunRequest": "._run",
@@ -85,6 +86,7 @@ __all__ = [
     "compare_stored",
     "compare_thresholds",
     "comparison_json",
+    "get_output",
     "graded_weights",
     "judged",
     "make_cached_judge",
