@@ -4,6 +4,7 @@ of them in checkweigh's source; and what a broken plugin or an unknown name give
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import subprocess
@@ -14,6 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
+from checkweigh.errors import InputError
+from checkweigh.judges import JudgeRequest, Message, make_judge
+from checkweigh.plugins import PluginError
 from checkweigh.suites import load_suite
 from support import cli_process
 from support.plugin import MODULE
@@ -297,3 +301,32 @@ def test_help_imports_no_plugin(use_plugin: Path, tmp_path: Path, args: list[str
         [sys.executable, "-c", f"import {MODULE}.output"], capture_output=True, text=True
     )
     assert check.returncode == 0, check.stderr
+
+
+def test_make_judge_builds_a_plugins_judge_and_names_a_broken_provider(
+    use_plugin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = make_judge("canned:yes", offline=True)
+    assert judge.name == "canned:yes"
+    asked = JudgeRequest(messages=(Message(role="user", content="Is the booking confirmed?"),))
+    reply = asyncio.run(judge.complete(asked))
+    assert json.loads(reply.text) == {"verdict": "yes", "reason": "canned: always yes"}
+    with pytest.raises(InputError) as err:
+        make_judge("bedrock:claude")
+    assert err.value.one_line() == (
+        "--judge: expected PROVIDER:MODEL with PROVIDER one of openai, anthropic, ollama, "
+        "canned, got 'bedrock:claude'"
+    )
+    # a provider that builds something else than a judge, or fails to build one
+    entries = {"sliced": "builtins:slice", "twofold": "builtins:divmod"}
+    monkeypatch.syspath_prepend(
+        str(_dist(tmp_path / "site", "acme", "checkweigh.providers", entries))
+    )
+    with pytest.raises(PluginError, match="judge provider 'sliced' built a slice, not a judge"):
+        make_judge("sliced:x")
+    with pytest.raises(PluginError) as failed:
+        make_judge("twofold:x")
+    assert str(failed.value).startswith(
+        "judge provider 'twofold' (acme 1.0: builtins:divmod) failed to build the judge of 'x': "
+        "TypeError:"
+    )

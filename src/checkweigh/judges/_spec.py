@@ -78,6 +78,13 @@ def make_judge(
         judge = factory(model, options or JudgeOptions(), offline)
     except JudgeError as exc:
         raise InputError(str(exc), field="--judge") from None
+    except Exception as exc:
+        if provider in JUDGE_PROVIDERS.builtin_names():
+            raise  # a bug of checkweigh's own: the command reports it as one
+        raise PluginError(
+            f"judge provider {provider!r} ({JUDGE_PROVIDERS.origin(provider)}) failed to build "
+            f"the judge of {model!r}: {type(exc).__name__}: {exc}"
+        ) from None
     if not isinstance(judge, JudgeModel):
         raise PluginError(
             f"judge provider {provider!r} built a {type(judge).__name__}, not a judge "
