@@ -20,7 +20,7 @@ from checkweigh.judges import JudgeRequest, Message, make_judge
 from checkweigh.plugins import PluginError
 from checkweigh.suites import load_suite
 from support import cli_process
-from support.plugin import MODULE
+from support.plugin import MODULE, SOURCE
 from support.recorded_suite import make_case
 
 SUITE = """\
@@ -330,3 +330,18 @@ def test_make_judge_builds_a_plugins_judge_and_names_a_broken_provider(
         "judge provider 'twofold' (acme 1.0: builtins:divmod) failed to build the judge of 'x': "
         "TypeError:"
     )
+
+
+ENTRY_NAMES = {"check": "mentions", "provider": "canned", "output": "csv"}
+
+
+@pytest.mark.parametrize("module", list(ENTRY_NAMES))
+def test_the_plugin_page_shows_the_example_plugins_code(module: str) -> None:
+    """The "Writing a plugin" page's examples are the files the tests above install and run."""
+    root = Path(__file__).parents[2]
+    page = (root / "docs" / "plugins" / "index.md").read_text()
+    source = (SOURCE / "src" / MODULE / f"{module}.py").read_text()
+    assert f"```python\n{source.rstrip()}\n```" in page
+    entry = f"{ENTRY_NAMES[module]} = "
+    assert entry in (SOURCE / "pyproject.toml").read_text()
+    assert entry in page
