@@ -345,3 +345,21 @@ def test_the_plugin_page_shows_the_example_plugins_code(module: str) -> None:
     entry = f"{ENTRY_NAMES[module]} = "
     assert entry in (SOURCE / "pyproject.toml").read_text()
     assert entry in page
+
+
+def test_worker_processes_find_the_plugins_too(use_plugin: Path, tmp_path: Path) -> None:
+    """``--workers`` evaluates in other processes: they load the plugin's check type and
+    judge provider from the same entry points."""
+    suite = _suite(tmp_path / "s")
+    out_csv = tmp_path / "out.csv"
+    args = ["run", str(suite), "--db", f"sqlite:///{tmp_path / 'runs.db'}", "-q", "--workers", "2"]
+    done = cli_process.run(
+        [*args, "--judge", "canned:tuesday", "--output", f"csv={out_csv}"], tmp_path, timeout=120
+    )
+    assert done.code == 0, done.err
+    assert out_csv.read_text().splitlines() == [
+        "case_id,repeat,state,score_pct",
+        "both,0,passed,100.0",
+        "alice-only,0,failed,60.0",
+        "late,0,failed,40.0",
+    ]
