@@ -363,3 +363,27 @@ def test_worker_processes_find_the_plugins_too(use_plugin: Path, tmp_path: Path)
         "alice-only,0,failed,60.0",
         "late,0,failed,40.0",
     ]
+
+
+def test_output_reaches_the_builtins_as_their_own_flags_do(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    code, text = _cli("run", str(_suite(tmp_path / "s", BUILTIN_ONLY)), "--db", db, "-q")
+    assert code == 0, text
+    flags, named = tmp_path / "flags", tmp_path / "named"
+    flags.mkdir()
+    named.mkdir()
+    code, text = _cli(
+        "show", "latest", "--db", db, "--json-cases", "--json", str(flags / "r.json"),
+        "--junit", str(flags / "r.xml"), "--markdown", str(flags / "r.md"),
+    )  # fmt: skip
+    assert code == 0, text
+    code, text = _cli(
+        "show", "latest", "--db", db, "--json-cases", "--output", f"json={named / 'r.json'}",
+        "--output", f"junit={named / 'r.xml'}", "--output", f"markdown={named / 'r.md'}",
+    )  # fmt: skip
+    assert code == 0, text
+    assert f"wrote 3 result(s) to {named / 'r.json'}" in text
+    for name in ("r.json", "r.xml", "r.md"):
+        assert (named / name).read_bytes() == (flags / name).read_bytes(), name
+    results = json.loads((named / "r.json").read_text())["results"]
+    assert [r["evaluated_case"]["id"] for r in results] == ["both", "alice-only", "late"]
