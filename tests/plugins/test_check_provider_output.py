@@ -387,3 +387,12 @@ def test_output_reaches_the_builtins_as_their_own_flags_do(tmp_path: Path) -> No
         assert (named / name).read_bytes() == (flags / name).read_bytes(), name
     results = json.loads((named / "r.json").read_text())["results"]
     assert [r["evaluated_case"]["id"] for r in results] == ["both", "alice-only", "late"]
+
+
+def test_the_suite_schema_names_the_plugins_check_type(use_plugin: Path, tmp_path: Path) -> None:
+    code, text = _cli("schema", "suite", "--out", str(tmp_path / "suite.json"))
+    assert code == 0, text
+    schema = json.loads((tmp_path / "suite.json").read_text())
+    kind = schema["properties"]["checks"]["additionalProperties"]["properties"]["type"]
+    assert kind["examples"][:2] == ["equals", "one_of"]
+    assert "mentions" in kind["examples"]
