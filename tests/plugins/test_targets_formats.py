@@ -172,3 +172,28 @@ def test_a_command_target_answers_in_the_plugins_lines_format(
     code, output, exported = _run(_suite(tmp_path, target))
     errors = {r["case_id"]: r["agent_error"] for r in exported["results"]}
     assert errors["hello"].startswith("command's reply does not fit format lines: line 1: ")
+
+
+def test_checkweigh_plugins_lists_the_kinds_and_formats(use_plugin: Path) -> None:
+    done = runner.invoke(app, ["plugins"])  # not --strict: the other kinds are not tested here
+    assert done.exit_code == 0, done.output
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    origin = "checkweigh-example-plugin 1.0.0: checkweigh_example_plugin"
+    targets, formats = (
+        lines.index("targets (checkweigh.targets)"),
+        lines.index("formats (checkweigh.formats)"),
+    )
+    assert lines[targets + 1 : targets + 5] == [
+        "python built-in",
+        "http built-in",
+        "command built-in",
+        f"echo {origin}.target:EchoTarget",
+    ]
+    assert lines[formats + 1 : formats + 7] == [
+        "openai built-in",
+        "openai-responses built-in",
+        "anthropic built-in",
+        "otel built-in",
+        "mapping built-in",
+        f"lines {origin}.format:LinesFormat",
+    ]

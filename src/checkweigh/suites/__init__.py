@@ -13,7 +13,7 @@ if _typing.TYPE_CHECKING:
         iter_sourced,
         numbered_lines,
     )
-    from ._check_types import BUILTIN_CHECKS
+    from ._check_types import BUILTIN_CHECKS, CHECK_TYPES
     from ._command import CommandSpecError, ResolvedCommand, resolve_command
     from ._conversations import check_conversations
     from ._errors import first_error, loc_text
@@ -53,6 +53,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "iter_cases": "._cases",
             "iter_sourced": "._cases",
             "BUILTIN_CHECKS": "._check_types",
+            "CHECK_TYPES": "._check_types",
             "check_conversations": "._conversations",
             "CommandSpecError": "._command",
             "ResolvedCommand": "._command",
@@ -106,6 +107,7 @@ __all__ = [
     "is_blank",
     "numbered_lines",
     "BUILTIN_CHECKS",
+    "CHECK_TYPES",
     "BandsSpec",
     "CasesSource",
     "CasesSpec",
