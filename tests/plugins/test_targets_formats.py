@@ -197,3 +197,16 @@ def test_checkweigh_plugins_lists_the_kinds_and_formats(use_plugin: Path) -> Non
         "mapping built-in",
         f"lines {origin}.format:LinesFormat",
     ]
+
+
+@pytest.mark.parametrize(("module", "entry"), [("target", "echo"), ("format", "lines")])
+def test_the_page_shows_the_example_plugins_code(module: str, entry: str) -> None:
+    """docs/plugins/targets.md shows the files the tests above install and run."""
+    root = Path(__file__).parents[2]
+    page = (root / "docs" / "plugins" / "targets.md").read_text()
+    package = root / "tests" / "plugins" / "checkweigh-example-plugin"
+    source = (package / "src" / "checkweigh_example_plugin" / f"{module}.py").read_text()
+    assert f"```python\n{source.rstrip()}\n```" in page
+    line = f'{entry} = "checkweigh_example_plugin.{module}:'
+    assert line in (package / "pyproject.toml").read_text()
+    assert line in page
