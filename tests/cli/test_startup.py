@@ -52,6 +52,8 @@ HELP_MODULES = {
     "checkweigh._process",
     "checkweigh._text",  # the text boundary _process uses: the standard library only
     "checkweigh.errors",
+    "checkweigh.importers",
+    "checkweigh.importers._formats",  # the built-in formats' names, for `import --help`
     "checkweigh.core",
     "checkweigh.core._stability_defaults",
     "checkweigh.core._thresholds",

@@ -17,11 +17,10 @@ from ._common import EXIT_INPUT, app, consoles
 KINDS: dict[str, tuple[str, str] | None] = {
     "checks": ("checkweigh.suites", "CHECK_TYPES"),
     "providers": ("checkweigh.judges", "JUDGE_PROVIDERS"),
-    # TODO(lead, issue 23): name the public registries of these three kinds once they land
-    # (targets and formats: the "targets" branch; executors: the "engine" branch). Until then
-    # their entry-point groups are read with an empty table of built-ins.
-    "targets": None,
-    "formats": None,
+    "targets": ("checkweigh.suites", "TARGETS"),
+    "formats": ("checkweigh.importers", "FORMATS"),
+    # TODO(lead, issue 23): name the executors' public registry once it lands (the "engine"
+    # branch). Until then its entry-point group is read with an empty table of built-ins.
     "executors": None,
     "outputs": ("checkweigh.service", "OUTPUTS"),
 }

@@ -1,7 +1,9 @@
 """Importers: agent logs in the formats agents already write, turned into cases.
 
-One module per format behind a small registry (:func:`get_format`); nothing in the engine
-knows a format. Each format yields :class:`~checkweigh.core.Case` objects from a file;
+One module per format behind one registry (:data:`FORMATS`: the built-ins' table, then other
+packages' entry points in the group ``checkweigh.formats``); nothing in the engine knows a
+format. A format that has ``read_reply`` also reads an HTTP or command agent's reply.
+Each format yields :class:`~checkweigh.core.Case` objects from a file;
 :func:`import_cases` reads several files with one tally (:class:`ImportContext`), and
 :func:`import_lines` gives them as the lines of a cases file (``checkweigh import``).
 """
@@ -20,8 +22,11 @@ if _typing.TYPE_CHECKING:
         import_lines,
         iter_records,
     )
+    from ._convert import RecordError, RecordFormat
+    from ._formats import BUILTIN_FORMATS
     from ._mapping import FieldMapping
-    from ._registry import format_factory, format_names, get_format, register
+    from ._registry import FORMATS, format_factory, format_names, get_format
+    from ._reply import Reply, ReplyError, ReplyFormat, missing_text
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
@@ -33,15 +38,29 @@ else:  # the names load when first read: see checkweigh._lazy
             "import_cases": "._base",
             "import_lines": "._base",
             "iter_records": "._base",
+            "RecordError": "._convert",
+            "RecordFormat": "._convert",
+            "BUILTIN_FORMATS": "._formats",
             "FieldMapping": "._mapping",
+            "FORMATS": "._registry",
             "format_factory": "._registry",
             "format_names": "._registry",
             "get_format": "._registry",
-            "register": "._registry",
+            "Reply": "._reply",
+            "ReplyError": "._reply",
+            "ReplyFormat": "._reply",
+            "missing_text": "._reply",
         },
     )
 
 __all__ = [
+    "BUILTIN_FORMATS",
+    "FORMATS",
+    "RecordError",
+    "RecordFormat",
+    "Reply",
+    "ReplyError",
+    "ReplyFormat",
     "BadRecord",
     "FieldMapping",
     "Format",
@@ -53,5 +72,5 @@ __all__ = [
     "import_cases",
     "import_lines",
     "iter_records",
-    "register",
+    "missing_text",
 ]

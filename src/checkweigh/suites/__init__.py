@@ -14,8 +14,10 @@ if _typing.TYPE_CHECKING:
         numbered_lines,
     )
     from ._check_types import BUILTIN_CHECKS, CHECK_TYPES
+    from ._command import CommandSpecError, ResolvedCommand, resolve_command
     from ._conversations import check_conversations
-    from ._http import ReplySpec
+    from ._errors import first_error, loc_text
+    from ._http import BODY_REF, ENV_REF, ReplySpec, env_names, env_url_problem
     from ._loader import load_suite
     from ._schema import (
         BandsSpec,
@@ -32,10 +34,13 @@ if _typing.TYPE_CHECKING:
     from ._suite import Suite
     from ._targets import (
         TARGET_KINDS,
+        TARGETS,
         CommandTargetSpec,
         HttpTargetSpec,
         PythonTargetSpec,
+        TargetKind,
         TargetSpec,
+        TargetSpecBase,
     )
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
@@ -50,7 +55,16 @@ else:  # the names load when first read: see checkweigh._lazy
             "BUILTIN_CHECKS": "._check_types",
             "CHECK_TYPES": "._check_types",
             "check_conversations": "._conversations",
+            "CommandSpecError": "._command",
+            "ResolvedCommand": "._command",
+            "resolve_command": "._command",
+            "first_error": "._errors",
+            "loc_text": "._errors",
+            "BODY_REF": "._http",
+            "ENV_REF": "._http",
             "ReplySpec": "._http",
+            "env_names": "._http",
+            "env_url_problem": "._http",
             "load_suite": "._loader",
             "BandsSpec": "._schema",
             "CasesSpec": "._schema",
@@ -65,6 +79,9 @@ else:  # the names load when first read: see checkweigh._lazy
             "load_mapping": "._source",
             "Suite": "._suite",
             "TARGET_KINDS": "._targets",
+            "TARGETS": "._targets",
+            "TargetKind": "._targets",
+            "TargetSpecBase": "._targets",
             "CommandTargetSpec": "._targets",
             "HttpTargetSpec": "._targets",
             "PythonTargetSpec": "._targets",
@@ -73,6 +90,18 @@ else:  # the names load when first read: see checkweigh._lazy
     )
 
 __all__ = [
+    "BODY_REF",
+    "CommandSpecError",
+    "ENV_REF",
+    "ResolvedCommand",
+    "TARGETS",
+    "TargetKind",
+    "TargetSpecBase",
+    "env_names",
+    "env_url_problem",
+    "first_error",
+    "loc_text",
+    "resolve_command",
     "case_of_line",
     "check_conversations",
     "is_blank",
