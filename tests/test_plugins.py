@@ -99,3 +99,15 @@ def test_origin_names_the_table_or_the_package(
     assert "cw_nine" not in sys.modules  # telling where an entry comes from imports none
     with pytest.raises(InputError, match="unknown number 'tau'"):
         numbers.origin("tau")
+
+
+def test_a_plugin_whose_folder_left_the_path_is_unknown_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, "checkweigh.numbers", {"nine": "cw_nine:NINE"}, "cw_nine", "NINE = 9\n")
+    numbers = Registry("numbers", {"pi": "math:pi"}, package=__name__, label="number")
+    with monkeypatch.context() as inside:
+        inside.syspath_prepend(str(tmp_path))
+        assert numbers.get("nine") == 9
+    with pytest.raises(InputError, match="unknown number 'nine'"):
+        numbers.get("nine")

@@ -126,6 +126,8 @@ class Registry(Generic[T]):
                 and every known name).
             PluginError: the plugin's entry point does not load or is not of the kind.
         """
+        if name not in self._builtins:
+            self._entry_points()  # a plugin loaded from a folder since left behind is forgotten
         if name in self._loaded:
             return self._loaded[name]
         if name in self._extra:
