@@ -1,0 +1,122 @@
+"""MkDocs hook: the reference pages generated from the code as the site is built.
+
+A page asks for a generated block with an HTML comment on a line of its own:
+
+- ``<!-- generated: cli -->``: every ``checkweigh`` command, its usage, arguments and options,
+  read from the typer app (the same objects ``checkweigh CMD --help`` prints);
+- ``<!-- generated: schema KIND -->``: what ``checkweigh schema KIND`` prints (``case``,
+  ``suite``, ``run-config``, ``result``), its top-level fields as a table, then the whole schema.
+
+Nothing is written to ``docs/``: a page in the repository never goes stale, and a command or a
+field that has no help text shows up as such in the built page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_MARKER = re.compile(r"^<!-- generated: (\w+)(?: ([\w-]+))? -->$", re.M)
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    """Replace each ``<!-- generated: ... -->`` line of a page with what it names."""
+    return _MARKER.sub(lambda m: _render(m.group(1), m.group(2)), markdown)
+
+
+def _render(kind: str, arg: str | None) -> str:
+    if kind == "cli":
+        return _cli()
+    if kind == "schema" and arg:
+        return _schema(arg)
+    raise ValueError(f"unknown generated block {kind!r} {arg!r}")
+
+
+def _root() -> tuple[Any, Any]:
+    # typer carries its own copy of click: its objects are read by duck typing, not isinstance
+    import typer.main
+
+    from checkweigh.cli import app
+
+    command = typer.main.get_command(app)
+    return command, command.context_class(command, info_name="checkweigh")
+
+
+def _cli() -> str:
+    group, ctx = _root()
+    parts: list[str] = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None or command.hidden:
+            continue
+        sub = command.context_class(command, info_name=name, parent=ctx)
+        parts.append(_command(name, command, sub))
+    return "\n".join(parts)
+
+
+def _command(name: str, command: Any, ctx: Any) -> str:
+    usage = " ".join(["checkweigh", name, *command.collect_usage_pieces(ctx)])
+    lines = [f"## `checkweigh {name}`", "", "```text", usage, "```", ""]
+    lines += [_text(command.help or ""), ""]
+    # each row is what --help prints for that parameter: its name and metavar, then its help
+    # with the default, the range and the environment variable typer appends
+    rows = [p.get_help_record(ctx) for p in command.params if not p.hidden]
+    rows = [row for row in rows if row is not None]
+    if rows:
+        lines += ["| argument or option | meaning |", "| --- | --- |"]
+        lines += [f"| `{_cell(decl)}` | {_cell(meaning)} |" for decl, meaning in rows]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _text(text: str) -> str:
+    # typer's help is plain text; the form feed marks the end of what --help shows
+    return text.split("\f")[0].strip()
+
+
+def _cell(text: str) -> str:
+    return " ".join(_text(text).split()).replace("|", "\\|")
+
+
+def _schema(kind: str) -> str:
+    from typer.testing import CliRunner
+
+    from checkweigh.cli import app
+
+    result = CliRunner().invoke(app, ["schema", kind])
+    if result.exit_code != 0:
+        raise RuntimeError(f"checkweigh schema {kind} exited {result.exit_code}: {result.output}")
+    schema = json.loads(result.output)
+    required = set(schema.get("required", []))
+    lines = ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
+    for field, spec in schema.get("properties", {}).items():
+        mark = "yes" if field in required else ""
+        lines.append(f"| `{field}` | {_type(spec)} | {mark} | {_cell(spec.get('description', ''))} |")
+    body = json.dumps(schema, indent=2, ensure_ascii=False)
+    lines += [
+        "",
+        f'??? note "The whole schema (`checkweigh schema {kind}`)"',
+        "",
+        "    ```json",
+        *("    " + line for line in body.splitlines()),
+        "    ```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _type(spec: dict[str, Any]) -> str:
+    if "$ref" in spec:
+        return f"`{spec['$ref'].rsplit('/', 1)[-1]}`"
+    if "type" in spec:
+        kind = spec["type"]
+        if kind == "array" and isinstance(spec.get("items"), dict):
+            return f"list of {_type(spec['items'])}"
+        return f"`{kind}`" if isinstance(kind, str) else " or ".join(f"`{k}`" for k in kind)
+    for key in ("anyOf", "oneOf"):
+        if key in spec:
+            return " or ".join(_type(s) for s in spec[key])
+    if "const" in spec:
+        return f"`{spec['const']!r}`"
+    return "any"
