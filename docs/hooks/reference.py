@@ -92,7 +92,9 @@ def _schema(kind: str) -> str:
     lines = ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
     for field, spec in schema.get("properties", {}).items():
         mark = "yes" if field in required else ""
-        lines.append(f"| `{field}` | {_type(spec)} | {mark} | {_cell(spec.get('description', ''))} |")
+        lines.append(
+            f"| `{field}` | {_type(spec)} | {mark} | {_cell(spec.get('description', ''))} |"
+        )
     body = json.dumps(schema, indent=2, ensure_ascii=False)
     lines += [
         "",
