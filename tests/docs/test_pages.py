@@ -7,13 +7,13 @@ the site):
 
 - a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...`` through
   the CLI, expecting exit 0 unless the line ends in ``# exit N``; ``cd DIR`` moves within the
-  copy. Any other command fails the test: such a block says ``<!-- not run: REASON -->``.
+  copy for the rest of the block (each block starts where the page's commands start). Any other command fails the test: such a block says ``<!-- not run: REASON -->``.
 - a ```` ```yaml ```` block must parse. A suite (``checks:`` and ``rubrics:``) is loaded with
   checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
   or ``<!-- exit: N -->``); a suite with no place to live must say ``<!-- not run: REASON -->``.
-  A suite given as a file is checked once the page's commands have run (they may write its
-  cases).
+  A suite given as a file is loaded once the page's commands have run (they may write its
+  cases), and run then unless one of them ran it.
 - ``<!-- file: PATH -->`` above any block writes it to PATH (from the copy's root) before the
   page's next blocks run (a shell block so marked is a script: written, not run);
   ``<!-- commands run in: DIR -->`` anywhere on a page starts its commands in DIR.
@@ -123,10 +123,14 @@ class Copy:
     """A page's working copy: ``examples/`` and a SQLite store, in a folder of its own."""
 
     root: Path
+    start: Path
     cwd: Path
     env: dict[str, str]
+    ran: set[Path] = field(default_factory=set)  # the suites a command of the page ran
 
     def checkweigh(self, args: list[str], expected: int, where: str) -> None:
+        if args[:1] == ["run"] and len(args) > 1:
+            self.ran.add((self.cwd / args[1]).resolve())
         proc = subprocess.run(
             [sys.executable, "-c", ENTRY, *args],
             cwd=self.cwd,
@@ -151,10 +155,12 @@ def _copy(tmp_path: Path, page: Path) -> Copy:
     }
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CHECKWEIGH_TOKEN"):
         env.pop(key, None)
-    return Copy(tmp_path, tmp_path / page_start(page), env)
+    start = tmp_path / page_start(page)
+    return Copy(tmp_path, start, start, env)
 
 
 def _shell(copy: Copy, block: Block) -> None:
+    copy.cwd = copy.start  # each block starts where the page's commands do
     for line, expected in commands(block):
         args = shlex.split(line, comments=True)
         if args[0] == "cd" and len(args) == 2:
@@ -193,7 +199,7 @@ def _suite(copy: Copy, block: Block, data: dict[str, object]) -> None:
 
     suite = load_suite(path)
     assert suite.name == data["name"]
-    if data.get("cases"):
+    if data.get("cases") and path.resolve() not in copy.ran:
         expected = int(block.marks.get("exit", "0"))
         copy.checkweigh(["run", str(path)], expected, block.where)
 
@@ -215,7 +221,7 @@ def test_every_block_of_the_page_runs_as_shown(tmp_path: Path, page: Path) -> No
             later.append(block)  # its cases may be what a later command of the page writes
         elif block.lang == "yaml":
             _yaml(copy, block)
-    copy.cwd = copy.root / page_start(page)
+    copy.cwd = copy.start
     for block in later:
         _yaml(copy, block)
 
@@ -249,3 +255,11 @@ def test_the_parser_reads_markers_fences_and_exit_codes(tmp_path: Path) -> None:
         ("checkweigh show latest --json o.json   # exit 1", 1),
         ("cd sub", 0),
     ]
+
+
+def test_a_command_that_exits_otherwise_fails_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```bash\ncheckweigh run missing.yaml\n```\n", encoding="utf-8")
+    copy = Copy(tmp_path, tmp_path, tmp_path, {**os.environ, "COLUMNS": "200"})
+    with pytest.raises(AssertionError, match=r"page.md:1: `checkweigh run missing.yaml` exited 2"):
+        _shell(copy, blocks(page)[0])
