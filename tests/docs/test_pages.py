@@ -7,7 +7,8 @@ the site):
 
 - a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...`` through
   the CLI, expecting exit 0 unless the line ends in ``# exit N``; ``cd DIR`` moves within the
-  copy for the rest of the block (each block starts where the page's commands start). Any other command fails the test: such a block says ``<!-- not run: REASON -->``.
+  copy for the rest of the block (each block starts where the page's commands start). Any
+  other command fails the test: such a block says ``<!-- not run: REASON -->``.
 - a ```` ```yaml ```` block must parse. A suite (``checks:`` and ``rubrics:``) is loaded with
   checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
