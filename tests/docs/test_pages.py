@@ -15,6 +15,8 @@ the site):
   or ``<!-- exit: N -->``); a suite with no place to live must say ``<!-- not run: REASON -->``.
   A suite given as a file is loaded once the page's commands have run (they may write its
   cases), and run then unless one of them ran it.
+- a block with no language that shows a ``checkweigh`` command fails the test: give it
+  ``bash`` (run it) or ``text`` (a synopsis, or a command with its output).
 - ``<!-- file: PATH -->`` above any block writes it to PATH (from the copy's root) before the
   page's next blocks run (a shell block so marked is a script: written, not run);
   ``<!-- commands run in: DIR -->`` anywhere on a page starts its commands in DIR.
@@ -203,6 +205,13 @@ def _suite(copy: Copy, block: Block, data: dict[str, object]) -> None:
     if data.get("cases") and path.resolve() not in copy.ran:
         expected = int(block.marks.get("exit", "0"))
         copy.checkweigh(["run", str(path)], expected, block.where)
+
+
+def test_every_command_shown_says_whether_it_runs() -> None:
+    unclear = [
+        b.where for b in ALL if not b.lang and re.search(r"^(\$ )?checkweigh ", b.body, re.M)
+    ]
+    assert unclear == [], "give these blocks `bash` (run) or `text` (a synopsis or output)"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[_name(p) for p in PAGES])
