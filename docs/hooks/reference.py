@@ -88,16 +88,13 @@ def _schema(kind: str) -> str:
     if result.exit_code != 0:
         raise RuntimeError(f"checkweigh schema {kind} exited {result.exit_code}: {result.output}")
     schema = json.loads(result.output)
-    required = set(schema.get("required", []))
-    lines = ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
-    for field, spec in schema.get("properties", {}).items():
-        mark = "yes" if field in required else ""
-        lines.append(
-            f"| `{field}` | {_type(spec)} | {mark} | {_cell(spec.get('description', ''))} |"
-        )
+    lines = [_text(schema.get("description", "")), "", *_fields(kind, schema), ""]
+    for name, spec in schema.get("$defs", {}).items():
+        # explicit ids: the four schemas share definition names (a Step is in two of them)
+        lines += [f"### {kind}: `{name}` {{#{kind}-{name.lower()}}}", ""]
+        lines += [_text(spec.get("description", "")), "", *_fields(kind, spec), ""]
     body = json.dumps(schema, indent=2, ensure_ascii=False)
     lines += [
-        "",
         f'??? note "The whole schema (`checkweigh schema {kind}`)"',
         "",
         "    ```json",
@@ -108,17 +105,37 @@ def _schema(kind: str) -> str:
     return "\n".join(lines)
 
 
-def _type(spec: dict[str, Any]) -> str:
-    if "$ref" in spec:
-        return f"`{spec['$ref'].rsplit('/', 1)[-1]}`"
-    if "type" in spec:
-        kind = spec["type"]
-        if kind == "array" and isinstance(spec.get("items"), dict):
-            return f"list of {_type(spec['items'])}"
-        return f"`{kind}`" if isinstance(kind, str) else " or ".join(f"`{k}`" for k in kind)
-    for key in ("anyOf", "oneOf"):
-        if key in spec:
-            return " or ".join(_type(s) for s in spec[key])
+def _fields(kind: str, spec: dict[str, Any]) -> list[str]:
+    properties = spec.get("properties", {})
+    if not properties:
+        return [f"Type: {_type(kind, spec)}."]
+    required = set(spec.get("required", []))
+    lines = ["| field | type | required | meaning |", "| --- | --- | --- | --- |"]
+    for field, sub in properties.items():
+        mark = "yes" if field in required else ""
+        meaning = _cell(sub.get("description", ""))
+        if "default" in sub and sub["default"] is not None:
+            meaning = f"{meaning} Default: `{json.dumps(sub['default'])}`.".strip()
+        lines.append(f"| `{field}` | {_type(kind, sub)} | {mark} | {meaning} |")
+    return lines
+
+
+def _type(kind: str, spec: dict[str, Any]) -> str:
     if "const" in spec:
-        return f"`{spec['const']!r}`"
+        return f"`{json.dumps(spec['const'])}`"
+    if "enum" in spec:
+        return " or ".join(f"`{json.dumps(v)}`" for v in spec["enum"])
+    if "$ref" in spec:
+        name = spec["$ref"].rsplit("/", 1)[-1]
+        return f"[`{name}`](#{kind}-{name.lower()})"
+    if "type" in spec:
+        of = spec["type"]
+        if of == "array" and isinstance(spec.get("items"), dict):
+            return f"list of {_type(kind, spec['items'])}"
+        if of == "object" and isinstance(spec.get("additionalProperties"), dict):
+            return f"map of {_type(kind, spec['additionalProperties'])}"
+        return f"`{of}`" if isinstance(of, str) else " or ".join(f"`{k}`" for k in of)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in spec:
+            return " or ".join(_type(kind, s) for s in spec[key])
     return "any"
