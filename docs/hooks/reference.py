@@ -7,7 +7,8 @@ A page asks for a generated block with an HTML comment on a line of its own:
 - ``<!-- generated: schema KIND -->``: what ``checkweigh schema KIND`` prints (``case``,
   ``suite``, ``run-config``, ``result``), its top-level fields as a table, then the whole schema.
 
-Nothing is written to ``docs/``: a page in the repository never goes stale, and a command or a
+The rendered pages also get the docstrings' reStructuredText roles (``:class:`X```) shown as
+code. Nothing is written to ``docs/``: a page in the repository never goes stale, and a command or a
 field that has no help text shows up as such in the built page.
 """
 
@@ -23,6 +24,20 @@ _MARKER = re.compile(r"^<!-- generated: (\w+)(?: ([\w-]+))? -->$", re.M)
 def on_page_markdown(markdown: str, **_: Any) -> str:
     """Replace each ``<!-- generated: ... -->`` line of a page with what it names."""
     return _MARKER.sub(lambda m: _render(m.group(1), m.group(2)), markdown)
+
+
+# The docstrings cross-reference in reStructuredText (:class:`~checkweigh.core.Case`), which
+# mkdocstrings' Google parser leaves as text: show the name as code, as Sphinx would.
+_ROLE = re.compile(r":(?:class|meth|func|attr|mod|data|exc|obj):<code>~?([\w.]+?)(\(\))?</code>")
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """Turn the docstrings' reStructuredText roles into plain code names."""
+    return _ROLE.sub(lambda m: f"<code>{_short(m.group(0), m.group(1))}</code>", html)
+
+
+def _short(role: str, name: str) -> str:
+    return name.rsplit(".", 1)[-1] if "~" in role else name
 
 
 def _render(kind: str, arg: str | None) -> str:
