@@ -5,10 +5,11 @@ there (``CHECKWEIGH_DB``), through the real ``checkweigh`` command in a subproce
 page's blocks mean to this test (an HTML comment on the line just above a block, invisible in
 the site):
 
-- a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...`` through
-  the CLI, expecting exit 0 unless the line ends in ``# exit N``; ``cd DIR`` moves within the
-  copy for the rest of the block (each block starts where the page's commands start). Any
-  other command fails the test: such a block says ``<!-- not run: REASON -->``.
+- a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...``
+  through the CLI, expecting exit 0 unless a comment on the line says ``# exit N``; ``cd DIR``
+  moves within the copy for the rest of the block (each block starts where the page's
+  commands start). Any other command fails the test: such a block says
+  ``<!-- not run: REASON -->``.
 - a ```` ```yaml ```` block must parse. A suite (``checks:`` and ``rubrics:``) is loaded with
   checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
@@ -45,7 +46,7 @@ SHELLS = {"bash", "sh"}
 
 _FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 _MARK = re.compile(r"^\s*<!-- ([\w ]+): (.+?) -->\s*$")
-_EXIT = re.compile(r"#\s*exit (\d+)\s*$")
+_EXIT = re.compile(r"#\s*exit (\d+)\b")
 
 
 @dataclass
