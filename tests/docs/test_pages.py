@@ -15,7 +15,9 @@ the site):
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
   or ``<!-- exit: N -->``); a suite with no place to live must say ``<!-- not run: REASON -->``.
   A suite given as a file is loaded once the page's commands have run (they may write its
-  cases), and run then unless one of them ran it.
+  cases), and run then unless one of them ran it. A part of a suite shown on its own
+  (``checks:``, ``thresholds:``, ``judge:``, ``gates:``, or named checks) is loaded in a suite
+  of one case with a rubric weighing its checks.
 - a block with no language that shows a ``checkweigh`` command fails the test: give it
   ``bash`` (run it) or ``text`` (a synopsis, or a command with its output).
 - ``<!-- file: PATH -->`` above any block writes it to PATH (from the copy's root) before the
@@ -35,6 +37,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -186,9 +189,48 @@ def _yaml(copy: Copy, block: Block) -> None:
         pytest.fail(f"{block.where}: the YAML shown does not parse: {exc}")
     if is_suite(data):
         _suite(copy, block, data)
+    elif (part := fragment(data)) is not None:
+        _fragment(copy, block, part)
 
 
-def _suite(copy: Copy, block: Block, data: dict[str, object]) -> None:
+SUITE_PARTS = {"checks", "thresholds", "judge", "gates", "repeats"}
+
+
+def fragment(data: object) -> dict[str, Any] | None:
+    """The suite keys a block shows on their own (``checks:``, ``thresholds:``...), or named
+    checks shown bare (``name: {type: ...}``), as a part of a suite; None for anything else."""
+    if not isinstance(data, dict) or not data:
+        return None
+    if set(data) <= SUITE_PARTS:
+        return dict(data)
+    if all(isinstance(v, dict) and "type" in v for v in data.values()):
+        return {"checks": data}
+    return None
+
+
+def _fragment(copy: Copy, block: Block, part: dict[str, Any]) -> None:
+    """Load a suite made of the part shown, a rubric weighing its checks and one case."""
+    checks = part.get("checks") or {"shown": {"type": "length", "path": "input", "min": 0}}
+    rubrics = (part.get("thresholds") or {}).get("score_rubrics") or ["shown"]
+    suite = {
+        "name": "fragment",
+        "cases": "fragment-cases.yaml",
+        **part,
+        "checks": checks,
+        "rubrics": {name: {"weights": dict.fromkeys(checks, 1)} for name in rubrics},
+    }
+    (copy.root / "fragment-cases.yaml").write_text('- {id: c, input: "hi"}\n', encoding="utf-8")
+    path = copy.root / f"fragment-{block.line}.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    from checkweigh.suites import load_suite
+
+    try:
+        load_suite(path, load_agent=False)
+    except Exception as exc:  # noqa: BLE001 -- any failure is the page's, named by its line
+        pytest.fail(f"{block.where}: the suite part shown does not load: {exc}")
+
+
+def _suite(copy: Copy, block: Block, data: dict[str, Any]) -> None:
     if "file" in block.marks:
         path = copy.root / block.marks["file"]
     elif "suite in" in block.marks:
@@ -274,3 +316,19 @@ def test_a_command_that_exits_otherwise_fails_the_page(tmp_path: Path) -> None:
     copy = Copy(tmp_path, tmp_path, tmp_path, {**os.environ, "COLUMNS": "200"})
     with pytest.raises(AssertionError, match=r"page.md:1: `checkweigh run missing.yaml` exited 2"):
         _shell(copy, blocks(page)[0])
+
+
+def test_a_part_of_a_suite_shown_is_loaded(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```yaml\nchecks:\n  ok: {type: equals, path: input, value: hi}\n```\n"
+        "```yaml\nbooked:\n  type: equals\n  pth: final_state.booked\n```\n",
+        encoding="utf-8",
+    )
+    copy = Copy(tmp_path, tmp_path, tmp_path, dict(os.environ))
+    good, bad = blocks(page)
+    _yaml(copy, good)
+    with pytest.raises(
+        pytest.fail.Exception, match=r"page.md:5: the suite part shown does not load"
+    ):
+        _yaml(copy, bad)
