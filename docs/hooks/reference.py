@@ -2,6 +2,7 @@
 
 A page asks for a generated block with an HTML comment on a line of its own:
 
+- ``<!-- generated: readme -->``: the README, so that the site's home page is the front door;
 - ``<!-- generated: cli -->``: every ``checkweigh`` command, its usage, arguments and options,
   read from the typer app (the same objects ``checkweigh CMD --help`` prints);
 - ``<!-- generated: schema KIND -->``: what ``checkweigh schema KIND`` prints (``case``,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 _MARKER = re.compile(r"^<!-- generated: (\w+)(?: ([\w-]+))? -->$", re.M)
@@ -41,11 +43,35 @@ def _short(role: str, name: str) -> str:
 
 
 def _render(kind: str, arg: str | None) -> str:
+    if kind == "readme":
+        return _readme()
     if kind == "cli":
         return _cli()
     if kind == "schema" and arg:
         return _schema(arg)
     raise ValueError(f"unknown generated block {kind!r} {arg!r}")
+
+
+_DOCS = Path(__file__).resolve().parents[1]
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)#]*)(#[^)]*)?\)")
+
+
+def _readme() -> str:
+    """The README as the site's home page: its links into docs/ made relative to the site,
+    and a link to any other file of the repository shown as the file's name."""
+    text = (_DOCS.parent / "README.md").read_text(encoding="utf-8")
+    return _LINK.sub(_relink, text.split("\n", 1)[1])  # the page gives its own title
+
+
+def _relink(match: re.Match[str]) -> str:
+    label, target, anchor = match.group(1), match.group(2), match.group(3) or ""
+    if target.startswith(("http://", "https://")):
+        return match.group(0)
+    if target.startswith("docs/") and (_DOCS / target.removeprefix("docs/")).is_file():
+        return f"[{label}]({target.removeprefix('docs/')}{anchor})"
+    if not target and anchor:
+        return match.group(0)
+    return label if label.startswith("`") else f"{label} (`{target}`)"
 
 
 def _root() -> tuple[Any, Any]:
