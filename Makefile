@@ -33,8 +33,8 @@ test: lint types docs-build $(STAMP) ## Lint, type-check, build the docs strictl
 	scripts/with_postgres.sh scripts/with_llama.sh $(BIN)/pytest -q
 
 lint: $(STAMP) ## ruff lint + format check
-	$(BIN)/ruff check src tests examples benchmarks
-	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests examples benchmarks docs/hooks
 
 types: $(STAMP) ## mypy strict on src/
 	$(BIN)/mypy

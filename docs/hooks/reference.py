@@ -35,7 +35,9 @@ _ROLE = re.compile(r":(?:class|meth|func|attr|mod|data|exc|obj):<code>~?([\w.]+?
 
 def on_page_content(html: str, **_: Any) -> str:
     """Turn the docstrings' reStructuredText roles into plain code names."""
-    return _ROLE.sub(lambda m: f"<code>{_short(m.group(0), m.group(1))}</code>", html)
+    return _ROLE.sub(
+        lambda m: f"<code>{_short(m.group(0), m.group(1))}{m.group(2) or ''}</code>", html
+    )
 
 
 def _short(role: str, name: str) -> str:
