@@ -20,6 +20,7 @@ the site):
   of one case with a rubric weighing its checks.
 - a block with no language that shows a ``checkweigh`` command fails the test: give it
   ``bash`` (run it) or ``text`` (a synopsis, or a command with its output).
+- a ```` ```python ```` block must compile (top-level ``await`` allowed).
 - ``<!-- file: PATH -->`` above any block writes it to PATH (from the copy's root) before the
   page's next blocks run (a shell block so marked is a script: written, not run);
   ``<!-- commands run in: DIR -->`` anywhere on a page starts its commands in DIR.
@@ -29,6 +30,7 @@ The blocks marked not run are counted and listed by ``test_blocks_not_run_say_wh
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -274,6 +276,9 @@ def test_every_block_of_the_page_runs_as_shown(tmp_path: Path, page: Path) -> No
             later.append(block)  # its cases may be what a later command of the page writes
         elif block.lang == "yaml":
             _yaml(copy, block)
+        elif block.lang == "python":
+            # shown, not run (it may need a judge or a loop of its own); it must be Python
+            compile(block.body, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     copy.cwd = copy.start
     for block in later:
         _yaml(copy, block)
