@@ -148,6 +148,24 @@ class Registry(Generic[T]):
         self._loaded[name] = value
         return value
 
+    def origin(self, name: str) -> str:
+        """Where the entry ``name`` comes from, for a listing: ``built-in``, ``given`` (added
+        with :meth:`with_entries`), or the distribution and entry point of the plugin.
+
+        Raises:
+            InputError: no such name.
+        """
+        if name in self._builtins:
+            return "built-in"
+        if name in self._extra:
+            return "given"
+        point = self._entry_points().get(name)
+        if point is None:
+            raise InputError(f"unknown {self._label} {name!r}")
+        dist = point.dist
+        package = f"{dist.name} {dist.version}" if dist is not None else "an unknown package"
+        return f"{package}: {point.value}"
+
     def with_entries(self, entries: Mapping[str, T]) -> Registry[T]:
         """A new registry with ``entries`` added, already loaded (the receiver is left
         unchanged): a suite's or a test's own entries, for that caller only.

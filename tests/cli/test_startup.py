@@ -66,7 +66,18 @@ HELP_MODULES = {
 commands: a package's ``__init__`` and small leaf modules. Anything else (the store, the
 engine, the models) belongs inside the command that uses it."""
 
-COMMANDS = ["run", "runs", "show", "compare", "import", "schema", "serve", "stability", "align"]
+COMMANDS = [
+    "run",
+    "runs",
+    "show",
+    "compare",
+    "import",
+    "schema",
+    "serve",
+    "stability",
+    "align",
+    "plugins",
+]
 
 
 def _modules(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, set[str]]:

@@ -10,14 +10,14 @@ the site):
   moves within the copy for the rest of the block (each block starts where the page's
   commands start). Any other command fails the test: such a block says
   ``<!-- not run: REASON -->``.
-- a ```` ```yaml ```` block must parse. A suite (``checks:`` and ``rubrics:``) is loaded with
-  checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
+- a ```` ```yaml ```` block must parse. A suite (``name:``, ``checks:`` and ``rubrics:``) is
+  loaded with checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
   or ``<!-- exit: N -->``); a suite with no place to live must say ``<!-- not run: REASON -->``.
   A suite given as a file is loaded once the page's commands have run (they may write its
   cases), and run then unless one of them ran it. A part of a suite shown on its own
-  (``checks:``, ``thresholds:``, ``judge:``, ``gates:``, or named checks) is loaded in a suite
-  of one case with a rubric weighing its checks.
+  (``checks:``, ``rubrics:``, ``thresholds:``, ``judge:``, ``gates:``, or named checks) is
+  loaded in a suite of one case with a rubric weighing its checks (unless it shows its own).
 - a block with no language that shows a ``checkweigh`` command fails the test: give it
   ``bash`` (run it) or ``text`` (a synopsis, or a command with its output).
 - a ```` ```python ```` block must compile (top-level ``await`` allowed).
@@ -120,7 +120,7 @@ def commands(block: Block) -> list[tuple[str, int]]:
 
 
 def is_suite(data: object) -> bool:
-    return isinstance(data, dict) and "checks" in data and "rubrics" in data
+    return isinstance(data, dict) and {"name", "checks", "rubrics"} <= set(data)
 
 
 ALL = [b for page in PAGES for b in blocks(page)]
@@ -195,7 +195,7 @@ def _yaml(copy: Copy, block: Block) -> None:
         _fragment(copy, block, part)
 
 
-SUITE_PARTS = {"checks", "thresholds", "judge", "gates", "repeats"}
+SUITE_PARTS = {"checks", "rubrics", "thresholds", "judge", "gates", "repeats"}
 
 
 def fragment(data: object) -> dict[str, Any] | None:
@@ -219,7 +219,8 @@ def _fragment(copy: Copy, block: Block, part: dict[str, Any]) -> None:
         "cases": "fragment-cases.yaml",
         **part,
         "checks": checks,
-        "rubrics": {name: {"weights": dict.fromkeys(checks, 1)} for name in rubrics},
+        "rubrics": part.get("rubrics")
+        or {name: {"weights": dict.fromkeys(checks, 1)} for name in rubrics},
     }
     (copy.root / "fragment-cases.yaml").write_text('- {id: c, input: "hi"}\n', encoding="utf-8")
     path = copy.root / f"fragment-{block.line}.yaml"

@@ -4,6 +4,7 @@ from . import (
     _app,  # noqa: F401  (registers run, runs, show)
     _compare,  # noqa: F401  (registers compare)
     _import,  # noqa: F401  (registers import)
+    _plugins,  # noqa: F401  (registers plugins)
     _serve,  # noqa: F401  (registers serve)
     _stability,  # noqa: F401  (registers stability)
 )

@@ -54,10 +54,11 @@ if _typing.TYPE_CHECKING:
     from ._openai import OLLAMA_BASE_URL, OpenAIJudge
     from ._options import DEFAULT_CONCURRENCY, FORMATS, JUDGE_KEYS, JudgeFormat, JudgeOptions
     from ._outcomes import ExpectedOutcomesCheck
+    from ._providers import JudgeProvider
     from ._retry import GaveUp, RetryPolicy, call_with_retries
     from ._scripted import ScriptedJudge, ScriptItem
     from ._sdk import retry_after, scrub
-    from ._spec import PROVIDERS, make_judge, parse_judge
+    from ._spec import JUDGE_PROVIDERS, PROVIDERS, make_judge, parse_judge
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
@@ -131,6 +132,8 @@ else:  # the names load when first read: see checkweigh._lazy
             "ScriptItem": "._scripted",
             "retry_after": "._sdk",
             "scrub": "._sdk",
+            "JudgeProvider": "._providers",
+            "JUDGE_PROVIDERS": "._spec",
             "PROVIDERS": "._spec",
             "make_judge": "._spec",
             "parse_judge": "._spec",
@@ -179,6 +182,8 @@ __all__ = [
     "MeteredJudge",
     "Prices",
     "NO_JUDGE_HINT",
+    "JUDGE_PROVIDERS",
+    "JudgeProvider",
     "PROVIDERS",
     "make_judge",
     "parse_judge",

@@ -1,5 +1,6 @@
 """What the CLI and the server share: setting up and running a suite and writing its files,
-comparing two stored runs and simulating a run's reruns, each built once (the comparison and
+the report outputs (one registry, plugins included), comparing two stored runs and
+simulating a run's reruns, each built once (the comparison and
 the stability report given as the same JSON to ``--json`` files and API answers)."""
 
 import typing as _typing
@@ -18,7 +19,8 @@ if _typing.TYPE_CHECKING:
         require_pairs,
         undecided,
     )
-    from ._exports import Exports, check_writable, write_exports
+    from ._exports import Exports, check_writable, parse_outputs, write_exports
+    from ._outputs import OUTPUTS, Output, RunReport, get_output
     from ._run import (
         JudgeRequest,
         PreparedRun,
@@ -46,7 +48,12 @@ else:  # the names load when first read: see checkweigh._lazy
             "require_pairs": "._compare",
             "Exports": "._exports",
             "check_writable": "._exports",
+            "parse_outputs": "._exports",
             "write_exports": "._exports",
+            "OUTPUTS": "._outputs",
+            "Output": "._outputs",
+            "RunReport": "._outputs",
+            "get_output": "._outputs",
             "JudgeRequest": "._run",
             "PreparedRun": "._run",
             "RunRequest": "._run",
@@ -68,7 +75,10 @@ __all__ = [
     "ComparisonMemo",
     "Exports",
     "JudgeRequest",
+    "OUTPUTS",
+    "Output",
     "PreparedRun",
+    "RunReport",
     "RunRequest",
     "StoredComparison",
     "Thresholds",
@@ -76,10 +86,12 @@ __all__ = [
     "compare_stored",
     "compare_thresholds",
     "comparison_json",
+    "get_output",
     "graded_weights",
     "judged",
     "make_cached_judge",
     "parse_noise",
+    "parse_outputs",
     "parse_prices",
     "prepare_run",
     "require_pairs",

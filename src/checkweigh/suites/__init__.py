@@ -13,7 +13,7 @@ if _typing.TYPE_CHECKING:
         iter_sourced,
         numbered_lines,
     )
-    from ._check_types import BUILTIN_CHECKS
+    from ._check_types import BUILTIN_CHECKS, CHECK_TYPES
     from ._conversations import check_conversations
     from ._http import ReplySpec
     from ._loader import load_suite
@@ -48,6 +48,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "iter_cases": "._cases",
             "iter_sourced": "._cases",
             "BUILTIN_CHECKS": "._check_types",
+            "CHECK_TYPES": "._check_types",
             "check_conversations": "._conversations",
             "ReplySpec": "._http",
             "load_suite": "._loader",
@@ -77,6 +78,7 @@ __all__ = [
     "is_blank",
     "numbered_lines",
     "BUILTIN_CHECKS",
+    "CHECK_TYPES",
     "BandsSpec",
     "CasesSource",
     "CasesSpec",

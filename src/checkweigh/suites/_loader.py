@@ -34,7 +34,8 @@ from ..core import (
     RubricItem,
 )
 from ..errors import InputError, SuiteError
-from ._check_types import BUILTIN_CHECKS
+from ..plugins import PluginError
+from ._check_types import BUILTIN_CHECKS, plugin_check, plugin_check_names
 from ._command import CommandSpecError, resolve_command
 from ._errors import clean_loc, describe, loc_text, pick, suggest
 from ._http import env_url_problem
@@ -139,6 +140,10 @@ class _Ctx:
         self.types = types
         self.checks: dict[str, NamedCheck] = {}
         self._keys: set[str] | None = None
+
+    def reset_keys(self) -> None:
+        """Forget the known keys: a type was added."""
+        self._keys = None
 
     def error(self, loc: Loc, message: str, at: Loc | None = None) -> SuiteError:
         """The error about field ``loc``, on the line of ``at`` (default: the field's)."""
@@ -278,6 +283,8 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     loc: Loc = ("checks", name)
     body = {k: v for k, v in raw.items() if k not in _CHECK_EXTRAS}
     kind = body.get("type")
+    if isinstance(kind, str) and kind not in ctx.types and not _is_dotted(kind):
+        _add_plugin_type(ctx, loc, kind)
     if kind not in ctx.types and _is_dotted(kind):
         check: Any = _user_check(ctx, loc, str(kind), body, base)
     else:
@@ -302,6 +309,23 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         except ImportTargetError as exc:
             raise ctx.error((*loc, "function"), str(exc)) from None
     return NamedCheck.of(name, check, when)
+
+
+def _add_plugin_type(ctx: _Ctx, loc: Loc, kind: str) -> None:
+    """Add the installed plugin's check type ``kind`` to the types ``ctx`` may use, or fail
+    with one line listing every known type when no plugin gives it."""
+    try:
+        model = plugin_check(kind)
+        if model is None:
+            known = (*ctx.types.names(), *plugin_check_names())
+            raise ctx.error(
+                (*loc, "type"),
+                f"unknown check type {kind!r}; expected one of {', '.join(repr(n) for n in known)}",
+            )
+    except PluginError as exc:
+        raise ctx.error((*loc, "type"), str(exc)) from None
+    ctx.types = ctx.types.with_types(model)
+    ctx.reset_keys()
 
 
 def _refuse_keys(ctx: _Ctx, loc: Loc, body: dict[str, Any], allowed: set[str] | None) -> None:
