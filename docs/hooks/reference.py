@@ -5,6 +5,7 @@ A page asks for a generated block with an HTML comment on a line of its own:
 - ``<!-- generated: readme -->``: the README, so that the site's home page is the front door;
 - ``<!-- generated: cli -->``: every ``checkweigh`` command, its usage, arguments and options,
   read from the typer app (the same objects ``checkweigh CMD --help`` prints);
+- ``<!-- generated: checks -->``: every built-in check type, its docstring and its fields;
 - ``<!-- generated: schema KIND -->``: what ``checkweigh schema KIND`` prints (``case``,
   ``suite``, ``run-config``, ``result``), its top-level fields as a table, then the whole schema.
 
@@ -15,6 +16,8 @@ field that has no help text shows up as such in the built page.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import re
 from pathlib import Path
@@ -49,6 +52,8 @@ def _render(kind: str, arg: str | None) -> str:
         return _readme()
     if kind == "cli":
         return _cli()
+    if kind == "checks":
+        return _check_types()
     if kind == "schema" and arg:
         return _schema(arg)
     raise ValueError(f"unknown generated block {kind!r} {arg!r}")
@@ -163,6 +168,29 @@ def _fields(kind: str, spec: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _check_types() -> str:
+    """Every built-in check type: its docstring, then its fields from its model."""
+    from checkweigh.suites import CHECK_TYPES
+
+    lines: list[str] = []
+    for name in CHECK_TYPES.builtin_names():
+        model = CHECK_TYPES.get(name)
+        schema = model.model_json_schema()
+        schema["properties"] = {
+            k: v for k, v in schema.get("properties", {}).items() if k != "type"
+        }
+        lines += [f"## `{name}`", "", f"`{_public(model)}`", ""]
+        lines += [inspect.cleandoc(model.__doc__ or ""), "", *_fields("", schema), ""]
+    return "\n".join(lines)
+
+
+def _public(cls: type) -> str:
+    """The name a class is exported under (its package's), else where it is defined."""
+    package = cls.__module__.split("._", 1)[0]
+    exported = getattr(importlib.import_module(package), cls.__qualname__, None) is cls
+    return f"{package if exported else cls.__module__}.{cls.__qualname__}"
+
+
 def _type(kind: str, spec: dict[str, Any]) -> str:
     if "const" in spec:
         return f"`{json.dumps(spec['const'])}`"
@@ -170,7 +198,7 @@ def _type(kind: str, spec: dict[str, Any]) -> str:
         return " or ".join(f"`{json.dumps(v)}`" for v in spec["enum"])
     if "$ref" in spec:
         name = spec["$ref"].rsplit("/", 1)[-1]
-        return f"[`{name}`](#{kind}-{name.lower()})"
+        return f"[`{name}`](#{kind}-{name.lower()})" if kind else f"`{name}`"
     if "type" in spec:
         of = spec["type"]
         if of == "array" and isinstance(spec.get("items"), dict):

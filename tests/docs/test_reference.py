@@ -72,3 +72,17 @@ def test_the_home_page_is_the_readme_with_site_links(hook: ModuleType) -> None:
 def test_restructuredtext_roles_become_code(hook: ModuleType) -> None:
     html = "<p>See :class:<code>~checkweigh.core.Case</code> and :func:<code>load()</code>.</p>"
     assert hook.on_page_content(html) == "<p>See <code>Case</code> and <code>load()</code>.</p>"
+
+
+def test_the_check_types_page_has_every_built_in_type_and_field(hook: ModuleType) -> None:
+    from checkweigh.suites import CHECK_TYPES
+
+    page = hook.on_page_markdown("<!-- generated: checks -->\n")
+    names = CHECK_TYPES.builtin_names()
+    assert {"equals", "trajectory_match", "python", "judge", "graded"} <= set(names)
+    assert re.findall(r"^## `(\w+)`$", page, re.M) == list(names)
+    for name in names:
+        section = page.split(f"## `{name}`\n", 1)[1].split("\n## ", 1)[0]
+        for field in CHECK_TYPES.get(name).model_fields:
+            if field != "type":
+                assert f"| `{field}` |" in section, (name, field)
