@@ -35,7 +35,7 @@ def case_schema() -> dict[str, Any]:
 
 def suite_schema() -> dict[str, Any]:
     """The JSON Schema of a suite file (each check's own fields are not spelled out)."""
-    from ..suites._schema import SuiteSpec
+    from ..suites import SuiteSpec
 
     return {"$schema": _DIALECT, **_with_shorthands(SuiteSpec.model_json_schema())}
 

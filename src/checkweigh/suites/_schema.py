@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..checks._model import parse_path
+from ..checks import parse_path
 from ..core import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
@@ -24,9 +24,9 @@ from ..core import (
     PassMode,
     default_outcome_rules,
 )
-from ..core._outcome import OutcomeRule as _OutcomeRule
+from ..core import OutcomeRule as _OutcomeRule
 from ..importers import FieldMapping, OnBadRecord, format_names
-from ..judges._options import JudgeFormat
+from ..judges import JudgeFormat
 from ._targets import TargetSpec
 from ._text import shown
 
