@@ -37,28 +37,25 @@ def exports(
             when exported under another name), for a package that writes the map out; by
             default it is read from the package's ``TYPE_CHECKING`` block when first needed.
     """
-    found: dict[str, tuple[str, str]] = {}
-    public: list[str] = []
+    read: list[tuple[dict[str, tuple[str, str]], list[str]]] = []  # (where, __all__), once
 
-    def where() -> dict[str, tuple[str, str]]:
-        if found or public:
-            return found
-        if names is not None:
-            for name, place in names.items():
-                module, _, attribute = place.partition(":")
-                found[name] = (module, attribute or name)
-        else:
-            lazy, own = read_exports(sys.modules[package])
-            found.update(lazy)
-            public.extend(sorted({*lazy, *own}, key=sort_key))
-        return found
+    def where() -> tuple[dict[str, tuple[str, str]], list[str]]:
+        if not read:  # two threads may both read the source: each appends a whole answer
+            if names is None:
+                lazy, own = read_exports(sys.modules[package])
+                read.append((lazy, sorted({*lazy, *own}, key=sort_key)))
+            else:
+                written = {
+                    n: (p.partition(":")[0], p.partition(":")[2] or n) for n, p in names.items()
+                }
+                read.append((written, []))
+        return read[0]
 
     def __getattr__(name: str) -> object:
         if name == "__all__" and names is None:
-            where()
-            value: object = list(public)
+            value: object = list(where()[1])
         else:
-            place = None if name.startswith("__") else where().get(name)
+            place = None if name.startswith("__") else where()[0].get(name)
             if place is None:
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             value = getattr(importlib.import_module(place[0], package), place[1])
@@ -66,7 +63,7 @@ def exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *where()})
+        return sorted({*vars(sys.modules[package]), *where()[0]})
 
     return __getattr__, __dir__
 
