@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,25 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match=r"module 'checkweigh\.store' has no attribute 'Nope'"):
         _ = checkweigh.store.Nope  # type: ignore[attr-defined]
     assert not hasattr(checkweigh.store, "__wrapped__")  # dunders never read the source
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    """checkweigh as mkdocstrings reads it for the API reference: with griffe, which knows a
+    written-out ``__all__`` only, and docs/hooks/griffe_exports.py, which gives it the names
+    checkweigh._lazy derives."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra (mkdocstrings) is not installed")
+    root = Path(checkweigh.__file__).parents[2]
+    extensions = griffe.load_extensions(str(root / "docs" / "hooks" / "griffe_exports.py"))
+    return griffe.load(
+        "checkweigh", search_paths=[str(root / "src")], extensions=extensions, resolve_aliases=False
+    )
+
+
+@pytest.mark.parametrize("name", [n for n in PACKAGES if n not in WRITTEN_OUT])
+def test_the_api_reference_sees_the_same_names(reference: Any, name: str) -> None:
+    package = reference if name == "checkweigh" else reference[name.removeprefix("checkweigh.")]
+    public = {
+        n for n, member in package.members.items() if member.is_public and not member.is_module
+    }
+    assert public == set(importlib.import_module(name).__all__)

@@ -24,6 +24,10 @@ import importlib
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ast
 
 
 def exports(
@@ -88,9 +92,17 @@ def read_exports(module: ModuleType) -> tuple[dict[str, tuple[str, str]], set[st
     source = spec.loader.get_source(spec.name) if spec and spec.loader else None  # type: ignore[attr-defined]
     if not source:
         raise ImportError(f"{module.__name__}: its exports are read from its source, not found")
+    return exported(ast.parse(source))
+
+
+def exported(tree: ast.Module) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """What :func:`read_exports` reads, from a package's parsed ``__init__`` (also used by the
+    API reference's griffe extension, ``docs/hooks/griffe_exports.py``)."""
+    import ast
+
     lazy: dict[str, tuple[str, str]] = {}
     own: set[str] = set()
-    for node in ast.parse(source).body:
+    for node in tree.body:
         if isinstance(node, ast.If) and _names(node.test) & {"TYPE_CHECKING"}:
             for imported in node.body:
                 if isinstance(imported, ast.ImportFrom):
