@@ -32,9 +32,10 @@ demo-conversations: $(STAMP) ## Multi-turn scheduling conversations with scripte
 test: lint types docs-build $(STAMP) ## Lint, type-check, build the docs strictly and run the tests (SQLite, a throwaway PostgreSQL, a local llama server)
 	scripts/with_postgres.sh scripts/with_llama.sh $(BIN)/pytest -q
 
-lint: $(STAMP) ## ruff lint + format check
+lint: $(STAMP) ## ruff lint + format check, and the packages' layers and boundaries (import-linter)
 	$(BIN)/ruff check src tests examples benchmarks docs/hooks
 	$(BIN)/ruff format --check src tests examples benchmarks docs/hooks
+	$(BIN)/lint-imports
 
 types: $(STAMP) ## mypy strict on src/
 	$(BIN)/mypy

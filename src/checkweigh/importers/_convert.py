@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ..core import Case
+from ..errors import CheckweighError
 from ._base import ImportContext, iter_records, short
 from ._reply import Reply, record_reply
 from ._wire import case_line
@@ -23,7 +24,7 @@ StepDict = dict[str, Any]
 """A step before validation: :class:`~checkweigh.core.Step`'s fields by name."""
 
 
-class RecordError(ValueError):
+class RecordError(CheckweighError, ValueError):
     """A record that cannot be converted: the message names the field, e.g.
     ``messages[3].role: unknown role 'bot'; expected ...``."""
 

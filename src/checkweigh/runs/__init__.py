@@ -5,80 +5,33 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._agent_source import check_agent_flags
-    from ._api import RunReport, arun, run
-    from ._engine import Evaluator, OnResult, arun_cases, judge_checks, run_cases, with_judge
-    from ._session import RunOutcome, RunStopped, aexecute, execute
-    from ._stop import Interrupted, StopToken, stop_on_signals
-    from .targets import (
-        AgentFailure,
-        AgentRun,
-        AgentTarget,
-        AgentUsage,
-        CallableTarget,
-        Target,
-        TargetRequest,
-        abandoned_threads,
-        build_target,
-    )
+    from ._agent_source import check_agent_flags as check_agent_flags
+    from ._api import RunReport as RunReport
+    from ._api import arun as arun
+    from ._api import run as run
+    from ._engine import Evaluator as Evaluator
+    from ._engine import OnResult as OnResult
+    from ._engine import arun_cases as arun_cases
+    from ._engine import close_target as close_target
+    from ._engine import judge_checks as judge_checks
+    from ._engine import ran_case as ran_case
+    from ._engine import run_cases as run_cases
+    from ._engine import with_judge as with_judge
+    from ._session import RunOutcome as RunOutcome
+    from ._session import RunStopped as RunStopped
+    from ._session import aexecute as aexecute
+    from ._session import execute as execute
+    from ._stop import Interrupted as Interrupted
+    from ._stop import StopToken as StopToken
+    from ._stop import stop_on_signals as stop_on_signals
+    from .targets import AgentFailure as AgentFailure
+    from .targets import AgentRun as AgentRun
+    from .targets import AgentTarget as AgentTarget
+    from .targets import AgentUsage as AgentUsage
+    from .targets import CallableTarget as CallableTarget
+    from .targets import Target as Target
+    from .targets import TargetRequest as TargetRequest
+    from .targets import abandoned_threads as abandoned_threads
+    from .targets import build_target as build_target
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "check_agent_flags": "._agent_source",
-            "RunReport": "._api",
-            "arun": "._api",
-            "run": "._api",
-            "Evaluator": "._engine",
-            "OnResult": "._engine",
-            "arun_cases": "._engine",
-            "judge_checks": "._engine",
-            "run_cases": "._engine",
-            "with_judge": "._engine",
-            "RunOutcome": "._session",
-            "RunStopped": "._session",
-            "aexecute": "._session",
-            "execute": "._session",
-            "Interrupted": "._stop",
-            "StopToken": "._stop",
-            "stop_on_signals": "._stop",
-            "AgentFailure": ".targets",
-            "AgentRun": ".targets",
-            "AgentTarget": ".targets",
-            "AgentUsage": ".targets",
-            "CallableTarget": ".targets",
-            "Target": ".targets",
-            "TargetRequest": ".targets",
-            "abandoned_threads": ".targets",
-            "build_target": ".targets",
-        },
-    )
-
-__all__ = [
-    "AgentFailure",
-    "AgentRun",
-    "AgentTarget",
-    "AgentUsage",
-    "CallableTarget",
-    "Evaluator",
-    "Interrupted",
-    "OnResult",
-    "RunOutcome",
-    "RunReport",
-    "RunStopped",
-    "StopToken",
-    "Target",
-    "TargetRequest",
-    "abandoned_threads",
-    "aexecute",
-    "arun",
-    "arun_cases",
-    "build_target",
-    "check_agent_flags",
-    "execute",
-    "judge_checks",
-    "run",
-    "run_cases",
-    "stop_on_signals",
-    "with_judge",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

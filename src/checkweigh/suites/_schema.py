@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..checks._model import parse_path
+from ..checks import parse_path
 from ..core import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
@@ -31,9 +31,9 @@ from ..core import (
     PassMode,
     default_outcome_rules,
 )
-from ..core._outcome import OutcomeRule as _OutcomeRule
+from ..core import OutcomeRule as _OutcomeRule
 from ..importers import FORMATS, FieldMapping, OnBadRecord
-from ..judges._options import JudgeFormat
+from ..judges import JudgeFormat
 from ._targets import BuiltinKindsSchema, TargetSpecBase, target_spec
 from ._text import shown
 

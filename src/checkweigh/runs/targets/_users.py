@@ -32,7 +32,7 @@ from ...judges import (
     close_judge,
     make_judge,
 )
-from ...judges._answers import schema_of
+from ...judges import schema_of
 
 STOP_MARKER = "###STOP###"
 """Text a simulated user may put in its message to say it is done."""
