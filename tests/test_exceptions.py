@@ -22,11 +22,6 @@ MODULES = sorted(
 OUTSIDE = {
     "checkweigh._process.ProcessExit": "user code's os._exit(): a SystemExit, so that what "
     "catches an exit (the CLI, pytest) treats it as one",
-    # KNOWN EXCEPTIONS (issue 23): runs/targets is rewritten on another branch; the lead empties
-    # these at merge. Add nothing here.
-    "checkweigh.runs.targets._base.AgentFailure": "rewritten with the target kinds (item 2)",
-    "checkweigh.runs.targets._users.UserFailure": "rewritten with the target kinds (item 2)",
-    "checkweigh.runs.targets.conversation.ConversationFailure": "rewritten with the target kinds",
 }
 """The exceptions that stay outside the tree, each with its reason."""
 

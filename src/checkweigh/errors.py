@@ -19,7 +19,8 @@ Public names are given with their package, private ones with their module::
     ├── core.RubricError                    (also ValueError)
     ├── core.SimulationStopped
     ├── core._rerun_batches.TooManyNoisyChecks   (also ValueError)
-    ├── importers._convert.RecordError      (also ValueError)
+    ├── importers.RecordError               (also ValueError)
+    ├── importers.ReplyError                an agent's reply a format cannot read
     ├── importers._otlp.SpanError           (also ValueError)
     ├── judges.JudgeError
     │   ├── judges.ReplayMiss
@@ -30,14 +31,16 @@ Public names are given with their package, private ones with their module::
     ├── runs.RunStopped                     a run that ended early, stored as incomplete
     ├── runs.Interrupted                    Ctrl-C, SIGTERM
     ├── runs.executors.WorkerLost
+    ├── runs.targets.AgentFailure           a case's agent run failed: the case is errored
+    │   └── runs.targets.ConversationFailure
+    ├── runs.targets._users.UserFailure     a simulated user failed
     ├── server._errors.ApiError             an HTTP answer other than success
     ├── suites.TextFileError                (also ValueError)
     ├── suites._command.CommandSpecError    (also ValueError)
     └── suites._yaml.YamlSyntaxError        (also ValueError)
 
 Outside the tree, each for a reason given in ``tests/test_exceptions.py``: ``_process.ProcessExit``
-(a ``SystemExit``: user code's ``os._exit``) and, until the target rewrite of issue 23 lands,
-``runs.AgentFailure`` and the failures derived from it.
+(a ``SystemExit``: user code's ``os._exit``).
 """
 
 from __future__ import annotations
