@@ -261,6 +261,7 @@ def test_every_command_shown_says_whether_it_runs() -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[_name(p) for p in PAGES])
+@pytest.mark.usefixtures("fresh_modules")  # a page's agent module is loaded here: forget it
 def test_every_block_of_the_page_runs_as_shown(tmp_path: Path, page: Path) -> None:
     copy = _copy(tmp_path, page)
     later: list[Block] = []

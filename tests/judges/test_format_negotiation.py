@@ -90,9 +90,13 @@ def test_a_server_without_structured_output_gets_the_schema_in_the_prompt() -> N
         verdicts, judge = judge_all(server.base_url)
     assert {v.state for v in verdicts} == {VerdictState.PASSED}  # type: ignore[attr-defined]
     sent = kinds(server.requests)
-    assert sent[-8:] == [None] * 8
-    assert set(sent[:-8]) <= {"json_schema", "json_object"}
-    system = server.requests[-1]["messages"][0]["content"]  # type: ignore[index]
+    # each call ends asking with the schema in the prompt, once; a call still in flight with a
+    # structured format may reach the server after another's prompt call on a loaded machine
+    assert sent.count(None) == 8
+    assert sent[0] == "json_schema"
+    assert set(sent) - {None} <= {"json_schema", "json_object"}
+    prompted = [r for r, kind in zip(server.requests, sent, strict=True) if kind is None]
+    system = prompted[-1]["messages"][0]["content"]  # type: ignore[index]
     assert "validates against this JSON schema" in system
     assert judge.output_format == "prompt"
 
