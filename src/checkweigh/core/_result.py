@@ -11,14 +11,12 @@ from pydantic import ValidationError
 from .._text import NOT_JSON, json_with_surrogates
 from ._case import Case
 from ._exchange import JudgeExchange
-from ._outcome import OutcomeClass
+from ._result_records import RECORD_VERSION, ResultRecord
 from ._scoring import EvaluationResult, ScoreStatus
 from ._usage import CaseUsage
 from ._verdict import Verdict
 
-RECORD_VERSION = 2
-"""The version of the result record's shape (:class:`checkweigh.store.ResultRecord`): 1 had no
-``schema_version``; 2 added it (the case and judge exchanges are stored beside the record)."""
+__all__ = ["RECORD_VERSION", "CaseResult", "case_of_json"]
 
 
 class _Fields(NamedTuple):
@@ -87,73 +85,19 @@ class CaseResult(_Fields):
         return any(r.status is ScoreStatus.ERRORED for r in self.results.values())
 
     def to_record(self) -> dict[str, Any]:
-        """A JSON-ready form, as stored and exported."""
-        verdicts: dict[str, Any] = {}
-        for name, v in self.verdicts.items():
-            # VerdictState is a str enum: it serializes as its value
-            entry: dict[str, Any] = {"state": v.state, "reason": v.reason}
-            if v.error is not None:
-                entry["error"] = v.error
-            if type(v) is not Verdict and v.measures:
-                entry["measures"] = v.measures
-            verdicts[name] = entry
-        return {
-            "schema_version": RECORD_VERSION,
-            "case_id": self.case_id,
-            "repeat": self.repeat,
-            "position": self.position,
-            "latency_ms": self.latency_ms,
-            "agent_error": self.agent_error,
-            **({"usage": self.usage.to_dict()} if self.usage is not None else {}),
-            "verdicts": verdicts,
-            "scores": {
-                name: {
-                    "status": r.status,
-                    "score": r.score,
-                    "outcome": r.outcome,
-                    "excluded": r.excluded,
-                    "required_failed": r.required_failed,
-                    "errored": r.errored,
-                    "outcome_rule": r.rule,
-                }
-                for name, r in self.results.items()
-            },
-        }
+        """The stored record (:class:`~checkweigh.core.ResultRecord`) as JSON-ready builtins."""
+        return ResultRecord.of(self).to_dict()
 
     @classmethod
     def from_record(
         cls, record: Mapping[str, Any], rubric_checks: Mapping[str, Sequence[str]] | None = None
     ) -> CaseResult:
-        """Rebuild a result stored with :meth:`to_record`.
+        """Rebuild a result from its stored record (see :meth:`ResultRecord.result`).
 
-        ``rubric_checks`` names each rubric's checks (from the run's snapshot) so that a rubric's
-        details hold only its own verdicts; without it every verdict is attached.
+        Raises:
+            msgspec.ValidationError: ``record`` is no result record.
         """
-        verdicts = {n: Verdict.from_dict(v) for n, v in record["verdicts"].items()}
-        results: dict[str, EvaluationResult] = {}
-        for name, s in record["scores"].items():
-            names = (rubric_checks or {}).get(name) or list(verdicts)
-            results[name] = EvaluationResult(
-                rubric=name,
-                status=ScoreStatus(s["status"]),
-                score=s["score"],
-                outcome=OutcomeClass(s["outcome"]) if s["outcome"] else None,
-                details={n: verdicts[n] for n in names if n in verdicts},
-                excluded=tuple(s.get("excluded", ())),
-                required_failed=tuple(s.get("required_failed", ())),
-                errored=tuple(s.get("errored", ())),
-                rule=s.get("outcome_rule", -1),
-            )
-        return cls(
-            case_id=record["case_id"],
-            repeat=record["repeat"],
-            verdicts=verdicts,
-            results=results,
-            latency_ms=record.get("latency_ms"),
-            agent_error=record.get("agent_error"),
-            position=record.get("position", 0),
-            usage=CaseUsage(**usage) if (usage := record.get("usage")) else None,
-        )
+        return ResultRecord.read(record).result(rubric_checks)
 
 
 def case_of_json(body: bytes) -> Case:
