@@ -21,7 +21,7 @@ from .._text import safe_data
 from ..errors import InputError
 from ._outcome import OutcomeClass
 from ._scoring import EvaluationResult, ScoreStatus
-from ._usage import CaseUsage
+from ._usage import MAX_TOKENS, CaseUsage
 from ._verdict import Verdict, VerdictState, measured
 
 if TYPE_CHECKING:
@@ -99,9 +99,20 @@ class ScoreRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class UsageRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What the agent consumed, as its log recorded."""
 
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Annotated[int, Meta(ge=0, le=MAX_TOKENS)] | None = None
+    output_tokens: Annotated[int, Meta(ge=0, le=MAX_TOKENS)] | None = None
     cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, usage: CaseUsage) -> UsageRecord:
+        """The record of ``usage``; a token count no JSON reader takes as an integer (one
+        that user code gave, past :data:`~checkweigh.core._usage.MAX_TOKENS`) is unknown."""
+        tokens_in, tokens_out, cost = usage
+        if tokens_in is not None and not 0 <= tokens_in <= MAX_TOKENS:
+            tokens_in = None
+        if tokens_out is not None and not 0 <= tokens_out <= MAX_TOKENS:
+            tokens_out = None
+        return cls(tokens_in, tokens_out, cost)
 
 
 class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -142,7 +153,7 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             position=result.position,
             latency_ms=result.latency_ms,
             agent_error=result.agent_error,
-            usage=UNSET if usage is None else UsageRecord(*usage),
+            usage=UNSET if usage is None else UsageRecord.of(usage),
             verdicts={name: of_verdict(v) for name, v in result.verdicts.items()},
             scores={
                 name: ScoreRecord(
