@@ -144,7 +144,7 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     @classmethod
     def of(cls, result: CaseResult) -> ResultRecord:
         """The record of ``result``."""
-        of_verdict = VerdictRecord.of
+        of_verdict, plain = VerdictRecord.of, VerdictRecord
         usage = result.usage
         return cls(
             schema_version=RECORD_VERSION,
@@ -154,7 +154,11 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             latency_ms=result.latency_ms,
             agent_error=result.agent_error,
             usage=UNSET if usage is None else UsageRecord.of(usage),
-            verdicts={name: of_verdict(v) for name, v in result.verdicts.items()},
+            # a plain verdict is the record's first three fields: built at C speed
+            verdicts={
+                name: plain(*v) if type(v) is _Verdict else of_verdict(v)
+                for name, v in result.verdicts.items()
+            },
             scores={
                 name: ScoreRecord(
                     r.status,
@@ -303,6 +307,7 @@ def _fails(value: object, kind: type) -> bool:
     return False
 
 
+_Verdict = Verdict
 _new = tuple.__new__
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(ResultRecord).decode
