@@ -61,11 +61,7 @@ if _typing.TYPE_CHECKING:
         CONFIG_VERSION,
         AgentSource,
         CheckSnapshot,
-        ResultRecord,
         RunConfig,
-        ScoreRecord,
-        UsageRecord,
-        VerdictRecord,
         judging_differences,
         read_config,
     )
@@ -79,7 +75,14 @@ if _typing.TYPE_CHECKING:
         pass_hat_k,
     )
     from ._repeats import TaskChange
-    from ._result import RECORD_VERSION, CaseResult
+    from ._result import CaseResult
+    from ._result_records import (
+        RECORD_VERSION,
+        ResultRecord,
+        ScoreRecord,
+        UsageRecord,
+        VerdictRecord,
+    )
     from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
     from ._scoring import EvaluationResult, ScoreStatus, score_rubric
     from ._stability import (
@@ -198,11 +201,11 @@ else:  # the names load when first read: see checkweigh._lazy
             "CONFIG_VERSION": "._records",
             "AgentSource": "._records",
             "CheckSnapshot": "._records",
-            "ResultRecord": "._records",
+            "ResultRecord": "._result_records",
             "RunConfig": "._records",
-            "ScoreRecord": "._records",
-            "UsageRecord": "._records",
-            "VerdictRecord": "._records",
+            "ScoreRecord": "._result_records",
+            "UsageRecord": "._result_records",
+            "VerdictRecord": "._result_records",
             "judging_differences": "._records",
             "read_config": "._records",
             "FlakyTask": "._reliability",
@@ -212,7 +215,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "TaskReliability": "._reliability",
             "pass_at_k": "._reliability",
             "pass_hat_k": "._reliability",
-            "RECORD_VERSION": "._result",
+            "RECORD_VERSION": "._result_records",
             "CaseResult": "._result",
             "Bands": "._rubric",
             "NotApplicablePolicy": "._rubric",

@@ -1,7 +1,6 @@
-"""The typed, versioned shapes of what a run stores: its configuration (:class:`RunConfig`) and
-each execution's record (:class:`ResultRecord`, defined in ``_result_records``), and what
-makes two runs' verdicts incomparable: a different judge, judge settings, judge mode or check
-version."""
+"""The typed, versioned shapes of what a run stores: its configuration (:class:`RunConfig`;
+each execution's record is ``_result_records.ResultRecord``), and what makes two runs' verdicts
+incomparable: a different judge, judge settings, judge mode or check version."""
 
 from __future__ import annotations
 
@@ -9,22 +8,6 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-# the result record is defined beside its conversions; importable from here as before
-from ._result_records import ResultRecord, ScoreRecord, UsageRecord, VerdictRecord
-
-__all__ = [
-    "CONFIG_VERSION",
-    "AgentSource",
-    "CheckSnapshot",
-    "ResultRecord",
-    "RunConfig",
-    "ScoreRecord",
-    "UsageRecord",
-    "VerdictRecord",
-    "judging_differences",
-    "read_config",
-]
 
 CONFIG_VERSION = 2
 """The version of :class:`RunConfig`: 1 had no ``schema_version`` (the hand-built snapshot

@@ -11,12 +11,10 @@ from pydantic import ValidationError
 from .._text import NOT_JSON, json_with_surrogates
 from ._case import Case
 from ._exchange import JudgeExchange
-from ._result_records import RECORD_VERSION, ResultRecord
+from ._result_records import ResultRecord
 from ._scoring import EvaluationResult, ScoreStatus
 from ._usage import CaseUsage
 from ._verdict import Verdict
-
-__all__ = ["RECORD_VERSION", "CaseResult", "case_of_json"]
 
 
 class _Fields(NamedTuple):
