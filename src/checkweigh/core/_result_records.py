@@ -1,9 +1,10 @@
 """The stored form of one execution's result (:class:`ResultRecord`): the one definition the
 store writes and reads, ``--json`` exports and ``checkweigh schema result`` prints.
 
-The records are msgspec structs: building one and encoding it costs what the JSON encoding of
-a hand-built dict did, and reading one back is validated and typed at C speed (once per case,
-on the hot paths of writing a run and of reading it back).
+The records are msgspec structs (once per case, on the hot paths of writing a run and of
+reading it back): building and encoding one costs about half a microsecond more than the
+hand-built dict it replaced did with orjson, and reading one back, validated and typed, costs
+less than reading that dict did.
 """
 
 from __future__ import annotations
