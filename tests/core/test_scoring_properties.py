@@ -12,11 +12,13 @@ from checkweigh.core import (
     EvaluationResult,
     NotApplicablePolicy,
     OutcomeClass,
+    OutcomeRule,
     Rubric,
     RubricItem,
     ScoreStatus,
     Verdict,
     VerdictState,
+    classify,
     errored,
     failed,
     not_applicable,
@@ -178,3 +180,56 @@ def test_any_errored_check_means_no_score(
         assert result.errored == errored_checks
     else:
         assert result.status is not ScoreStatus.ERRORED
+
+
+def _first_rule_by_hand(
+    rules: tuple[OutcomeRule, ...], score: float, case: Case, required_failed: bool
+) -> tuple[OutcomeClass, int]:
+    """The outcome rules as the docs state them, read off the rules' fields."""
+    for index, rule in enumerate(rules):
+        if required_failed and rule.outcome is OutcomeClass.SUCCESSFUL_COMPLETION:
+            continue
+        if rule.min_score is not None and score < rule.min_score:
+            continue
+        if rule.max_score is not None and score > rule.max_score:
+            continue
+        if all(c.holds(case) for c in rule.state):
+            return rule.outcome, index
+    return OutcomeClass.PARTIAL_FAILURE, -1
+
+
+final_states = st.fixed_dictionaries(
+    {},
+    optional={
+        "success": st.one_of(st.booleans(), st.none(), st.integers(0, 1)),
+        "stage": st.sampled_from(["failed", "done", "booking"]),
+    },
+)
+
+
+@PROPS
+@given(scenarios(), final_states)
+def test_the_outcome_scoring_gives_is_the_first_matching_rule(
+    scenario: tuple[list[RubricItem], dict[str, VerdictState]], final_state: dict[str, object]
+) -> None:
+    # the scoring path, classify and OutcomeRule.matches all apply the rules through one
+    # function; this holds it to the rules' documented meaning on random cases
+    items, states = scenario
+    rubric = Rubric.build("prop", items)
+    case = Case(id="c", final_state=final_state)
+    result = score_rubric(rubric, {c: _verdict(s) for c, s in states.items()}, case)
+    assume(result.score is not None)
+    by_hand = _first_rule_by_hand(
+        rubric.outcome_rules, result.score, case, bool(result.required_failed)
+    )
+    assert (result.outcome, result.rule) == by_hand
+    assert (
+        classify(rubric.outcome_rules, result.score, case, bool(result.required_failed))
+        is by_hand[0]
+    )
+    matching = [
+        i
+        for i, r in enumerate(rubric.outcome_rules)
+        if r.matches(result.score, case, bool(result.required_failed))
+    ]
+    assert (matching[0] if matching else -1) == by_hand[1]

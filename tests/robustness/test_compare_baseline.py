@@ -185,14 +185,13 @@ FILES: list[tuple[str, Callable[[Runs], bytes], str]] = [
     (
         "a verdict state from another tool",
         _edited(_set("results.2.verdicts.correct_time.state", "maybe")),
-        ": results[2].verdicts.correct_time.state: Input should be 'passed', 'failed', "
-        "'not_applicable' or 'errored'",
+        ": results[2].verdicts.correct_time.state: Invalid enum value 'maybe'; expected one "
+        "of 'passed', 'failed', 'not_applicable', 'errored'",
     ),
     (
         "a score written as text",
         _edited(_set("results.0.scores.completion.score", "high")),
-        ": results[0].scores.completion.score: Input should be a valid number, unable to parse "
-        "string as a number",
+        ": results[0].scores.completion.score: Expected `float | null`, got `str`",
     ),
     (
         "a result without its case id",
@@ -202,7 +201,7 @@ FILES: list[tuple[str, Callable[[Runs], bytes], str]] = [
     (
         "a latency that is not a number",
         _edited(_set("results.3.latency_ms", [380])),
-        ": results[3].latency_ms: Input should be a valid number",
+        ": results[3].latency_ms: Expected `float | null`, got `array`",
     ),
     (
         "a pass threshold out of range",

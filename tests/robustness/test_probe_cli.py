@@ -500,15 +500,15 @@ def test_an_agent_that_changes_the_process_keeps_the_run_and_its_files(
 # Ctrl-C on the third result written: outside a run, a signal ends the process at once
 _INTERRUPT_THE_EXPORT = """\
 import os, signal
-from checkweigh.core import CaseResult
-_record = CaseResult.to_record
+from checkweigh.core import ResultRecord
+_record = ResultRecord.of
 _count = [0]
-def _to_record(self):
+def _of(result):
     _count[0] += 1
     if _count[0] == 3:
         os.kill(os.getpid(), signal.SIGINT)
-    return _record(self)
-CaseResult.to_record = _to_record
+    return _record(result)
+ResultRecord.of = staticmethod(_of)
 """
 
 

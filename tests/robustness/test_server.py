@@ -115,9 +115,9 @@ BAD_UPLOADS = [
     ("an id too long", _set("run.id", "x" * 41), 422, "body.run.id: expected 1 to 40 letters, digits, '.', '_' or '-'"),
     ("no configuration", _set("run.config", _DROP), 422, "body.run.config: Field required"),
     ("a date that is not one", _set("run.created_at", "yesterday"), 422, "body.run.created_at: Input should be a valid datetime or date, input is too short"),
-    ("a result without verdicts", _set("results.0.verdicts", _DROP), 422, "body.results[0]: missing field 'verdicts'"),
-    ("a result with a bad score status", _set("results.2.scores.completion.status", "great"), 422, "body.results[2]: 'great' is not a valid ScoreStatus"),
-    ("a result with a bad verdict state", _set("results.1.verdicts.correct_time.state", "yes"), 422, "body.results[1]: 'yes' is not a valid VerdictState"),
+    ("a result without verdicts", _set("results.0.verdicts", _DROP), 422, "body.results[0].verdicts: Field required"),
+    ("a result with a bad score status", _set("results.2.scores.completion.status", "great"), 422, "body.results[2].scores.completion.status: Invalid enum value 'great'; expected one of 'scored', 'errored', 'not_applicable'"),
+    ("a result with a bad verdict state", _set("results.1.verdicts.correct_time.state", "yes"), 422, "body.results[1].verdicts.correct_time.state: Invalid enum value 'yes'; expected one of 'passed', 'failed', 'not_applicable', 'errored'"),
     ("a result too few", lambda d: d["results"].pop(), 422, "body.results: 12 result(s) but the summary counts 13 execution(s)"),
     ("a summary that is not one", _set("summary.executions", "many"), 422, "body.summary.executions: Input should be a valid integer, unable to parse string as an integer"),
 ]  # fmt: skip

@@ -104,8 +104,12 @@ def schema_command(
     else:
         from ..core import ResultRecord, RunConfig
 
-        model = RunConfig if kind is SchemaKind.run_config else ResultRecord
-        schema = {"$schema": _DIALECT, **model.model_json_schema()}
+        described = (
+            RunConfig.model_json_schema()
+            if kind is SchemaKind.run_config
+            else ResultRecord.json_schema()
+        )
+        schema = {"$schema": _DIALECT, **described}
     text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         typer.echo(text, nl=False)

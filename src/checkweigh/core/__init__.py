@@ -74,11 +74,7 @@ if _typing.TYPE_CHECKING:
     from ._records import CONFIG_VERSION as CONFIG_VERSION
     from ._records import AgentSource as AgentSource
     from ._records import CheckSnapshot as CheckSnapshot
-    from ._records import ResultRecord as ResultRecord
     from ._records import RunConfig as RunConfig
-    from ._records import ScoreRecord as ScoreRecord
-    from ._records import UsageRecord as UsageRecord
-    from ._records import VerdictRecord as VerdictRecord
     from ._records import judging_differences as judging_differences
     from ._records import read_config as read_config
     from ._reliability import FlakyTask as FlakyTask
@@ -89,8 +85,12 @@ if _typing.TYPE_CHECKING:
     from ._reliability import pass_at_k as pass_at_k
     from ._reliability import pass_hat_k as pass_hat_k
     from ._repeats import TaskChange as TaskChange
-    from ._result import RECORD_VERSION as RECORD_VERSION
     from ._result import CaseResult as CaseResult
+    from ._result_records import RECORD_VERSION as RECORD_VERSION
+    from ._result_records import ResultRecord as ResultRecord
+    from ._result_records import ScoreRecord as ScoreRecord
+    from ._result_records import UsageRecord as UsageRecord
+    from ._result_records import VerdictRecord as VerdictRecord
     from ._rubric import Bands as Bands
     from ._rubric import NotApplicablePolicy as NotApplicablePolicy
     from ._rubric import Rubric as Rubric

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, StrEnum, auto
 from typing import Any, NamedTuple
 
 from ._result import CaseResult
@@ -183,13 +183,25 @@ class PassPolicy:
 
     def state(self, result: CaseResult) -> tuple[CaseState, float | None]:
         """What :meth:`decide` concludes, without building the reason (per-case fast path)."""
+        state, score, _ = self._decision(result)
+        return state, score
+
+    def decide(self, result: CaseResult) -> CaseVerdict:
+        """Pass, fail or errored, with the score and the reason."""
+        state, score, why = self._decision(result)
+        reason, failed = self._explain(result, why, score)
+        return CaseVerdict(state, score, reason, failed)
+
+    def _decision(self, result: CaseResult) -> tuple[CaseState, float | None, _Why]:
+        """The one place a case's state is decided, and which rule decided it (the reason is
+        built from that by :meth:`_explain`, only when asked for)."""
         if result.agent_error is not None:
-            return _ERRORED, None
+            return _ERRORED, None, _Why.AGENT_ERROR
         score = self.score_pct(result)
         required_failed = False
         for r in result.results.values():
             if r.errored:
-                return _ERRORED, score
+                return _ERRORED, score, _Why.ERRORED
             if r.required_failed:
                 required_failed = True
         decided = False
@@ -201,89 +213,79 @@ class PassPolicy:
                 continue
             state = v.state
             if state is VerdictState.ERRORED:
-                return _ERRORED, score
+                return _ERRORED, score, _Why.ERRORED
             if state is VerdictState.FAILED:
                 decided = outcome_failed = True
             elif state is VerdictState.PASSED:
                 decided = True
-        if required_failed or outcome_failed:
-            return _FAILED, score
         if self.pass_policy is PassMode.ALL_CHECKS:
-            return self._all_checks_state(result, score, decided)
+            if required_failed or outcome_failed:
+                return _FAILED, score, _Why.CHECKS_FAILED
+            applied = decided
+            for r in self._named(result):
+                applied = True
+                for v in r.details.values():
+                    if v.state is _V_FAILED:
+                        return _FAILED, score, _Why.CHECKS_FAILED
+            if applied:
+                return _PASSED, score, _Why.CHECKS_PASSED
+            return _FAILED, score, _Why.NOTHING_APPLIED
+        if required_failed:
+            return _FAILED, score, _Why.REQUIRED_FAILED
+        if outcome_failed:
+            return _FAILED, score, _Why.OUTCOMES_FAILED
         if decided:
-            return _PASSED, score
-        if score is None or score < self.pass_threshold:
-            return _FAILED, score
-        return _PASSED, score
-
-    def decide(self, result: CaseResult) -> CaseVerdict:
-        """Pass, fail or errored, with the score and the reason."""
-        if result.agent_error is not None:
-            return CaseVerdict(CaseState.ERRORED, None, f"agent error: {result.agent_error}")
-        score = self.score_pct(result)
-        errored = [
-            f"{name}: {v.error or v.reason}"
-            for name, v in result.verdicts.items()
-            if v.state is VerdictState.ERRORED
-            and (name in self.outcome_checks or _in_errored_rubric(result, name))
-        ]
-        if errored:
-            return CaseVerdict(
-                CaseState.ERRORED, score, "errored: " + "; ".join(errored), tuple(errored)
-            )
-        if self.pass_policy is PassMode.ALL_CHECKS:
-            return self._all_checks_verdict(result, score)
-        required = [
-            f"{name}: {result.verdicts[name].reason}"
-            for r in result.results.values()
-            for name in r.required_failed
-        ]
-        if required:
-            return CaseVerdict(
-                CaseState.FAILED,
-                score,
-                "required check failed: " + "; ".join(required),
-                tuple(required),
-            )
-        outcomes = [
-            (name, v)
-            for name in self.outcome_checks
-            if (v := result.verdicts.get(name)) is not None
-            and v.state in (VerdictState.PASSED, VerdictState.FAILED)
-        ]
-        if outcomes:
-            failed = tuple(
-                f"{n}: {v.reason}" for n, v in outcomes if v.state is VerdictState.FAILED
-            )
-            if failed:
-                return CaseVerdict(
-                    CaseState.FAILED,
-                    score,
-                    "expected outcomes not met: " + "; ".join(failed),
-                    failed,
-                )
-            return CaseVerdict(CaseState.PASSED, score, "every expected outcome passed")
+            return _PASSED, score, _Why.OUTCOMES_PASSED
         if score is None:
-            return CaseVerdict(
-                CaseState.FAILED, None, "no rubric scored this case and no expected outcome applies"
+            return _FAILED, score, _Why.NO_SCORE
+        if score < self.pass_threshold:
+            return _FAILED, score, _Why.BELOW_THRESHOLD
+        return _PASSED, score, _Why.AT_THRESHOLD
+
+    def _explain(
+        self, result: CaseResult, why: _Why, score: float | None
+    ) -> tuple[str, tuple[str, ...]]:
+        """The reason for the decision ``why`` names, and the checks behind a failure."""
+        verdicts = result.verdicts
+        if why is _Why.AGENT_ERROR:
+            return f"agent error: {result.agent_error}", ()
+        if why is _Why.ERRORED:
+            errored = tuple(
+                f"{name}: {v.error or v.reason}"
+                for name, v in verdicts.items()
+                if v.state is VerdictState.ERRORED
+                and (name in self.outcome_checks or _in_errored_rubric(result, name))
             )
-        if score >= self.pass_threshold:
-            return CaseVerdict(
-                CaseState.PASSED,
-                score,
-                f"score {score:.1f} >= pass threshold {self.pass_threshold:g}",
+            return "errored: " + "; ".join(errored), errored
+        if why in (_Why.CHECKS_FAILED, _Why.CHECKS_PASSED, _Why.NOTHING_APPLIED):
+            return self._all_checks_reason(result, why)
+        if why is _Why.REQUIRED_FAILED:
+            required = tuple(
+                f"{name}: {verdicts[name].reason}"
+                for r in result.results.values()
+                for name in r.required_failed
             )
+            return "required check failed: " + "; ".join(required), required
+        if why is _Why.OUTCOMES_FAILED:
+            failed = tuple(
+                f"{name}: {v.reason}"
+                for name in self.outcome_checks
+                if (v := verdicts.get(name)) is not None and v.state is VerdictState.FAILED
+            )
+            return "expected outcomes not met: " + "; ".join(failed), failed
+        if why is _Why.OUTCOMES_PASSED:
+            return "every expected outcome passed", ()
+        if why is _Why.NO_SCORE:
+            return "no rubric scored this case and no expected outcome applies", ()
+        assert score is not None
+        if why is _Why.AT_THRESHOLD:
+            return f"score {score:.1f} >= pass threshold {self.pass_threshold:g}", ()
         failed = tuple(
             f"{name}: {v.reason}"
-            for name, v in result.verdicts.items()
+            for name, v in verdicts.items()
             if v.state is VerdictState.FAILED and _scored_here(self, result, name)
         )
-        return CaseVerdict(
-            CaseState.FAILED,
-            score,
-            f"score {score:.1f} < pass threshold {self.pass_threshold:g}",
-            failed,
-        )
+        return f"score {score:.1f} < pass threshold {self.pass_threshold:g}", failed
 
     def _named(self, result: CaseResult) -> list[EvaluationResult]:
         """The scored results of the rubrics whose checks must all pass (``all_checks``)."""
@@ -294,27 +296,14 @@ class PassPolicy:
             if r.status is _SCORED and (wanted is None or name in wanted)
         ]
 
-    def _all_checks_state(
-        self, result: CaseResult, score: float | None, decided: bool
-    ) -> tuple[CaseState, float | None]:
-        # required checks, expected outcomes and errors were settled by the caller
-        applied = decided
-        for r in self._named(result):
-            applied = True
-            for v in r.details.values():
-                if v.state is _V_FAILED:
-                    return _FAILED, score
-        return (_PASSED if applied else _FAILED), score
-
-    def _all_checks_verdict(self, result: CaseResult, score: float | None) -> CaseVerdict:
-        # errors were settled by the caller; failures are named once, in rubric order, then
-        # required checks of the other rubrics, then the expected outcomes
+    def _all_checks_reason(self, result: CaseResult, why: _Why) -> tuple[str, tuple[str, ...]]:
+        # failures are named once, in rubric order, then required checks of the other
+        # rubrics, then the expected outcomes
         failed: dict[str, str] = {}
         passed: set[str] = set()
         skipped: set[str] = set()
-        named = self._named(result)
         verdicts = result.verdicts
-        for r in named:
+        for r in self._named(result):
             for check, v in r.details.items():
                 if v.state is _V_FAILED:
                     failed.setdefault(check, f"{check}: {v.reason}")
@@ -325,27 +314,37 @@ class PassPolicy:
         for r in result.results.values():
             for check in r.required_failed:
                 failed.setdefault(check, f"{check}: {verdicts[check].reason}")
-        applied = bool(named)
         for check in self.outcome_checks:
             outcome = verdicts.get(check)
             if outcome is not None and outcome.state is _V_FAILED:
                 failed.setdefault(check, f"{check}: {outcome.reason}")
             elif outcome is not None and outcome.state is _V_PASSED:
                 passed.add(check)
-                applied = True
-        if failed:
+        if why is _Why.CHECKS_FAILED:
             what = tuple(failed.values())
             head = "1 check failed" if len(what) == 1 else f"{len(what)} checks failed"
-            return CaseVerdict(CaseState.FAILED, score, f"{head}: " + "; ".join(what), what)
-        if not applied:
-            return CaseVerdict(
-                CaseState.FAILED, score, "no check applied to this case and no expected outcome"
-            )
+            return f"{head}: " + "; ".join(what), what
+        if why is _Why.NOTHING_APPLIED:
+            return "no check applied to this case and no expected outcome", ()
         na = len(skipped - passed)
         tail = f", {na} not applicable" if na else ""
-        return CaseVerdict(
-            CaseState.PASSED, score, f"every applicable check passed ({len(passed)} passed{tail})"
-        )
+        return f"every applicable check passed ({len(passed)} passed{tail})", ()
+
+
+class _Why(Enum):
+    """Which rule of :meth:`PassPolicy._decision` decided a case."""
+
+    AGENT_ERROR = auto()
+    ERRORED = auto()
+    REQUIRED_FAILED = auto()
+    OUTCOMES_FAILED = auto()
+    OUTCOMES_PASSED = auto()
+    NO_SCORE = auto()
+    BELOW_THRESHOLD = auto()
+    AT_THRESHOLD = auto()
+    CHECKS_FAILED = auto()
+    CHECKS_PASSED = auto()
+    NOTHING_APPLIED = auto()
 
 
 def _in_errored_rubric(result: CaseResult, check: str) -> bool:

@@ -22,8 +22,10 @@ def behaviour(result: CaseResult) -> object:
     same every try), else a digest of the trace and final state it produced (or its error)."""
     if result.agent_error is not None:
         return ("agent error", result.agent_error)
+    if result.body is not None:  # scored as read: the same on every try
+        return None
     case = result.case
-    if case is None or result.body is not None:  # scored as read: the same on every try
+    if case is None:
         return None
     dumped = case.model_dump_json(include={"trace", "final_state"})
     return hashlib.blake2b(dumped.encode(), digest_size=16).digest()

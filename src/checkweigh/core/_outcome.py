@@ -8,12 +8,13 @@ to (its :class:`OutcomeBasis`), and the report counts how many cases each classe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-from ._conditions import Condition, ConditionOp, all_hold
+from ._conditions import Condition, ConditionOp
 from ._paths import FieldPath
 
 
@@ -52,14 +53,8 @@ class OutcomeRule:
     """The rule set this rule belongs to, for the report."""
 
     def matches(self, score: float, case: Any, required_failed: bool) -> bool:
-        """Whether this rule applies."""
-        if required_failed and self.outcome is OutcomeClass.SUCCESSFUL_COMPLETION:
-            return False
-        if self.min_score is not None and score < self.min_score:
-            return False
-        if self.max_score is not None and score > self.max_score:
-            return False
-        return all_hold(self.state, case)
+        """Whether this rule applies (decided by :func:`first_match`, as for scoring)."""
+        return first_match(compile_rules((self,)), score, case, required_failed)[1] == 0
 
     def describe(self) -> str:
         """A short human form of the rule."""
@@ -158,11 +153,64 @@ def _bands(rules: tuple[OutcomeRule, ...]) -> str:
     return ", ".join(words)
 
 
+class RuleStep(NamedTuple):
+    """An :class:`OutcomeRule` compiled for :func:`first_match` (see :func:`compile_rules`)."""
+
+    outcome: OutcomeClass
+    low: float
+    """``min_score``, or -inf."""
+    high: float
+    """``max_score``, or +inf."""
+    tests: tuple[Callable[[Any], bool], ...]
+    """The state conditions' compiled tests."""
+    is_success: bool
+    """A successful-completion rule, which a failed required check rules out."""
+    rule_index: int
+    """The rule's position in its rubric's rules."""
+
+
+def compile_rules(rules: tuple[OutcomeRule, ...]) -> tuple[RuleStep, ...]:
+    """``rules`` in the form :func:`first_match` reads (a rubric keeps its own, built once)."""
+    return tuple(
+        RuleStep(
+            r.outcome,
+            -math.inf if r.min_score is None else r.min_score,
+            math.inf if r.max_score is None else r.max_score,
+            tuple(c.test for c in r.state),
+            r.outcome is OutcomeClass.SUCCESSFUL_COMPLETION,
+            index,
+        )
+        for index, r in enumerate(rules)
+    )
+
+
+_PARTIAL = OutcomeClass.PARTIAL_FAILURE
+
+
+def first_match(
+    plan: tuple[RuleStep, ...], score: float, case: Any, required_failed: bool
+) -> tuple[OutcomeClass, int]:
+    """The outcome class and index of the first rule that matches; partial failure and -1
+    when none does.
+
+    A rule matches when the score is within [low, high], each state test holds of ``case``,
+    and, for a successful-completion rule, no required check failed. This is the one place
+    the outcome rules are applied: :func:`classify`, :meth:`OutcomeRule.matches` and the
+    scoring of every case (``score_rubric``) call it.
+    """
+    for outcome, low, high, tests, is_success, rule_index in plan:
+        if (is_success and required_failed) or score < low or score > high:
+            continue
+        for test in tests:
+            if not test(case):
+                break
+        else:
+            return outcome, rule_index
+    return _PARTIAL, -1
+
+
 def classify(
     rules: tuple[OutcomeRule, ...], score: float, case: Any, required_failed: bool
 ) -> OutcomeClass:
     """The outcome of the first matching rule; partial failure when none matches."""
-    for rule in rules:
-        if rule.matches(score, case, required_failed):
-            return rule.outcome
-    return OutcomeClass.PARTIAL_FAILURE
+    return first_match(compile_rules(rules), score, case, required_failed)[0]

@@ -1,5 +1,5 @@
-"""The typed, versioned shapes of what a run stores: its configuration (:class:`RunConfig`) and
-each execution's record (:class:`ResultRecord`), and what makes two runs' verdicts
+"""The typed, versioned shapes of what a run stores: its configuration (:class:`RunConfig`;
+each execution's record is ``_result_records.ResultRecord``), and what makes two runs' verdicts
 incomparable: a different judge, judge settings, judge mode or check version."""
 
 from __future__ import annotations
@@ -8,10 +8,6 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from ._outcome import OutcomeClass
-from ._scoring import ScoreStatus
-from ._verdict import VerdictState
 
 CONFIG_VERSION = 2
 """The version of :class:`RunConfig`: 1 had no ``schema_version`` (the hand-built snapshot
@@ -79,80 +75,6 @@ class RunConfig(BaseModel):
     agent_source: AgentSource | None = None
     """Where the agent answers came from (None: the cases held recorded traces, or the run
     was stored before this was kept)."""
-
-
-class VerdictRecord(BaseModel):
-    """One check's verdict as stored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    state: VerdictState
-    """passed, failed, not_applicable or errored."""
-    reason: str = ""
-    """Why."""
-    error: str | None = None
-    """What went wrong, for an errored verdict."""
-    measures: dict[str, float] | None = None
-    """The numbers it was decided from (a metric's score, a judge's flip rate)."""
-
-
-class ScoreRecord(BaseModel):
-    """One rubric's result as stored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: ScoreStatus
-    """scored, errored or not_applicable."""
-    score: float | None
-    """0-1, when scored."""
-    outcome: OutcomeClass | None
-    """The outcome class its rules gave."""
-    excluded: list[str] = Field(default_factory=list)
-    """Checks left out as not applicable."""
-    required_failed: list[str] = Field(default_factory=list)
-    """Required checks that failed."""
-    errored: list[str] = Field(default_factory=list)
-    """Checks that errored."""
-    outcome_rule: int = -1
-    """The index of the outcome rule that classed it (-1: none)."""
-
-
-class UsageRecord(BaseModel):
-    """What the agent consumed, as its log recorded."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-
-
-class ResultRecord(BaseModel):
-    """One execution of one case as stored (``case_results.record``) and exported (each item
-    of ``results`` in ``--json``, which adds the case verdict and, with ``--json-cases``, the
-    evaluated case). The store writes it with :meth:`CaseResult.to_record`, without building
-    this model (once per case, on the hot path); tests hold the two to the same shape."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = 1
-    """:data:`~checkweigh.core.RECORD_VERSION` when written; 1 for records stored before."""
-    case_id: str
-    """The case's id."""
-    repeat: int
-    """Which execution of the case (from 0)."""
-    position: int = 0
-    """The case's position in its cases file."""
-    latency_ms: float | None = None
-    """How long the agent took."""
-    agent_error: str | None = None
-    """The agent's error, when it failed (then there are no verdicts)."""
-    usage: UsageRecord | None = None
-    """Tokens and cost, when the log recorded them."""
-    verdicts: dict[str, VerdictRecord]
-    """Every check's verdict, by name."""
-    scores: dict[str, ScoreRecord]
-    """Every rubric's result, by name."""
 
 
 _SETTINGS_THAT_JUDGE = ("format",)

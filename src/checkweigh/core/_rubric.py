@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import CheckweighError
 from ._conditions import Condition
-from ._outcome import OutcomeClass, OutcomeRule, default_outcome_rules
+from ._outcome import OutcomeRule, RuleStep, compile_rules, default_outcome_rules
 
 
 class RubricError(CheckweighError, ValueError):
@@ -136,19 +136,9 @@ class Rubric:
         return {}
 
     @functools.cached_property
-    def rule_plan(self) -> tuple[tuple[Any, float, float, tuple[Any, ...], bool, int], ...]:
-        """(outcome, min score, max score, state tests, is success, index) per outcome rule."""
-        return tuple(
-            (
-                r.outcome,
-                -math.inf if r.min_score is None else r.min_score,
-                math.inf if r.max_score is None else r.max_score,
-                tuple(c.test for c in r.state),
-                r.outcome is OutcomeClass.SUCCESSFUL_COMPLETION,
-                index,
-            )
-            for index, r in enumerate(self.outcome_rules)
-        )
+    def rule_plan(self) -> tuple[RuleStep, ...]:
+        """The outcome rules compiled once, for ``first_match`` (see ``_outcome.py``)."""
+        return compile_rules(self.outcome_rules)
 
     @functools.cached_property
     def check_names(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from ._conditions import all_hold
-from ._outcome import OutcomeClass
+from ._outcome import OutcomeClass, first_match
 from ._rubric import NotApplicablePolicy, Rubric
 from ._verdict import Verdict, VerdictState
 
@@ -153,19 +153,7 @@ def score_rubric(rubric: Rubric, verdicts: Mapping[str, Verdict], case: Any) -> 
             (rubric.name, status, None, None, details, excluded, required_failed, errored, -1),
         )
     assert score is not None
-    # the first matching rule (see classify); inlined with precompiled tests for speed
-    outcome = OutcomeClass.PARTIAL_FAILURE
-    rule = -1
-    for rule_outcome, low, high, tests, is_success, index in rubric.rule_plan:
-        if (is_success and required_failed) or score < low or score > high:
-            continue
-        for test in tests:
-            if not test(case):
-                break
-        else:
-            outcome = rule_outcome
-            rule = index
-            break
+    outcome, rule = first_match(rubric.rule_plan, score, case, bool(required_failed))
     # built with tuple.__new__ directly: this runs once per rubric per case
     return _new(
         EvaluationResult,

@@ -64,7 +64,12 @@ def _finite(total: float | None) -> float | None:
     return total if total is not None and total < _INF else None
 
 
+MAX_TOKENS = 2**63 - 1
+"""The largest token count kept (what a JSON reader takes as an integer everywhere): a count
+past it is no usage anyone had, and is unknown."""
+
+
 def _whole(total: float | None) -> int | None:
     """A token count as a whole number, unknown when its sum overflowed."""
     finite = _finite(total)
-    return int(finite) if finite is not None else None
+    return int(finite) if finite is not None and finite <= MAX_TOKENS else None

@@ -33,28 +33,17 @@ class Verdict(NamedTuple):
         return {}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form."""
-        out: dict[str, Any] = {"state": self.state.value, "reason": self.reason}
-        if self.error is not None:
-            out["error"] = self.error
-        if self.measures:
-            out["measures"] = dict(self.measures)
-        return out
+        """A JSON-ready form: its stored record (:class:`~checkweigh.core.VerdictRecord`)."""
+        from ._result_records import VerdictRecord
+
+        return VerdictRecord.of(self).to_dict()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
         """Rebuild a verdict stored with :meth:`to_dict`."""
-        state = data["state"]
-        # a dict lookup: calling the enum costs more than the rest of reading a stored result
-        known = _STATE_OF.get(state) if isinstance(state, str) else None
-        verdict = cls(
-            VerdictState(state) if known is None else known,
-            data.get("reason", ""),
-            data.get("error"),
-        )
-        if data.get("measures"):
-            return measured(verdict, data["measures"])
-        return verdict
+        from ._result_records import VerdictRecord
+
+        return VerdictRecord.read(data).verdict()
 
 
 class MeasuredVerdict(Verdict):
@@ -75,8 +64,6 @@ def measured(verdict: Verdict, measures: dict[str, float]) -> Verdict:
     out._measures = {k: float(v) for k, v in measures.items()}
     return out
 
-
-_STATE_OF = {s.value: s for s in VerdictState}
 
 # Verdicts are made once per check per case: build the tuple directly (C level) instead of
 # through the generated Python __new__ of the NamedTuple.

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from ..core import CaseResult, CaseState, PassPolicy, RepeatTally, RunSummary
+from ..core import CaseResult, CaseState, PassPolicy, RepeatTally, ResultRecord, RunSummary
 from ._files import replaced_at
 from ._safe import json_inert
 
@@ -46,15 +46,19 @@ def write_json_report(
         for r in results:
             if count:
                 fh.write(",\n")
-            record = r.to_record()
+            added: dict[str, Any] = {}
             if policy is not None:
                 v = policy.decide(r)
-                record["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
+                added["case"] = {"state": v.state, "score_pct": v.score_pct, "reason": v.reason}
                 if tally is not None:
                     tally.add(r.case_id, v.state is CaseState.PASSED)
             if cases and r.body is not None:
-                record["evaluated_case"] = orjson.Fragment(r.body)  # stored JSON, as it is
-            fh.write(json_inert(orjson.dumps(record).decode()))
+                added["evaluated_case"] = orjson.Fragment(r.body)  # stored JSON, as it is
+            # the stored record, as the store writes it, with the additions after its fields
+            item = ResultRecord.of(r).to_json()
+            if added:
+                item = item[:-1] + b"," + orjson.dumps(added)[1:]
+            fh.write(json_inert(item.decode()))
             count += 1
         fh.write("]")
         if tally is not None and tally.summary() is not None:  # some case was tried twice

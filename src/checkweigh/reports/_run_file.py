@@ -13,57 +13,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (
-    Any,
-    NotRequired,  # pydantic reads these on Python < 3.12
-)
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from typing_extensions import TypedDict
+from pydantic import BaseModel, ValidationError
 
 from .._text import NOT_JSON, json_with_surrogates
-from ..core import CaseResult, OutcomeClass, PassPolicy, ScoreStatus, VerdictState
+from ..core import CaseResult, PassPolicy, ResultRecord
 from ..errors import InputError
 
 _EXPECTED = "expected the file `checkweigh run --json` writes"
 # ids the store makes (20261123-204500-a1b2c3) and any other plain token: an id from a file
 # ends up in Markdown code spans and URLs, so it may hold nothing that could be markup
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-class _Verdict(TypedDict):
-    state: VerdictState
-    reason: NotRequired[str]
-    error: NotRequired[str | None]
-    measures: NotRequired[dict[str, float]]
-
-
-class _Score(TypedDict):
-    status: ScoreStatus
-    score: float | None
-    outcome: OutcomeClass | None
-    excluded: NotRequired[list[str]]
-    required_failed: NotRequired[list[str]]
-    errored: NotRequired[list[str]]
-    outcome_rule: NotRequired[int]
-
-
-class _Usage(TypedDict, total=False):
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-
-
-class _Record(TypedDict):
-    case_id: str
-    repeat: int
-    position: NotRequired[int]
-    latency_ms: NotRequired[float | None]
-    agent_error: NotRequired[str | None]
-    usage: NotRequired[_Usage]
-    verdicts: dict[str, _Verdict]
-    scores: dict[str, _Score]
 
 
 class _Rubric(BaseModel):
@@ -87,7 +49,8 @@ class _Run(BaseModel):
     config: dict[str, Any]
 
 
-_RECORDS: TypeAdapter[list[_Record]] = TypeAdapter(list[_Record])
+_EXPORT_ADDS = ("case", "evaluated_case")
+"""What ``--json`` adds beside each stored record: the case verdict and the evaluated case."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +85,24 @@ def _invalid(path: Path, prefix: str, exc: ValidationError) -> InputError:
     first = exc.errors(include_url=False)[0]
     field = _where((prefix, *first["loc"])) if prefix else _where(tuple(first["loc"]))
     return InputError(first["msg"], file=path, field=field)
+
+
+def _records(path: Path, items: object) -> list[ResultRecord]:
+    """The export's results as the stored records they hold."""
+    if not isinstance(items, list):
+        raise InputError("expected a list of result records", file=path, field="results")
+    records = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError("expected a result record", file=path, field=f"results[{i}]")
+        try:
+            records.append(
+                ResultRecord.read({k: v for k, v in item.items() if k not in _EXPORT_ADDS})
+            )
+        except InputError as exc:
+            field = f"results[{i}]" + (f".{exc.field}" if exc.field else "")
+            raise InputError(exc.message, file=path, field=field) from None
+    return records
 
 
 def _document(path: Path) -> dict[str, Any]:
@@ -183,10 +164,7 @@ def read_run_file(path: Path) -> RunFile:
         policy = PassPolicy.from_snapshot(config.thresholds)
     except (ValueError, TypeError) as exc:
         raise InputError(str(exc), file=path, field="run.config.thresholds") from None
-    try:
-        records = _RECORDS.validate_python(data["results"])
-    except ValidationError as exc:
-        raise _invalid(path, "results", exc) from None
+    records = _records(path, data["results"])
     if run.executions is not None and len(records) != run.executions:
         raise InputError(
             f"the run stored {run.executions} execution(s) but the file holds {len(records)}; "
@@ -199,15 +177,15 @@ def read_run_file(path: Path) -> RunFile:
     results: list[CaseResult] = []
     seen: set[tuple[str, int]] = set()
     for i, record in enumerate(records):
-        key = (record["case_id"], record["repeat"])
+        key = (record.case_id, record.repeat)
         if key in seen:
             raise InputError(
-                f"case {record['case_id']!r} repeat {record['repeat']} appears twice",
+                f"case {record.case_id!r} repeat {record.repeat} appears twice",
                 file=path,
                 field=f"results[{i}]",
             )
         seen.add(key)
-        results.append(CaseResult.from_record(record, rubric_checks))
+        results.append(record.result(rubric_checks))
     return RunFile(
         path=path,
         id=run.id,

@@ -215,8 +215,9 @@ class Evaluator:
         results = {r.name: score_rubric(r, verdicts, case) for r in self.rubrics}
         usage = trace_usage(case.trace)
         # with its line at hand, the result does not hold the parsed case: buffered results
-        # would keep thousands of objects alive for the collector to walk, again and again;
-        # tuple.__new__ skips the NamedTuple's Python-level __new__ (once per case)
+        # would keep thousands of objects alive for the collector to walk, again and again
+        # (CaseResult.case parses the line when read); tuple.__new__ skips the NamedTuple's
+        # Python-level __new__ (once per case)
         held = case if body is None else None
         return _new(
             CaseResult,

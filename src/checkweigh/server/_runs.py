@@ -67,12 +67,18 @@ class Upload(BaseModel):
     """Every execution's record."""
 
 
+_EXPORT_ADDS = ("case", "evaluated_case")
+
+
 def _results(upload: Upload, info: RunInfo) -> list[CaseResult]:
     rubric_checks = {r["name"]: list(r["weights"]) for r in info.config.get("rubrics", [])}
     out: list[CaseResult] = []
     for i, record in enumerate(upload.results):
         try:
-            result = CaseResult.from_record(record, rubric_checks)
+            # an item of --json's results: the stored record, plus the case verdict and the
+            # evaluated case the export adds beside it
+            stored = {k: v for k, v in record.items() if k not in _EXPORT_ADDS}
+            result = CaseResult.from_record(stored, rubric_checks)
             if (case := record.get("evaluated_case")) is not None:
                 result = result._replace(case=Case.model_validate(case))
             out.append(result)
@@ -80,8 +86,9 @@ def _results(upload: Upload, info: RunInfo) -> list[CaseResult]:
             first = exc.errors()[0]
             field = ".".join(["evaluated_case", *(str(p) for p in first["loc"])])
             raise ApiError(422, f"body.results[{i}].{field}: {first['msg']}") from None
-        except KeyError as exc:
-            raise ApiError(422, f"body.results[{i}]: missing field {exc.args[0]!r}") from None
+        except InputError as exc:  # not a result record
+            where = f"body.results[{i}]" + (f".{exc.field}" if exc.field else "")
+            raise ApiError(422, f"{where}: {exc.message}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise ApiError(422, f"body.results[{i}]: {' '.join(str(exc).split())}") from None
     return out

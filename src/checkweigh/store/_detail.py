@@ -8,7 +8,7 @@ from typing import NamedTuple
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from ..core import Case, CaseResult, JudgeExchange
+from ..core import Case, CaseResult, JudgeExchange, ResultRecord
 from ..errors import StoreError
 from ._pages import result_row, rubric_checks
 from ._rows import ALL_REPEATS
@@ -51,7 +51,7 @@ def result_detail(store: Store, run: RunInfo, case_id: str, repeat: int) -> Resu
             .limit(1)
         )
         body = conn.execute(bodies).scalar_one_or_none()
-    result = CaseResult.from_record(record, rubric_checks(run))
+    result = ResultRecord.read(record).result(rubric_checks(run))
     try:
         case = None if body is None else Case.model_validate_json(body)
         asked = tuple(JudgeExchange.model_validate(e) for e in exchanges or ())

@@ -9,9 +9,9 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Row, func, insert, select
 
-from ..core import CaseResult
+from ..core import CaseResult, ResultRecord
 from ..errors import InputError
-from ._rows import case_rows, verdict_rows
+from ._rows import case_rows, record_value, verdict_rows
 from ._store import (
     _RESULTS,
     RunInfo,
@@ -74,7 +74,7 @@ def find_result(store: Store, run: RunInfo, case_id: str, repeat: int) -> CaseRe
     the run stored none."""
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
         row = result_row(conn, store, run, case_id, repeat)
-    return None if row is None else CaseResult.from_record(row.record, rubric_checks(run))
+    return None if row is None else ResultRecord.read(row.record).result(rubric_checks(run))
 
 
 def results_at(
@@ -93,7 +93,7 @@ def results_at(
             )
             for (record,) in conn.execute(stmt):
                 if (record["case_id"], record["repeat"]) in wanted:
-                    result = CaseResult.from_record(record, checks)
+                    result = ResultRecord.read(record).result(checks)
                     found[result.case_id, result.repeat] = result
     return found
 
@@ -145,7 +145,7 @@ def store_run(store: Store, run: RunInfo, results: list[CaseResult]) -> None:
             "repeat": r.repeat,
             "errored": r.errored,
             "latency_ms": r.latency_ms,
-            "record": r.to_record(),
+            "record": record_value(r),
         }
         for r in results
     ]

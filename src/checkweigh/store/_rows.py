@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from .._text import safe_text
-from ..core import Case, CaseResult, VerdictState
+from ..core import Case, CaseResult, ResultRecord, VerdictState
 
 ALL_REPEATS = -1
 """The ``repeat`` of a stored case that every repeat of it evaluated (read from its file)."""
@@ -28,6 +28,18 @@ _to_json = Case.__pydantic_serializer__.to_json
 def _dumps(value: Any) -> str:
     """JSON for the JSON columns: orjson is several times faster than the standard library."""
     return orjson.dumps(value).decode()
+
+
+def record_json(result: CaseResult) -> str:
+    """The result's record (:class:`~checkweigh.core.ResultRecord`) as the ``record`` column
+    holds it."""
+    return ResultRecord.of(result).to_json().decode()
+
+
+def record_value(result: CaseResult) -> orjson.Fragment:
+    """:func:`record_json` as a value of the ``record`` column (a JSON column, whose
+    serializer writes this JSON as it is)."""
+    return orjson.Fragment(ResultRecord.of(result).to_json())
 
 
 class SqliteRows(NamedTuple):
@@ -69,7 +81,7 @@ def storable(results: list[CaseResult]) -> list[CaseResult]:
 
 def _storable(result: CaseResult) -> CaseResult:
     try:
-        _dumps(result.to_record())
+        record_json(result)
         _dumps(_exchanges(result))
         list(case_rows([result]))  # serializes the case
     except UNSTORABLE as exc:
@@ -104,7 +116,7 @@ def _sqlite_rows(run_id: str, results: list[CaseResult]) -> SqliteRows:
             r.repeat,
             r.errored,
             r.latency_ms,
-            _dumps(r.to_record()),
+            record_json(r),
             None if exchanges is None else _dumps(exchanges),
         )
     verdicts: list[object] = []

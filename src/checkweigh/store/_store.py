@@ -38,7 +38,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from ..core import CaseResult, RunSummary
+from ..core import CaseResult, ResultRecord, RunSummary
 from ..errors import InputError, StoreError
 from ._checkpoint import DEFAULT_AUTOCHECKPOINT, Checkpointer
 from ._connect import _sqlite_pragmas, connect_args, resolve_url
@@ -58,6 +58,8 @@ from ._rows import (
     case_rows,
     insert_rows,
     quoted,
+    record_json,
+    record_value,
     sqlite_rows,
     storable,
     verdict_rows,
@@ -402,7 +404,7 @@ class Store:
                 "repeat": r.repeat,
                 "errored": r.errored,
                 "latency_ms": r.latency_ms,
-                "record": r.to_record(),
+                "record": record_value(r),
                 "exchanges": _exchanges(r),
             }
             for r in results
@@ -494,7 +496,7 @@ class Store:
                                 r.repeat,
                                 r.errored,
                                 r.latency_ms,
-                                _dumps(r.to_record()),
+                                record_json(r),
                                 None if exchanges is None else _dumps(exchanges),
                             )
                         )
@@ -639,7 +641,7 @@ class Store:
         )
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             for row in conn.execute(stmt):
-                result = CaseResult.from_record(row[0], rubric_checks)
+                result = ResultRecord.read(row[0]).result(rubric_checks)
                 if with_cases and row[1] is not None:
                     result = result._replace(body=bytes(row[1]))
                 yield result
