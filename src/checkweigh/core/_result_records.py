@@ -212,10 +212,13 @@ class ResultRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     def json_schema(cls) -> dict[str, Any]:
         """The JSON Schema of the record, as ``checkweigh schema result`` prints it."""
         schema: dict[str, Any] = msgspec.json.schema(cls)
-        for shape in schema["$defs"].values():  # docstrings, as pydantic shows them
+        defs: dict[str, Any] = schema.pop("$defs")
+        for shape in defs.values():  # docstrings, as pydantic shows them
             if "description" in shape:
                 shape["description"] = inspect.cleandoc(shape["description"])
-        return schema
+        # the record itself at the top, as the other schemas have theirs, its parts in $defs
+        root = defs.pop(schema.pop("$ref").rsplit("/", 1)[-1])
+        return {**schema, **root, "$defs": defs}
 
     def result(self, rubric_checks: Mapping[str, Sequence[str]] | None = None) -> CaseResult:
         """The result this record stores (without its case and judge exchanges, which are
