@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core import Case, CaseResult, RunSummary
 from ..judges import JudgeModel, close_judge
 from ..store import RunStatus, Store
-from ..suites import Suite, load_suite
+from ..suites import Suite, check_conversations, load_suite
 from ._session import aexecute, refuse_inside_loop
 from ._stop import StopToken
 
@@ -58,6 +58,9 @@ async def arun(
 
     Raises:
         SuiteError: ``suite`` is a file that does not load.
+        CaseFileError: a case the suite's target cannot hold (a ``{{messages}}`` body and a
+            case without a user, a simulated user without a model and no judge), refused
+            before the run starts as ``checkweigh run`` refuses it.
         RunStopped: the run ended early (stored as incomplete).
     """
     # a replay calls no agent: its module need not import any more
@@ -66,6 +69,8 @@ async def arun(
         if isinstance(suite, Suite)
         else load_suite(Path(suite), load_agent=replay_agent is None)
     )
+    if replay_agent is None and cases is None:  # a replay reads the conversations back
+        check_conversations(loaded, judge=judge is not None)
     db = store if store is not None else Store("sqlite://")
     results: list[CaseResult] = []
 
