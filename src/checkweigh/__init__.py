@@ -66,6 +66,7 @@ if _typing.TYPE_CHECKING:
     from .runs import (
         AgentRun,
         Evaluator,
+        RunOptions,
         RunReport,
         aexecute,
         arun,
@@ -127,6 +128,7 @@ else:  # the names load when first read (see checkweigh._lazy): `import checkwei
             "score_rubric": ".core",
             "AgentRun": ".runs",
             "Evaluator": ".runs",
+            "RunOptions": ".runs",
             "RunReport": ".runs",
             "aexecute": ".runs",
             "arun": ".runs",
@@ -175,6 +177,7 @@ __all__ = [
     "Rubric",
     "RubricItem",
     "RunAggregator",
+    "RunOptions",
     "RunReport",
     "RunSummary",
     "ScoreStatus",

@@ -6,9 +6,12 @@ from .. import _lazy
 
 if _typing.TYPE_CHECKING:
     from ._agent_source import check_agent_flags
-    from ._api import RunReport, arun, run
-    from ._engine import Evaluator, OnResult, arun_cases, judge_checks, run_cases, with_judge
-    from ._session import RunOutcome, RunStopped, aexecute, execute
+    from ._aliases import aexecute, arun_cases, execute, run_cases
+    from ._api import RunReport, RunStart, StoreLike, arun, run
+    from ._engine import Evaluator, OnResult, judge_checks, with_judge
+    from ._options import JudgeSetup, RunOptions, Thresholds
+    from ._prepare import RunPlan, graded_weights, make_cached_judge, parse_prices, plan_run
+    from ._session import RunOutcome, RunStopped
     from ._stop import Interrupted, StopToken, stop_on_signals
     from .targets import (
         AgentFailure,
@@ -26,19 +29,29 @@ else:  # the names load when first read: see checkweigh._lazy
         __name__,
         {
             "check_agent_flags": "._agent_source",
+            "aexecute": "._aliases",
+            "arun_cases": "._aliases",
+            "execute": "._aliases",
+            "run_cases": "._aliases",
             "RunReport": "._api",
+            "RunStart": "._api",
+            "StoreLike": "._api",
             "arun": "._api",
             "run": "._api",
             "Evaluator": "._engine",
             "OnResult": "._engine",
-            "arun_cases": "._engine",
             "judge_checks": "._engine",
-            "run_cases": "._engine",
             "with_judge": "._engine",
+            "JudgeSetup": "._options",
+            "RunOptions": "._options",
+            "Thresholds": "._options",
+            "RunPlan": "._prepare",
+            "graded_weights": "._prepare",
+            "make_cached_judge": "._prepare",
+            "parse_prices": "._prepare",
+            "plan_run": "._prepare",
             "RunOutcome": "._session",
             "RunStopped": "._session",
-            "aexecute": "._session",
-            "execute": "._session",
             "Interrupted": "._stop",
             "StopToken": "._stop",
             "stop_on_signals": "._stop",
@@ -62,13 +75,19 @@ __all__ = [
     "CallableTarget",
     "Evaluator",
     "Interrupted",
+    "JudgeSetup",
     "OnResult",
+    "RunOptions",
     "RunOutcome",
+    "RunPlan",
     "RunReport",
+    "RunStart",
     "RunStopped",
     "StopToken",
+    "StoreLike",
     "Target",
     "TargetRequest",
+    "Thresholds",
     "abandoned_threads",
     "aexecute",
     "arun",
@@ -76,7 +95,11 @@ __all__ = [
     "build_target",
     "check_agent_flags",
     "execute",
+    "graded_weights",
     "judge_checks",
+    "make_cached_judge",
+    "parse_prices",
+    "plan_run",
     "run",
     "run_cases",
     "stop_on_signals",

@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
         parse_prices,
         prepare_run,
         run_prepared,
+        run_request,
     )
     from ._stability import parse_noise, stability_json, stability_of, stability_with_noise
 else:  # the names load when first read: see checkweigh._lazy
@@ -56,6 +57,7 @@ else:  # the names load when first read: see checkweigh._lazy
             "parse_prices": "._run",
             "prepare_run": "._run",
             "run_prepared": "._run",
+            "run_request": "._run",
             "parse_noise": "._stability",
             "stability_json": "._stability",
             "stability_of": "._stability",
@@ -84,6 +86,7 @@ __all__ = [
     "prepare_run",
     "require_pairs",
     "run_prepared",
+    "run_request",
     "stability_json",
     "stability_of",
     "stability_with_noise",

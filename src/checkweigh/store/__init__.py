@@ -8,6 +8,7 @@ from .. import _lazy
 if _typing.TYPE_CHECKING:
     from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
     from ._detail import ResultDetail, result_detail
+    from ._handoff import Handoff, Rows
     from ._owner import STALE_AFTER
     from ._pages import RunExists, RunPage, find_result, page_runs, results_at, store_run
     from ._recover import gate_specs, rebuild_summary
@@ -22,6 +23,8 @@ else:  # the names load when first read: see checkweigh._lazy
             "resolve_url": "._connect",
             "ResultDetail": "._detail",
             "result_detail": "._detail",
+            "Handoff": "._handoff",
+            "Rows": "._handoff",
             "STALE_AFTER": "._owner",
             "RunExists": "._pages",
             "RunPage": "._pages",
@@ -46,6 +49,7 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB_PATH",
     "HEARTBEAT_S",
+    "Handoff",
     "STALE_AFTER",
     "ResultDetail",
     "ResultWriter",
@@ -53,6 +57,7 @@ __all__ = [
     "RunPage",
     "RunInfo",
     "RunStatus",
+    "Rows",
     "Store",
     "close_stores",
     "database_file",
