@@ -20,11 +20,12 @@ from typer.testing import CliRunner
 from checkweigh.cli import app
 from checkweigh.core import CaseGates, CaseResult, CaseTally, PassPolicy
 from checkweigh.judges import JudgeReply, JudgeRequest
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.store import Store
 from checkweigh.suites import Suite, iter_cases, load_suite
 from support import cli_process
 from support.engine import run_into
+from support.evaluating import evaluate_all
 from support.large_run import NOISE, cpu_seconds, store_large_run
 
 JUDGED = ("grounded", "polite", "helpful")
@@ -135,14 +136,14 @@ def direct_flips(
     """Rerun the suite ``reruns`` times through the engine with a judge of per-answer noise
     ``p``: how often each case's pass/fail and each gate differ from the reference run.
 
-    The reruns go through ``run_cases``, the engine ``execute`` runs, without storing them."""
+    The reruns score the cases with the suite's evaluator, without storing them."""
     ref_cases, ref_gates = decide(suite.policy, reference)
     flips = dict.fromkeys([*ref_cases, "metrics", "cases", "overall"], 0)
     cases_in = list(iter_cases(suite.cases_path))
     for i in range(reruns):
         got: list[CaseResult] = []
         judge = NoisyJudge(p, seed + i)
-        run_cases(Evaluator.from_suite(suite, judge), cases_in, got.append, judge=judge)
+        got.extend(evaluate_all(Evaluator.from_suite(suite, judge), cases_in, judge=judge))
         cases, gates = decide(suite.policy, got)
         for case_id, ok in cases.items():
             flips[case_id] += ok != ref_cases[case_id]

@@ -123,6 +123,10 @@ async def arun(
         CaseFileError: with ``options.screen``, a bad case met by workers that read the file
             themselves: the run was deleted, as if it had been screened.
     """
+    if options is not None and not isinstance(options, RunOptions):
+        raise TypeError(
+            f"options must be RunOptions, not {type(options).__name__}; give cases as cases=..."
+        )
     options = options or RunOptions()
     p = plan_run(suite, options, judge=judge, executor=executor, cases_given=cases is not None)
     built = p.judge if p.owns_judge else None
