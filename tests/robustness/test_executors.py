@@ -35,7 +35,11 @@ ROWS = [
     (["--workers", "0"], "--workers"),
     (["--workers", "2"], "--workers: the suite 'agent' calls an agent"),
     (["--ray-address", "127.0.0.1:6379"], "--ray-address: a Ray cluster is joined with"),
-    (["--executor", "dask"], "--executor: expected local or ray, got 'dask'"),
+    (
+        ["--executor", "dask"],
+        "--executor: unknown executor 'dask'; expected one of local, processes, ray (or a "
+        "package's entry point in the group checkweigh.executors)",
+    ),
     (["--executor", "ray", "--workers", "2"], "--workers: Ray schedules the work"),
     (["--executor", "ray", "--record-agent", "rec"], "--record-agent: the agent's calls"),
 ]
