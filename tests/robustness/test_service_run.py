@@ -1,6 +1,6 @@
 """Bad run requests given to the run service directly (as a program or a server would): each
-fails in ``run_request`` (the engine's checks) with the one line ``checkweigh run`` prints for the same flags, and
-nothing is stored (the database is not even created)."""
+fails in ``run_request`` (the engine's checks) with the one line ``checkweigh run`` prints
+for the same flags, and nothing is stored (the database is not even created)."""
 
 from __future__ import annotations
 

@@ -40,6 +40,8 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from ..core import CaseResult
     from ..runs import RunOutcome, RunStopped
     from ..store import Store
@@ -349,16 +351,16 @@ def run(
             )
             outcome = report.outcome
         except InputError as exc:  # bad input; a broken agent recording; a bad case --workers met
-            progress.stop()
+            _end(progress, started)
             fail_input(err, exc)
         except StoreError as exc:
-            progress.stop()
+            _end(progress, started)
             _fail_store(err, exc)
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
         finally:
-            progress.stop()
+            _end(progress, started)
             os.chdir(folder)
     loaded, store = started[0].suite, started[0].store  # the run started: it was stored
     # the run is stored: a first signal now lets the report and the files be finished and the
@@ -378,6 +380,12 @@ def run(
             soft_wrap=True,
         )
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _end(progress: Progress, started: list[Any]) -> None:
+    """The progress bar gone, if the run started it (a refused run prints only its error)."""
+    if started:
+        progress.stop()
 
 
 class _LateSignal:

@@ -75,9 +75,7 @@ def executor_name(options: RunOptions) -> str:
     return name
 
 
-def make_executor(
-    options: RunOptions, suite: Suite, *, given: Executor | None = None
-) -> Executor:
+def make_executor(options: RunOptions, suite: Suite, *, given: Executor | None = None) -> Executor:
     """The executor ``options`` ask for (or the one ``given``, instead of a name), checked
     against what it supports (Ray connected here, so an unreachable cluster is refused
     before the run is created).
