@@ -83,3 +83,10 @@ def test_what_it_does_not_support_is_refused_in_one_line(use_plugin: Path, tmp_p
         "--record-agent: the agent's calls are recorded or replayed in this process; drop "
         "--executor inline"
     )
+
+
+def test_the_docs_show_the_plugins_executor_as_it_is() -> None:
+    root = Path(__file__).resolve().parents[3]
+    page = (root / "docs" / "plugins" / "executors.md").read_text()
+    module = root / "tests/plugins/checkweigh-example-plugin/src/checkweigh_example_plugin"
+    assert f"```python\n{(module / 'executor.py').read_text()}```\n" in page
