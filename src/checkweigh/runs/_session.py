@@ -218,10 +218,9 @@ async def _execute(
         on_progress,
         store.handoff(run_id, workers_store=stores_in_workers),
     )
-    if on_start is not None:
-        on_start(run_id)
-
     try:
+        if on_start is not None:  # inside: a caller's error here still ends the run stored
+            on_start(run_id)
         work = Work(
             evaluator=evaluator,
             cases=source.iter_sourced(tally) if cases is None else cases,
