@@ -55,7 +55,7 @@ if _typing.TYPE_CHECKING:
         TrajectoryMatch,
         WithinFirst,
     )
-    from ._watch import PathWatch, Probe
+    from ._watch import PathWatch, Probe, Watched, unheld_note
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
@@ -102,6 +102,8 @@ else:  # the names load when first read: see checkweigh._lazy
             "WithinFirst": "._trajectory",
             "PathWatch": "._watch",
             "Probe": "._watch",
+            "Watched": "._watch",
+            "unheld_note": "._watch",
         },
     )
 
@@ -128,6 +130,7 @@ __all__ = [
     "OneOf",
     "PathWatch",
     "Probe",
+    "Watched",
     "PythonCheck",
     "ReferenceCall",
     "Regex",
@@ -146,6 +149,7 @@ __all__ = [
     "resolve_python_check",
     "to_verdict",
     "type_name",
+    "unheld_note",
     "verdict_names",
     "yaml_keys",
 ]

@@ -56,6 +56,7 @@ if _typing.TYPE_CHECKING:
     )
     from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
     from ._paired import CheckDelta, Decided, decided
+    from ._partial import AggregatePart
     from ._paths import FieldPath, PathSyntaxError
     from ._records import (
         CONFIG_VERSION,
@@ -133,6 +134,7 @@ else:  # the names load when first read: see checkweigh._lazy
         __name__,
         {
             "RunAggregator": "._aggregate",
+            "AggregatePart": "._partial",
             "AlignmentFigures": "._alignment",
             "AlignmentReport": "._alignment",
             "CheckAlignment": "._alignment",
@@ -264,6 +266,7 @@ else:  # the names load when first read: see checkweigh._lazy
     )
 
 __all__ = [
+    "AggregatePart",
     "AgentSource",
     "FlakyTask",
     "Reliability",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._process import refuse_process_exit
-from ..checks._watch import unheld_note
+from ..checks import unheld_note
 from ..core import (
     CONFIG_VERSION,
     Case,

@@ -37,6 +37,8 @@ if _typing.TYPE_CHECKING:
         PythonTargetSpec,
         TargetSpec,
     )
+    from ._text import shown
+    from ._unique import UniqueIds, id_of_case
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(
         __name__,
@@ -47,6 +49,9 @@ else:  # the names load when first read: see checkweigh._lazy
             "numbered_lines": "._cases",
             "iter_cases": "._cases",
             "iter_sourced": "._cases",
+            "shown": "._text",
+            "UniqueIds": "._unique",
+            "id_of_case": "._unique",
             "BUILTIN_CHECKS": "._check_types",
             "check_conversations": "._conversations",
             "ReplySpec": "._http",
@@ -93,10 +98,13 @@ __all__ = [
     "SuiteSpec",
     "TARGET_KINDS",
     "TargetSpec",
+    "UniqueIds",
     "WeightSpec",
     "count_cases",
+    "id_of_case",
     "iter_cases",
     "iter_sourced",
     "load_mapping",
     "load_suite",
+    "shown",
 ]

@@ -17,9 +17,7 @@ from pathlib import Path
 from ...checks import PathWatch
 from ...core import Case
 from ...errors import CaseFileError
-from ...suites import is_blank, numbered_lines
-from ...suites._text import shown
-from ...suites._unique import UniqueIds, id_of_case
+from ...suites import UniqueIds, id_of_case, is_blank, numbered_lines, shown
 from .._engine import Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken

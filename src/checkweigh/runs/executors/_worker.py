@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from ..._process import refuse_process_exit
-from ...checks._watch import Watched
-from ...core import Case, CaseResult, PassPolicy, RunAggregator
-from ...core._partial import AggregatePart
+from ...checks import Watched
+from ...core import AggregatePart, Case, CaseResult, PassPolicy, RunAggregator
 from ...errors import CheckweighError, InputError
 from ...judges import recorded
 from ...store import Handoff, Rows
