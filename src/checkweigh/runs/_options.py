@@ -86,7 +86,8 @@ class RunOptions(BaseModel):
     """Where cases are evaluated (``--executor``): ``local`` (this process), ``processes``
     (worker processes on this machine), ``ray`` (a Ray cluster), or a plugin's executor."""
     workers: Annotated[int, Field(ge=1, le=256)] = 1
-    """Worker processes (``--workers``): more than 1 with ``local`` means ``processes``."""
+    """Worker processes (``--workers``): more than 1 with ``local`` means ``processes``;
+    ``processes`` with 1 uses as many as this machine has CPUs."""
     ray_address: str | None = None
     """The Ray cluster to join (``--ray-address``; None: Ray's own default)."""
     screen: bool = False
