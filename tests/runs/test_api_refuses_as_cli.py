@@ -30,6 +30,7 @@ MESSAGES_BODY = '  body: {history: "{{messages}}"}\n'
 SCRIPTED = {"id": "s1", "input": "hi", "user": {"turns": ["Book Alice at 10:00", "thanks"]}}
 SIMULATED = {"id": "g1", "input": "hi", "user": {"goal": "Book Alice at 10:00"}}
 SINGLE = {"id": "one", "input": {"message": "Book Alice at 10:00"}}
+BOTH = {"id": "b", "input": "hi", "user": {"turns": ["Book Alice"], "goal": "Book Alice"}}
 
 
 def _suite(folder: Path, cases: list[dict[str, object]], body: str = "") -> Path:
@@ -61,8 +62,14 @@ def _cli_error(suite: Path, tmp_path: Path) -> str:
             "cases.jsonl:1: user.model: a simulated user needs a model: run with --judge "
             "PROVIDER:MODEL, or set user.model in the case",
         ),
+        (
+            [SCRIPTED, BOTH],
+            "",
+            "cases.jsonl:2: user: 'turns' (a scripted user) and 'goal' (a simulated user) "
+            "cannot both be given; keep one",
+        ),
     ],
-    ids=["messages-body-single-case", "simulated-user-without-model"],
+    ids=["messages-body-single-case", "simulated-user-without-model", "turns-and-goal"],
 )
 def test_run_and_arun_refuse_before_the_run_as_the_cli_does(
     tmp_path: Path, cases: list[dict[str, object]], body: str, expected: str
