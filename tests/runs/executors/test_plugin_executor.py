@@ -19,7 +19,7 @@ from support.recorded_suite import standard_cases, write_suite
 AGENT_SUITE = """\
 name: desk
 cases: cases.jsonl
-target: {agent: "agent:book"}
+target: {agent: "inline_desk_agent:book"}
 checks:
   booked: {type: equals, path: final_state.booked, value: true}
 rubrics:
@@ -61,7 +61,9 @@ def test_the_python_api_runs_on_it_by_name(use_plugin: Path, tmp_path: Path) -> 
 
 
 def test_what_it_does_not_support_is_refused_in_one_line(use_plugin: Path, tmp_path: Path) -> None:
-    (tmp_path / "agent.py").write_text("def book(request):\n    return {'final_state': {}}\n")
+    (tmp_path / "inline_desk_agent.py").write_text(
+        "def book(request):\n    return {'final_state': {}}\n"
+    )
     (tmp_path / "cases.jsonl").write_text('{"id": "a", "input": "hi"}\n')
     (tmp_path / "suite.yaml").write_text(AGENT_SUITE)
     suite = tmp_path / "suite.yaml"
