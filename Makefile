@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo demo-agents demo-http demo-command demo-conversations test lint types pytest bench bench-ray llama clean
+.PHONY: help demo demo-agents demo-http demo-command demo-conversations test lint types docs docs-build pytest bench bench-ray llama clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-20s %s\n", $$1, $$2}'
@@ -29,15 +29,22 @@ demo-command: $(STAMP) ## A Node agent scored through target kind command
 demo-conversations: $(STAMP) ## Multi-turn scheduling conversations with scripted users
 	$(BIN)/checkweigh run examples/scheduling/conversations.yaml --db sqlite:///.checkweigh/demo.db
 
-test: lint types $(STAMP) ## Lint, type-check and run the tests (SQLite, a throwaway PostgreSQL, a local llama server)
+test: lint types docs-build $(STAMP) ## Lint, type-check, build the docs strictly and run the tests (SQLite, a throwaway PostgreSQL, a local llama server)
 	scripts/with_postgres.sh scripts/with_llama.sh $(BIN)/pytest -q
 
-lint: $(STAMP) ## ruff lint + format check
-	$(BIN)/ruff check src tests examples benchmarks
-	$(BIN)/ruff format --check src tests examples benchmarks
+lint: $(STAMP) ## ruff lint + format check, and the packages' layers and boundaries (import-linter)
+	$(BIN)/ruff check src tests examples benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests examples benchmarks docs/hooks
+	$(BIN)/lint-imports
 
 types: $(STAMP) ## mypy strict on src/
 	$(BIN)/mypy
+
+docs: $(STAMP) ## Serve the documentation site on http://127.0.0.1:8000, rebuilt as pages change
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: $(STAMP) ## Build the documentation site into site/ (strict: a broken link or reference fails)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 pytest: $(STAMP) ## The test suite
 	$(BIN)/pytest -q
@@ -62,4 +69,4 @@ llama: ## Install the local llama.cpp judge server the tests use (built once, ca
 	scripts/setup_llama.sh
 
 clean: ## Remove the virtualenv and local run data
-	rm -rf $(VENV) .checkweigh .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .checkweigh .pytest_cache .mypy_cache .ruff_cache site

@@ -82,3 +82,32 @@ def test_a_plugin_may_not_shadow_a_builtin(tmp_path: Path, monkeypatch: pytest.M
     numbers = Registry("numbers", {"pi": "math:pi"}, package=__name__, label="number")
     with pytest.raises(PluginError, match="claims the name of the built-in number 'pi'"):
         numbers.names()
+
+
+def test_origin_names_the_table_or_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, "checkweigh.numbers", {"nine": "cw_nine:NINE"}, "cw_nine", "NINE = 9\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    numbers = Registry("numbers", {"pi": "math:pi"}, package=__name__, label="number")
+    mine = numbers.with_entries({"answer": 42})
+    assert [mine.origin(n) for n in mine.names()] == [
+        "built-in",
+        "given",
+        "cw_nine 1.0: cw_nine:NINE",
+    ]
+    assert "cw_nine" not in sys.modules  # telling where an entry comes from imports none
+    with pytest.raises(InputError, match="unknown number 'tau'"):
+        numbers.origin("tau")
+
+
+def test_a_plugin_whose_folder_left_the_path_is_unknown_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, "checkweigh.numbers", {"nine": "cw_nine:NINE"}, "cw_nine", "NINE = 9\n")
+    numbers = Registry("numbers", {"pi": "math:pi"}, package=__name__, label="number")
+    with monkeypatch.context() as inside:
+        inside.syspath_prepend(str(tmp_path))
+        assert numbers.get("nine") == 9
+    with pytest.raises(InputError, match="unknown number 'nine'"):
+        numbers.get("nine")

@@ -126,6 +126,8 @@ class Registry(Generic[T]):
                 and every known name).
             PluginError: the plugin's entry point does not load or is not of the kind.
         """
+        if name not in self._builtins:
+            self._entry_points()  # a plugin loaded from a folder since left behind is forgotten
         if name in self._loaded:
             return self._loaded[name]
         if name in self._extra:
@@ -147,6 +149,24 @@ class Registry(Generic[T]):
             value = self._checked(name, _load(point, self.group), _describe(point))
         self._loaded[name] = value
         return value
+
+    def origin(self, name: str) -> str:
+        """Where the entry ``name`` comes from, for a listing: ``built-in``, ``given`` (added
+        with :meth:`with_entries`), or the distribution and entry point of the plugin.
+
+        Raises:
+            InputError: no such name.
+        """
+        if name in self._builtins:
+            return "built-in"
+        if name in self._extra:
+            return "given"
+        point = self._entry_points().get(name)
+        if point is None:
+            raise InputError(f"unknown {self._label} {name!r}")
+        dist = point.dist
+        package = f"{dist.name} {dist.version}" if dist is not None else "an unknown package"
+        return f"{package}: {point.value}"
 
     def with_entries(self, entries: Mapping[str, T]) -> Registry[T]:
         """A new registry with ``entries`` added, already loaded (the receiver is left

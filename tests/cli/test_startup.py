@@ -52,6 +52,8 @@ HELP_MODULES = {
     "checkweigh._process",
     "checkweigh._text",  # the text boundary _process uses: the standard library only
     "checkweigh.errors",
+    "checkweigh.importers",
+    "checkweigh.importers._formats",  # the built-in formats' names, for `import --help`
     "checkweigh.core",
     "checkweigh.core._stability_defaults",
     "checkweigh.core._thresholds",
@@ -66,7 +68,18 @@ HELP_MODULES = {
 commands: a package's ``__init__`` and small leaf modules. Anything else (the store, the
 engine, the models) belongs inside the command that uses it."""
 
-COMMANDS = ["run", "runs", "show", "compare", "import", "schema", "serve", "stability", "align"]
+COMMANDS = [
+    "run",
+    "runs",
+    "show",
+    "compare",
+    "import",
+    "schema",
+    "serve",
+    "stability",
+    "align",
+    "plugins",
+]
 
 
 def _modules(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, set[str]]:

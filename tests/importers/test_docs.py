@@ -17,7 +17,10 @@ DOC = ROOT / "docs" / "importers.md"
 EXAMPLES = ROOT / "examples" / "logs"
 TEXT = DOC.read_text(encoding="utf-8")
 
-SHOWN_FILES = re.findall(r"`examples/logs/([\w.-]+)`[^\n]*:\n\n```\w*\n(.*?)```", TEXT, re.S)
+# a block may carry tests/docs/test_pages.py's marker comment on the line above it
+SHOWN_FILES = re.findall(
+    r"`examples/logs/([\w.-]+)`[^\n]*:\n\n(?:<!-- [^\n]* -->\n)?```\w*\n(.*?)```", TEXT, re.S
+)
 COMMANDS = re.findall(r"```sh\n(.*?)```", TEXT, re.S)
 
 

@@ -221,7 +221,7 @@ def test_the_fast_schema_accepts_only_what_the_case_keeps_as_given() -> None:
     assert not Step.__pydantic_decorators__.model_validators
     assert not Step.__pydantic_decorators__.field_validators
     # the one validator: text arguments parsed (in the annotation, so objects skip it)
-    assert "_parsed_arguments" in repr(Step.model_fields["arguments"].annotation)
+    assert "parsed_arguments" in repr(Step.model_fields["arguments"].annotation)
     assert Case.model_config.get("ser_json_inf_nan", "null") == "null"
 
 

@@ -1,8 +1,8 @@
 """tau-bench's published results, as `examples/tau-bench/` scores them: the file there is shaped
 exactly as tau-bench's historical trajectories are (a JSON list of ``{task_id, reward, info:
 {task, source, user_cost, reward_info}, traj, trial}``, with a run that hit its step limit and
-one that crashed); the importers doc's mapping and commands, and the README's tau-bench checks,
-are the example's files, and they run on it."""
+one that crashed); the importers doc's mapping and commands, and the tau-bench checks of
+docs/checks.md, are the example's files, and they run on it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from checkweigh.suites import load_suite
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "tau-bench"
 DOC = (ROOT / "docs" / "importers.md").read_text(encoding="utf-8")
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+CHECKS_DOC = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
 SUITE = yaml.safe_load((EXAMPLE / "airline.yaml").read_text(encoding="utf-8"))
 
 
@@ -64,8 +64,8 @@ def test_the_doc_shows_the_example_mapping_and_the_suite_uses_it() -> None:
     assert SUITE["cases"]["mapping"] == mapping
 
 
-def test_the_readme_checks_are_the_example_suites() -> None:
-    blocks = re.findall(r"```yaml\n(.*?)```", README, re.S)
+def test_the_checks_page_shows_the_example_suites_checks() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", CHECKS_DOC, re.S)
     shown: dict[str, Any] = {}
     for block in blocks:
         if "ground_truth.outputs" in block or "ground_truth.actions" in block:

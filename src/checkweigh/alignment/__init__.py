@@ -6,24 +6,10 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._labels import LabelFileError, load_labels
-    from ._report import alignment_document, render_alignment, write_alignment_json
+    from ._labels import LabelFileError as LabelFileError
+    from ._labels import load_labels as load_labels
+    from ._report import alignment_document as alignment_document
+    from ._report import render_alignment as render_alignment
+    from ._report import write_alignment_json as write_alignment_json
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "LabelFileError": "._labels",
-            "load_labels": "._labels",
-            "alignment_document": "._report",
-            "render_alignment": "._report",
-            "write_alignment_json": "._report",
-        },
-    )
-
-__all__ = [
-    "LabelFileError",
-    "alignment_document",
-    "load_labels",
-    "render_alignment",
-    "write_alignment_json",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

@@ -13,7 +13,7 @@ from typing import Any
 from .._text import safe_data
 from ..core import HumanLabel
 from ..errors import InputError
-from ..suites._text import TextFileError, key_text, read_text, shown
+from ..suites import TextFileError, key_text, read_text, shown
 
 REQUIRED = ("case", "check", "label")
 OPTIONAL = ("repeat", "note")

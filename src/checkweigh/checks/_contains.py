@@ -7,8 +7,7 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
-from ..core import Case, Verdict, failed, passed
-from ..core._paths import MISSING
+from ..core import MISSING, Case, Verdict, failed, passed
 from ._model import Compiled, FieldCheck, Getter, Runner, TextOptions, ValuesOptions, short
 from ._text import as_text, normalized
 

@@ -8,8 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from ..core import Case, Verdict, failed, passed, strict_equal
-from ..core._paths import MISSING
+from ..core import MISSING, Case, Verdict, failed, passed, strict_equal
 from ._contains import Contains
 from ._model import (
     NO_EXPECTATION,

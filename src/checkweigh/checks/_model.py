@@ -7,8 +7,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..core import MISSING as _MISSING
 from ..core import Case, FieldPath, PathSyntaxError, Verdict, errored, failed, not_applicable
-from ..core._paths import MISSING as _MISSING
 from ._many import Match, over_values, value_of
 from ._text import Normalization, normalizer
 from ._watch import Probe, model_probes

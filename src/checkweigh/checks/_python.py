@@ -12,11 +12,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..errors import CheckweighError
 from ._base import CheckLike, FunctionCheck
 from ._model import BuiltinCheck
 
 
-class ImportTargetError(ValueError):
+class ImportTargetError(CheckweighError, ValueError):
     """A dotted path that does not name an importable object of the right kind."""
 
 

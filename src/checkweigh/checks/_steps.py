@@ -11,8 +11,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 from pydantic_core import from_json
 
-from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable
-from ..core._paths import MISSING
+from ..core import MISSING, Case, FieldPath, Step, StepKind, Verdict, failed, not_applicable
 from ._model import parse_path, short
 from ._values import ArgMode, matches
 

@@ -7,8 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..core import Case, FieldPath, Step, StepKind, Verdict, failed, passed
-from ..core._paths import MISSING
+from ..core import MISSING, Case, FieldPath, Step, StepKind, Verdict, failed, passed
 from ._argpaths import compile_paths, parse_arg_path
 from ._calls import (
     Actual,

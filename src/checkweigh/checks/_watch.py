@@ -14,8 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
-from ..core import Case, Condition, FieldPath
-from ..core._paths import MISSING
+from ..core import MISSING, Case, Condition, FieldPath
 
 Held = Callable[[Case], bool]
 """Whether a case holds what a probe looks for."""

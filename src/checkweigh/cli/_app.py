@@ -65,6 +65,16 @@ MarkdownOption = Annotated[
     Path | None,
     typer.Option("--markdown", help="Write a Markdown summary here (PR comment, job summary)."),
 ]
+OutputOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--output",
+        metavar="NAME=PATH",
+        help="Write the report output NAME here (repeatable): json, junit, markdown or an "
+        "installed plugin's (checkweigh plugins lists them).",
+        show_default=False,
+    ),
+]
 
 
 def _exit_now(_signum: int, _frame: FrameType | None = None) -> NoReturn:
@@ -192,6 +202,7 @@ def run(
     ] = None,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    output: OutputOption = None,
     cases: Annotated[
         Path | None,
         typer.Option(
@@ -265,7 +276,15 @@ def run(
     from ..core import CaseState
     from ..judges import CachedJudge
     from ..runs import RunStart, RunStopped, StopToken, stop_on_signals
-    from ..service import Exports, JudgeRequest, RunRequest, Thresholds, run_request, write_exports
+    from ..service import (
+        Exports,
+        JudgeRequest,
+        RunRequest,
+        Thresholds,
+        parse_outputs,
+        run_request,
+        write_exports,
+    )
 
     out, err = consoles()
     try:
@@ -295,7 +314,11 @@ def run(
                 cases_threshold=cases_threshold,
             ),
             exports=Exports(
-                json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown
+                json_path=json_out,
+                json_cases=json_cases,
+                junit=junit,
+                markdown=markdown,
+                outputs=parse_outputs(output or ()),
             ),
             record_agent=record_agent,
             replay_agent=replay_agent,
@@ -501,15 +524,22 @@ def show(
     json_cases: JsonCasesOption = False,
     junit: JunitOption = None,
     markdown: MarkdownOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Print the report of a stored run."""
     from ..runs import RunOutcome
-    from ..service import Exports, write_exports
+    from ..service import Exports, parse_outputs, write_exports
     from ..store import RunStatus, Store, database_file
 
     out, err = consoles()
     try:
-        exports = Exports(json_path=json_out, json_cases=json_cases, junit=junit, markdown=markdown)
+        exports = Exports(
+            json_path=json_out,
+            json_cases=json_cases,
+            junit=junit,
+            markdown=markdown,
+            outputs=parse_outputs(output or ()),
+        )
         for path, flag in exports.files():
             check_writable(path, flag, {"the database": database_file(db)})
         store = Store(db)

@@ -13,7 +13,7 @@ from typing import Annotated
 import orjson
 import typer
 
-from ..core._thresholds import CompareThresholds
+from ..core import CompareThresholds
 from ..errors import InputError, StoreError
 from ..reports import json_inert, plain
 from ._common import (

@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from ..errors import InputError
+from ..importers import BUILTIN_FORMATS
 from ..reports import plain
 from ._common import (
     EXIT_INTERRUPTED,
@@ -45,7 +46,8 @@ def import_logs(
         str,
         typer.Argument(
             metavar="FORMAT",
-            help="The logs' format: openai, openai-responses, anthropic, otel or mapping.",
+            help=f"The logs' format: {', '.join(BUILTIN_FORMATS)}, or a plugin's "
+            "(entry-point group checkweigh.formats).",
             show_default=False,
         ),
     ],
@@ -92,12 +94,12 @@ def import_logs(
 def _options(fmt: str, mapping: Path | None) -> dict[str, Any]:
     """The format's options; a format that is not registered, or a mapping where it does not
     belong, is the user's mistake."""
-    from ..importers import format_names
+    from ..importers import FORMATS
     from ..suites import load_mapping
 
-    if fmt not in format_names():
+    if fmt not in FORMATS:
         raise InputError(
-            f"unknown log format {fmt!r}; expected one of {', '.join(format_names())}",
+            f"unknown log format {fmt!r}; expected one of {', '.join(FORMATS.names())}",
             field="FORMAT",
         )
     if fmt == "mapping":

@@ -34,10 +34,35 @@ def case_schema() -> dict[str, Any]:
 
 
 def suite_schema() -> dict[str, Any]:
-    """The JSON Schema of a suite file (each check's own fields are not spelled out)."""
-    from ..suites._schema import SuiteSpec
+    """The JSON Schema of a suite file (each check's own fields are not spelled out; its
+    ``type`` lists the known types, an installed plugin's included, as examples)."""
+    from ..suites import SuiteSpec
 
-    return {"$schema": _DIALECT, **_with_shorthands(SuiteSpec.model_json_schema())}
+    schema = {"$schema": _DIALECT, **_with_shorthands(SuiteSpec.model_json_schema())}
+    _name_check_types(schema["properties"]["checks"])
+    return schema
+
+
+def _name_check_types(checks: dict[str, Any]) -> None:
+    """Each check's ``type``: the built-in and installed plugins' names as examples (a class
+    by dotted path is a type too, so they do not restrict it)."""
+    from ..plugins import PluginError
+    from ..suites import CHECK_TYPES
+
+    try:
+        names = CHECK_TYPES.names()
+    except PluginError:  # a plugin claims a built-in's name: `checkweigh plugins` says which
+        names = CHECK_TYPES.builtin_names()
+    check = checks.get("additionalProperties")
+    if isinstance(check, dict):
+        check["properties"] = {
+            "type": {
+                "type": "string",
+                "description": "A built-in check type, an installed plugin's, or a class by "
+                "dotted path (mypkg.checks.MyCheck).",
+                "examples": list(names),
+            }
+        }
 
 
 def _with_shorthands(node: Any) -> Any:

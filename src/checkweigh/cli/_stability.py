@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..core._stability_defaults import DEFAULT_SIMULATIONS
+from ..core import DEFAULT_SIMULATIONS
 from ..errors import InputError
 from ..reports import json_inert, plain
 from ._common import DbOption, app, check_writable, consoles, fail_input

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - an older typer, on click itself
         UsageError,
     )
 
-from ..suites._text import inert, shown
+from ..suites import inert, shown
 
 __all__ = ["Context", "NoArgsIsHelpError", "UsageError", "usage_line"]
 

@@ -8,391 +8,137 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._aggregate import RunAggregator
-    from ._alignment import (
-        AlignmentFigures,
-        AlignmentReport,
-        CheckAlignment,
-        Confusion,
-        Disagreement,
-        HumanLabel,
-        KappaBand,
-        LabelPair,
-        NotCompared,
-        align,
-        kappa_band,
-        pair_labels,
-    )
-    from ._case import Case, Step, StepKind
-    from ._case_pass import (
-        DEFAULT_CASES_PASS_THRESHOLD,
-        DEFAULT_METRICS_PASS_THRESHOLD,
-        DEFAULT_PASS_THRESHOLD,
-        CaseState,
-        CaseVerdict,
-        PassMode,
-        PassPolicy,
-    )
-    from ._case_tally import CaseTally
-    from ._compare import (
-        CaseChange,
-        CaseChangeKind,
-        CompareVerdict,
-        Comparison,
-        SuiteDelta,
-        compare_decided,
-        compare_runs,
-    )
-    from ._conditions import Condition, ConditionOp, strict_equal
-    from ._conversation import ScriptedUser, SimulatedUser, Turn, UserSpec, turns_of
-    from ._exchange import ExchangeMessage, JudgeExchange
-    from ._gates import DEFAULT_GATES, RUN_METRICS, Gate, GateMetric, apply_gates
-    from ._noise import (
-        CheckNoise,
-        answer_noise_from_share,
-        expected_minority_share,
-        majority_flip,
-        noise_model,
-    )
-    from ._outcome import OutcomeBasis, OutcomeClass, OutcomeRule, classify, default_outcome_rules
-    from ._paired import CheckDelta, Decided, decided
-    from ._partial import AggregatePart
-    from ._paths import FieldPath, PathSyntaxError
-    from ._records import (
-        CONFIG_VERSION,
-        AgentSource,
-        CheckSnapshot,
-        ResultRecord,
-        RunConfig,
-        ScoreRecord,
-        UsageRecord,
-        VerdictRecord,
-        judging_differences,
-        read_config,
-    )
-    from ._reliability import (
-        FlakyTask,
-        Reliability,
-        ReliabilityAtK,
-        RepeatTally,
-        TaskReliability,
-        pass_at_k,
-        pass_hat_k,
-    )
-    from ._repeats import TaskChange
-    from ._result import RECORD_VERSION, CaseResult
-    from ._rubric import Bands, NotApplicablePolicy, Rubric, RubricError, RubricItem
-    from ._scoring import EvaluationResult, ScoreStatus, score_rubric
-    from ._stability import (
-        CaseStability,
-        FlipChance,
-        GateStability,
-        RerunSpread,
-        SimulationStopped,
-        StabilityReport,
-        rubrics_from_snapshot,
-        simulate_reruns,
-    )
-    from ._stability_defaults import DEFAULT_SIMULATIONS
-    from ._stats import (
-        Bootstrap,
-        mcnemar_exact,
-        mean_interval,
-        paired_bootstrap,
-        t_quantile,
-        wilson_interval,
-    )
-    from ._summary import (
-        AgentUsage,
-        CaseGates,
-        CaseVariance,
-        CheckStats,
-        FailingCase,
-        GateResult,
-        JudgeStats,
-        RubricSummary,
-        RunSummary,
-        SlowCase,
-        UnheldPath,
-        WorstCase,
-    )
-    from ._thresholds import CompareThresholds
-    from ._usage import CaseUsage, trace_usage
-    from ._verdict import (
-        MeasuredVerdict,
-        Verdict,
-        VerdictState,
-        errored,
-        failed,
-        from_bool,
-        measured,
-        not_applicable,
-        passed,
-    )
+    from ._aggregate import RunAggregator as RunAggregator
+    from ._alignment import AlignmentFigures as AlignmentFigures
+    from ._alignment import AlignmentReport as AlignmentReport
+    from ._alignment import CheckAlignment as CheckAlignment
+    from ._alignment import Confusion as Confusion
+    from ._alignment import Disagreement as Disagreement
+    from ._alignment import HumanLabel as HumanLabel
+    from ._alignment import KappaBand as KappaBand
+    from ._alignment import LabelPair as LabelPair
+    from ._alignment import NotCompared as NotCompared
+    from ._alignment import align as align
+    from ._alignment import kappa_band as kappa_band
+    from ._alignment import pair_labels as pair_labels
+    from ._case import Case as Case
+    from ._case import Step as Step
+    from ._case import StepKind as StepKind
+    from ._case import parsed_arguments as parsed_arguments
+    from ._case_pass import DEFAULT_CASES_PASS_THRESHOLD as DEFAULT_CASES_PASS_THRESHOLD
+    from ._case_pass import DEFAULT_METRICS_PASS_THRESHOLD as DEFAULT_METRICS_PASS_THRESHOLD
+    from ._case_pass import DEFAULT_PASS_THRESHOLD as DEFAULT_PASS_THRESHOLD
+    from ._case_pass import CaseState as CaseState
+    from ._case_pass import CaseVerdict as CaseVerdict
+    from ._case_pass import PassMode as PassMode
+    from ._case_pass import PassPolicy as PassPolicy
+    from ._case_tally import CaseTally as CaseTally
+    from ._compare import CaseChange as CaseChange
+    from ._compare import CaseChangeKind as CaseChangeKind
+    from ._compare import CompareVerdict as CompareVerdict
+    from ._compare import Comparison as Comparison
+    from ._compare import SuiteDelta as SuiteDelta
+    from ._compare import compare_decided as compare_decided
+    from ._compare import compare_runs as compare_runs
+    from ._conditions import Condition as Condition
+    from ._conditions import ConditionOp as ConditionOp
+    from ._conditions import strict_equal as strict_equal
+    from ._conversation import ScriptedUser as ScriptedUser
+    from ._conversation import SimulatedUser as SimulatedUser
+    from ._conversation import Turn as Turn
+    from ._conversation import UserSpec as UserSpec
+    from ._conversation import turns_of as turns_of
+    from ._exchange import ExchangeMessage as ExchangeMessage
+    from ._exchange import JudgeExchange as JudgeExchange
+    from ._gates import DEFAULT_GATES as DEFAULT_GATES
+    from ._gates import RUN_METRICS as RUN_METRICS
+    from ._gates import Gate as Gate
+    from ._gates import GateMetric as GateMetric
+    from ._gates import apply_gates as apply_gates
+    from ._noise import CheckNoise as CheckNoise
+    from ._noise import answer_noise_from_share as answer_noise_from_share
+    from ._noise import expected_minority_share as expected_minority_share
+    from ._noise import majority_flip as majority_flip
+    from ._noise import noise_model as noise_model
+    from ._outcome import OutcomeBasis as OutcomeBasis
+    from ._outcome import OutcomeClass as OutcomeClass
+    from ._outcome import OutcomeRule as OutcomeRule
+    from ._outcome import classify as classify
+    from ._outcome import default_outcome_rules as default_outcome_rules
+    from ._paired import CheckDelta as CheckDelta
+    from ._paired import Decided as Decided
+    from ._paired import decided as decided
+    from ._partial import AggregatePart as AggregatePart
+    from ._paths import MISSING as MISSING
+    from ._paths import FieldPath as FieldPath
+    from ._paths import PathSyntaxError as PathSyntaxError
+    from ._records import CONFIG_VERSION as CONFIG_VERSION
+    from ._records import AgentSource as AgentSource
+    from ._records import CheckSnapshot as CheckSnapshot
+    from ._records import ResultRecord as ResultRecord
+    from ._records import RunConfig as RunConfig
+    from ._records import ScoreRecord as ScoreRecord
+    from ._records import UsageRecord as UsageRecord
+    from ._records import VerdictRecord as VerdictRecord
+    from ._records import judging_differences as judging_differences
+    from ._records import read_config as read_config
+    from ._reliability import FlakyTask as FlakyTask
+    from ._reliability import Reliability as Reliability
+    from ._reliability import ReliabilityAtK as ReliabilityAtK
+    from ._reliability import RepeatTally as RepeatTally
+    from ._reliability import TaskReliability as TaskReliability
+    from ._reliability import pass_at_k as pass_at_k
+    from ._reliability import pass_hat_k as pass_hat_k
+    from ._repeats import TaskChange as TaskChange
+    from ._result import RECORD_VERSION as RECORD_VERSION
+    from ._result import CaseResult as CaseResult
+    from ._rubric import Bands as Bands
+    from ._rubric import NotApplicablePolicy as NotApplicablePolicy
+    from ._rubric import Rubric as Rubric
+    from ._rubric import RubricError as RubricError
+    from ._rubric import RubricItem as RubricItem
+    from ._scoring import EvaluationResult as EvaluationResult
+    from ._scoring import ScoreStatus as ScoreStatus
+    from ._scoring import score_rubric as score_rubric
+    from ._seen import SeenIds as SeenIds
+    from ._stability import CaseStability as CaseStability
+    from ._stability import FlipChance as FlipChance
+    from ._stability import GateStability as GateStability
+    from ._stability import RerunSpread as RerunSpread
+    from ._stability import SimulationStopped as SimulationStopped
+    from ._stability import StabilityReport as StabilityReport
+    from ._stability import rubrics_from_snapshot as rubrics_from_snapshot
+    from ._stability import simulate_reruns as simulate_reruns
+    from ._stability_defaults import DEFAULT_SIMULATIONS as DEFAULT_SIMULATIONS
+    from ._stats import Bootstrap as Bootstrap
+    from ._stats import mcnemar_exact as mcnemar_exact
+    from ._stats import mean_interval as mean_interval
+    from ._stats import paired_bootstrap as paired_bootstrap
+    from ._stats import t_quantile as t_quantile
+    from ._stats import wilson_interval as wilson_interval
+    from ._summary import AgentUsage as AgentUsage
+    from ._summary import CaseGates as CaseGates
+    from ._summary import CaseVariance as CaseVariance
+    from ._summary import CheckStats as CheckStats
+    from ._summary import FailingCase as FailingCase
+    from ._summary import GateResult as GateResult
+    from ._summary import JudgeStats as JudgeStats
+    from ._summary import RubricSummary as RubricSummary
+    from ._summary import RunSummary as RunSummary
+    from ._summary import SlowCase as SlowCase
+    from ._summary import UnheldPath as UnheldPath
+    from ._summary import WorstCase as WorstCase
+    from ._thresholds import CompareThresholds as CompareThresholds
+    from ._usage import CaseUsage as CaseUsage
+    from ._usage import trace_usage as trace_usage
+    from ._verdict import MeasuredVerdict as MeasuredVerdict
+    from ._verdict import Verdict as Verdict
+    from ._verdict import VerdictState as VerdictState
+    from ._verdict import errored as errored
+    from ._verdict import failed as failed
+    from ._verdict import from_bool as from_bool
+    from ._verdict import measured as measured
+    from ._verdict import not_applicable as not_applicable
+    from ._verdict import passed as passed
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "RunAggregator": "._aggregate",
-            "AggregatePart": "._partial",
-            "AlignmentFigures": "._alignment",
-            "AlignmentReport": "._alignment",
-            "CheckAlignment": "._alignment",
-            "Confusion": "._alignment",
-            "Disagreement": "._alignment",
-            "HumanLabel": "._alignment",
-            "KappaBand": "._alignment",
-            "LabelPair": "._alignment",
-            "NotCompared": "._alignment",
-            "align": "._alignment",
-            "kappa_band": "._alignment",
-            "pair_labels": "._alignment",
-            "Case": "._case",
-            "Step": "._case",
-            "StepKind": "._case",
-            "DEFAULT_CASES_PASS_THRESHOLD": "._case_pass",
-            "DEFAULT_METRICS_PASS_THRESHOLD": "._case_pass",
-            "DEFAULT_PASS_THRESHOLD": "._case_pass",
-            "CaseState": "._case_pass",
-            "CaseVerdict": "._case_pass",
-            "PassMode": "._case_pass",
-            "PassPolicy": "._case_pass",
-            "CaseTally": "._case_tally",
-            "CaseChange": "._compare",
-            "CaseChangeKind": "._compare",
-            "CompareThresholds": "._thresholds",
-            "CompareVerdict": "._compare",
-            "Comparison": "._compare",
-            "SuiteDelta": "._compare",
-            "TaskChange": "._repeats",
-            "compare_decided": "._compare",
-            "compare_runs": "._compare",
-            "Condition": "._conditions",
-            "ConditionOp": "._conditions",
-            "strict_equal": "._conditions",
-            "ScriptedUser": "._conversation",
-            "SimulatedUser": "._conversation",
-            "Turn": "._conversation",
-            "UserSpec": "._conversation",
-            "turns_of": "._conversation",
-            "ExchangeMessage": "._exchange",
-            "JudgeExchange": "._exchange",
-            "DEFAULT_GATES": "._gates",
-            "RUN_METRICS": "._gates",
-            "Gate": "._gates",
-            "GateMetric": "._gates",
-            "apply_gates": "._gates",
-            "CheckNoise": "._noise",
-            "answer_noise_from_share": "._noise",
-            "expected_minority_share": "._noise",
-            "majority_flip": "._noise",
-            "noise_model": "._noise",
-            "OutcomeBasis": "._outcome",
-            "OutcomeClass": "._outcome",
-            "OutcomeRule": "._outcome",
-            "classify": "._outcome",
-            "default_outcome_rules": "._outcome",
-            "CheckDelta": "._paired",
-            "Decided": "._paired",
-            "decided": "._paired",
-            "FieldPath": "._paths",
-            "PathSyntaxError": "._paths",
-            "CONFIG_VERSION": "._records",
-            "AgentSource": "._records",
-            "CheckSnapshot": "._records",
-            "ResultRecord": "._records",
-            "RunConfig": "._records",
-            "ScoreRecord": "._records",
-            "UsageRecord": "._records",
-            "VerdictRecord": "._records",
-            "judging_differences": "._records",
-            "read_config": "._records",
-            "FlakyTask": "._reliability",
-            "Reliability": "._reliability",
-            "ReliabilityAtK": "._reliability",
-            "RepeatTally": "._reliability",
-            "TaskReliability": "._reliability",
-            "pass_at_k": "._reliability",
-            "pass_hat_k": "._reliability",
-            "RECORD_VERSION": "._result",
-            "CaseResult": "._result",
-            "Bands": "._rubric",
-            "NotApplicablePolicy": "._rubric",
-            "Rubric": "._rubric",
-            "RubricError": "._rubric",
-            "RubricItem": "._rubric",
-            "EvaluationResult": "._scoring",
-            "ScoreStatus": "._scoring",
-            "score_rubric": "._scoring",
-            "DEFAULT_SIMULATIONS": "._stability_defaults",
-            "CaseStability": "._stability",
-            "FlipChance": "._stability",
-            "GateStability": "._stability",
-            "RerunSpread": "._stability",
-            "SimulationStopped": "._stability",
-            "StabilityReport": "._stability",
-            "rubrics_from_snapshot": "._stability",
-            "simulate_reruns": "._stability",
-            "Bootstrap": "._stats",
-            "mcnemar_exact": "._stats",
-            "mean_interval": "._stats",
-            "paired_bootstrap": "._stats",
-            "t_quantile": "._stats",
-            "wilson_interval": "._stats",
-            "AgentUsage": "._summary",
-            "CaseGates": "._summary",
-            "CaseVariance": "._summary",
-            "CheckStats": "._summary",
-            "FailingCase": "._summary",
-            "GateResult": "._summary",
-            "JudgeStats": "._summary",
-            "RubricSummary": "._summary",
-            "RunSummary": "._summary",
-            "UnheldPath": "._summary",
-            "SlowCase": "._summary",
-            "WorstCase": "._summary",
-            "CaseUsage": "._usage",
-            "trace_usage": "._usage",
-            "MeasuredVerdict": "._verdict",
-            "Verdict": "._verdict",
-            "VerdictState": "._verdict",
-            "errored": "._verdict",
-            "failed": "._verdict",
-            "from_bool": "._verdict",
-            "measured": "._verdict",
-            "not_applicable": "._verdict",
-            "passed": "._verdict",
-        },
-    )
-
-__all__ = [
-    "AggregatePart",
-    "AgentSource",
-    "FlakyTask",
-    "Reliability",
-    "ReliabilityAtK",
-    "RepeatTally",
-    "TaskReliability",
-    "pass_at_k",
-    "pass_hat_k",
-    "CONFIG_VERSION",
-    "RECORD_VERSION",
-    "CheckSnapshot",
-    "ResultRecord",
-    "RunConfig",
-    "ScoreRecord",
-    "UsageRecord",
-    "VerdictRecord",
-    "judging_differences",
-    "read_config",
-    "ExchangeMessage",
-    "JudgeExchange",
-    "DEFAULT_SIMULATIONS",
-    "CaseStability",
-    "CheckNoise",
-    "FlipChance",
-    "GateStability",
-    "RerunSpread",
-    "SimulationStopped",
-    "StabilityReport",
-    "answer_noise_from_share",
-    "expected_minority_share",
-    "majority_flip",
-    "noise_model",
-    "rubrics_from_snapshot",
-    "simulate_reruns",
-    "Bootstrap",
-    "CaseChange",
-    "CaseChangeKind",
-    "CheckDelta",
-    "CompareThresholds",
-    "CompareVerdict",
-    "Comparison",
-    "Decided",
-    "SuiteDelta",
-    "TaskChange",
-    "compare_decided",
-    "compare_runs",
-    "decided",
-    "mcnemar_exact",
-    "paired_bootstrap",
-    "AlignmentFigures",
-    "AlignmentReport",
-    "CheckAlignment",
-    "Confusion",
-    "Disagreement",
-    "HumanLabel",
-    "KappaBand",
-    "LabelPair",
-    "NotCompared",
-    "align",
-    "kappa_band",
-    "pair_labels",
-    "DEFAULT_CASES_PASS_THRESHOLD",
-    "DEFAULT_METRICS_PASS_THRESHOLD",
-    "DEFAULT_PASS_THRESHOLD",
-    "CaseGates",
-    "CaseState",
-    "CaseTally",
-    "CaseVerdict",
-    "FailingCase",
-    "PassMode",
-    "PassPolicy",
-    "DEFAULT_GATES",
-    "Bands",
-    "AgentUsage",
-    "Case",
-    "ScriptedUser",
-    "SimulatedUser",
-    "Turn",
-    "UserSpec",
-    "turns_of",
-    "CaseResult",
-    "CaseUsage",
-    "CaseVariance",
-    "CheckStats",
-    "Condition",
-    "ConditionOp",
-    "EvaluationResult",
-    "FieldPath",
-    "Gate",
-    "GateMetric",
-    "RUN_METRICS",
-    "GateResult",
-    "MeasuredVerdict",
-    "JudgeStats",
-    "NotApplicablePolicy",
-    "OutcomeBasis",
-    "OutcomeClass",
-    "OutcomeRule",
-    "PathSyntaxError",
-    "Rubric",
-    "RubricError",
-    "RubricItem",
-    "RubricSummary",
-    "RunAggregator",
-    "RunSummary",
-    "UnheldPath",
-    "ScoreStatus",
-    "SlowCase",
-    "Step",
-    "StepKind",
-    "Verdict",
-    "VerdictState",
-    "WorstCase",
-    "apply_gates",
-    "classify",
-    "default_outcome_rules",
-    "errored",
-    "failed",
-    "from_bool",
-    "mean_interval",
-    "measured",
-    "not_applicable",
-    "passed",
-    "score_rubric",
-    "strict_equal",
-    "t_quantile",
-    "trace_usage",
-    "wilson_interval",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

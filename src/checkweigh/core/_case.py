@@ -13,7 +13,7 @@ from ._conversation import Turn, UserSpec, last_reply, turns_of
 StepKind = Literal["user", "assistant", "tool_call", "system", "event"]
 
 
-def _parsed_arguments(text: str) -> dict[str, Any] | str:
+def parsed_arguments(text: str) -> dict[str, Any] | str:
     """Arguments given as JSON text (as OpenAI logs them), parsed; text that is not a JSON
     object stays as given. Only text reaches this validator: an object (the common case) is
     taken as it is, without a call into Python for each step."""
@@ -36,7 +36,7 @@ class Step(BaseModel):
     """The message text (for user, assistant and system steps)."""
     name: str | None = None
     """The tool's name for a tool call, or the event's name for an event."""
-    arguments: dict[str, Any] | Annotated[str, AfterValidator(_parsed_arguments)] | None = None
+    arguments: dict[str, Any] | Annotated[str, AfterValidator(parsed_arguments)] | None = None
     """The arguments the tool was called with: an object. Given as JSON text (as OpenAI logs
     them), the text is parsed; text that is not a JSON object stays a string, which marks it
     as unparsed (see :attr:`arguments_parsed`)."""

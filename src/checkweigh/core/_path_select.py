@@ -18,13 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CheckweighError
+
 _NAME = re.compile(r"[^.\[\]=!,'\"\s]+")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"-?\d+")
 _BARE_END = re.compile(r"[,\]'\"]")
 
 
-class PathSyntaxError(ValueError):
+class PathSyntaxError(CheckweighError, ValueError):
     """A field path that cannot be parsed."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import CheckweighError
 from ._case_pass import CaseState, CaseVerdict
 
 Outcome = Callable[[int, int], CaseVerdict]
@@ -33,7 +34,7 @@ _TABLE_CODES = 1 << 22
 """Up to this many codes (32 MB), a code's outcome is looked up in a table."""
 
 
-class TooManyNoisyChecks(ValueError):
+class TooManyNoisyChecks(CheckweighError, ValueError):
     """One case has more noisy verdicts than a rerun's key can hold."""
 
 

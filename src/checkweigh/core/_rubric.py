@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..errors import CheckweighError
 from ._conditions import Condition
 from ._outcome import OutcomeClass, OutcomeRule, default_outcome_rules
 
 
-class RubricError(ValueError):
+class RubricError(CheckweighError, ValueError):
     """A rubric that cannot score anything: empty, bad weights, unknown checks."""
 
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..errors import CheckweighError
 from ._case_pass import CaseVerdict, PassMode, PassPolicy
 from ._case_tally import CaseTally
 from ._noise import CheckNoise
@@ -170,7 +171,7 @@ class _Execution:
     """(check, flip, flip + tie) for the verdicts that can change."""
 
 
-class SimulationStopped(Exception):
+class SimulationStopped(CheckweighError):
     """The caller asked the simulation to stop (its ``stop`` answered True) before it ended."""
 
 

@@ -11,47 +11,24 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._base import (
-        BadRecord,
-        Format,
-        ImportContext,
-        OnBadRecord,
-        import_cases,
-        import_lines,
-        iter_records,
-    )
-    from ._mapping import FieldMapping
-    from ._registry import format_factory, format_names, get_format, register
+    from ._base import BadRecord as BadRecord
+    from ._base import Format as Format
+    from ._base import ImportContext as ImportContext
+    from ._base import OnBadRecord as OnBadRecord
+    from ._base import import_cases as import_cases
+    from ._base import import_lines as import_lines
+    from ._base import iter_records as iter_records
+    from ._convert import RecordError as RecordError
+    from ._convert import RecordFormat as RecordFormat
+    from ._formats import BUILTIN_FORMATS as BUILTIN_FORMATS
+    from ._mapping import FieldMapping as FieldMapping
+    from ._registry import FORMATS as FORMATS
+    from ._registry import format_factory as format_factory
+    from ._registry import format_names as format_names
+    from ._registry import get_format as get_format
+    from ._reply import Reply as Reply
+    from ._reply import ReplyError as ReplyError
+    from ._reply import ReplyFormat as ReplyFormat
+    from ._reply import missing_text as missing_text
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "BadRecord": "._base",
-            "Format": "._base",
-            "ImportContext": "._base",
-            "OnBadRecord": "._base",
-            "import_cases": "._base",
-            "import_lines": "._base",
-            "iter_records": "._base",
-            "FieldMapping": "._mapping",
-            "format_factory": "._registry",
-            "format_names": "._registry",
-            "get_format": "._registry",
-            "register": "._registry",
-        },
-    )
-
-__all__ = [
-    "BadRecord",
-    "FieldMapping",
-    "Format",
-    "ImportContext",
-    "OnBadRecord",
-    "format_factory",
-    "format_names",
-    "get_format",
-    "import_cases",
-    "import_lines",
-    "iter_records",
-    "register",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

@@ -45,6 +45,7 @@ from ._convert import (
     usage_attributes,
 )
 from ._logged import request_and_response
+from ._reply import tokens
 
 _CALLS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _NO_TEXT = ("image", "document")
@@ -197,3 +198,14 @@ class AnthropicFormat(RecordFormat):
         if error is not None:
             case["error"] = error
         return case
+
+    def api_response(self, data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        """An Anthropic Messages response: its content as the assistant's message, and its
+        token usage."""
+        if data.get("type") != "message" or data.get("role") != "assistant":
+            return data, None
+        raw = data.get("usage")
+        usage = raw if isinstance(raw, dict) else {}
+        content = data.get("content")
+        messages = [{"role": "assistant", "content": content}] if content else []
+        return {"messages": messages}, tokens(usage.get("input_tokens"), usage.get("output_tokens"))

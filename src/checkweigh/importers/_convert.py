@@ -9,20 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
 
 from ..core import Case
+from ..errors import CheckweighError
 from ._base import ImportContext, iter_records, short
+from ._reply import Reply, record_reply
 from ._wire import case_line
 
 StepDict = dict[str, Any]
 """A step before validation: :class:`~checkweigh.core.Step`'s fields by name."""
 
 
-class RecordError(ValueError):
+class RecordError(CheckweighError, ValueError):
     """A record that cannot be converted: the message names the field, e.g.
     ``messages[3].role: unknown role 'bot'; expected ...``."""
 
@@ -339,6 +341,25 @@ class RecordFormat:
         """Whether a JSON document that is a list is one conversation (a list of messages)
         rather than a list of records; formats whose records can be lists say which."""
         return False
+
+    reply_input: ClassVar[Literal["json", "text"]] = "json"
+    speaks: ClassVar[bool] = True
+    """Whether a reply must hold a message (a record of the format may hold only a state)."""
+
+    def read_reply(self, data: Any) -> Reply:
+        """An agent's reply (its JSON) as one record of this format (see
+        :func:`~._reply.record_reply`).
+
+        Raises:
+            ReplyError: not one conversation of this format, or no message in it.
+        """
+        return record_reply(self, data, speaks=self.speaks)
+
+    def api_response(self, data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        """An agent that answers like the provider's API (a Chat Completions response, say)
+        rather than with a message list: its message(s) as a record, and its token usage.
+        Formats of a provider override it; anything else is read as it is."""
+        return data, None
 
     def records(self, path: Path, ctx: ImportContext) -> Iterator[Record]:
         """The file's records: where each is (its line, or None) and its default id's suffix

@@ -140,6 +140,8 @@ class MappingFormat(RecordFormat):
 
     name: ClassVar[str] = "mapping"
 
+    speaks: ClassVar[bool] = False  # a reply may hold only the agent's final state
+
     def __init__(self, mapping: FieldMapping | dict[str, Any]) -> None:
         self.mapping = (
             mapping if isinstance(mapping, FieldMapping) else FieldMapping.model_validate(mapping)

@@ -45,6 +45,7 @@ from ._convert import (
     usage_attributes,
 )
 from ._logged import request_and_response
+from ._reply import tokens
 
 _ROLES = "system, developer, user, assistant or tool"
 _PLAIN = frozenset(("role", "content", "tool_calls", "name", "refusal", "function_call"))
@@ -187,6 +188,17 @@ class OpenAIFormat(RecordFormat):
         if error is not None:
             case["error"] = error
         return case
+
+    def api_response(self, data: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        """A Chat Completions response: its first choice's message, and its token usage."""
+        if not isinstance(data.get("choices"), list):
+            return data, None
+        raw = data.get("usage")
+        usage = raw if isinstance(raw, dict) else {}
+        messages = [c["message"] for c in data["choices"] if isinstance(c, dict) and "message" in c]
+        return {"messages": messages[:1]}, tokens(
+            usage.get("prompt_tokens"), usage.get("completion_tokens")
+        )
 
 
 def _messages_key(record: dict[str, Any]) -> str | None:

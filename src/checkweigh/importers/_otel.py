@@ -24,12 +24,14 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core import Case
 from ._base import ImportContext, iter_records
 from ._otel_steps import NO_CONTENT, build_case
 from ._otlp import Span, SpanError, request_spans
 from ._otlp_logs import LogEvent, request_logs
+from ._reply import Reply, ReplyError
 
 DEFAULT_FLUSH_AFTER = 1_000
 """Records after which a rooted trace with no new span is complete. A root span ends last,
@@ -134,6 +136,32 @@ class OtelFormat:
             )
         self.case_id_attribute = case_id_attribute
         self.flush_after_lines = flush_after_lines
+
+    reply_input = "json"
+
+    def read_reply(self, data: Any) -> Reply:
+        """An agent's reply that is an OTLP/JSON export request holding the spans of one trace.
+
+        Raises:
+            ReplyError: not such a request, a bad span, or the spans of several traces.
+        """
+        try:
+            items = list(request_spans(data, None))
+        except SpanError as exc:
+            raise ReplyError(str(exc)) from None
+        spans: list[Span] = []
+        for item in items:
+            if isinstance(item, SpanError):
+                raise ReplyError(str(item))
+            spans.append(item)
+        traces = {s.trace_id for s in spans}
+        if len(traces) != 1:
+            raise ReplyError(f"expected the spans of one trace, got {len(traces)} traces")
+        try:
+            case = build_case(traces.pop(), spans, self.case_id_attribute)
+        except SpanError as exc:
+            raise ReplyError(str(exc)) from None
+        return Reply(list(case.trace), case.final_state)
 
     def cases(self, path: Path, ctx: ImportContext) -> Iterator[Case]:
         """One case per trace; bad records and bad spans go to ``ctx.bad``."""

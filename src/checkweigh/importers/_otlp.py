@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from ..errors import CheckweighError
+
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _MAX_NANOS = 2**64
 """OTLP times are fixed64: anything larger is not a time (and no date can hold it)."""
@@ -26,7 +28,7 @@ _REQUESTS = ("resourceSpans", "resourceLogs")
 """The export requests a record may be: traces, or logs (read by ``_otlp_logs``)."""
 
 
-class SpanError(ValueError):
+class SpanError(CheckweighError, ValueError):
     """A span (or the request around it) that does not have the OTLP shape."""
 
 

@@ -1,43 +1,49 @@
-"""The log formats by name, each in its own module, imported only when used."""
+"""The log formats by name: one :class:`~checkweigh.plugins.Registry`, built-ins first, then
+other packages' entry points (group ``checkweigh.formats``), each imported on first use."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
-from ..errors import InputError
+from ..plugins import Registry
 from ._base import Format
-
-_FORMATS: dict[str, str] = {}
-"""Format name -> ``module:factory`` (the module relative to this package)."""
+from ._formats import BUILTIN_FORMATS
 
 
-def register(name: str, target: str) -> None:
-    """Name a format: ``register("otel", "._otel:OtelFormat")``; the module loads on first use."""
-    _FORMATS[name] = target
+def _format_class(value: object) -> Callable[..., Any]:
+    if not callable(value):
+        raise TypeError("expected a format class (or a factory of one)")
+    if isinstance(value, type) and not callable(getattr(value, "cases", None)):
+        raise TypeError("expected a format class with a cases(path, ctx) method")
+    return value
+
+
+FORMATS: Registry[Callable[..., Any]] = Registry(
+    "formats",
+    BUILTIN_FORMATS,
+    package="checkweigh.importers",
+    label="log format",
+    accept=_format_class,
+)
+"""The log formats, by name: each a class (or factory) built with the format's options,
+whose instances read files (:class:`~checkweigh.importers.Format`) and, when they have
+``read_reply``, an agent's reply (:class:`~checkweigh.importers.ReplyFormat`)."""
 
 
 def format_names() -> tuple[str, ...]:
-    """The registered formats, in the order they were registered."""
-    return tuple(_FORMATS)
+    """Every format's name: the built-ins, then the installed plugins'."""
+    return FORMATS.names()
 
 
-def format_factory(name: str) -> Callable[..., Format]:
+def format_factory(name: str) -> Callable[..., Any]:
     """The class (or factory) of the format called ``name``, imported on first use.
 
     Raises:
-        InputError: no such format.
+        InputError: no such format (naming every known one).
+        PluginError: a plugin's format that does not load.
     """
-    target = _FORMATS.get(name)
-    if target is None:
-        raise InputError(
-            f"unknown log format {name!r}; expected one of {', '.join(_FORMATS)}",
-            field="format",
-        )
-    module, _, attr = target.partition(":")
-    factory: Callable[..., Format] = getattr(import_module(module, __package__), attr)
-    return factory
+    return FORMATS.get(name, field="format")
 
 
 def get_format(name: str, **options: Any) -> Format:
@@ -46,12 +52,5 @@ def get_format(name: str, **options: Any) -> Format:
     Raises:
         InputError: no such format.
     """
-    return format_factory(name)(**options)
-
-
-# the formats, by name (each module is imported on first use)
-register("openai", "._openai:OpenAIFormat")
-register("openai-responses", "._responses:ResponsesFormat")
-register("anthropic", "._anthropic:AnthropicFormat")
-register("otel", "._otel:OtelFormat")
-register("mapping", "._mapping:MappingFormat")
+    made: Format = format_factory(name)(**options)
+    return made

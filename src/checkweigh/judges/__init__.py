@@ -10,204 +10,80 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ..checks import NO_JUDGE_HINT
-    from ._answers import AnswerError, BinaryAnswer, Checklist, NumberedAnswer, parse_answer
-    from ._anthropic import AnthropicJudge
-    from ._ask import ask
-    from ._batch import Question, QuestionBatch
-    from ._binary import EVALUATOR, SYSTEM, Example, JudgeCheck
-    from ._cache import (
-        CACHE_ENV,
-        CachedJudge,
-        CacheMode,
-        JudgeCache,
-        ReplayMiss,
-        cache_dir,
-        cache_key,
-    )
-    from ._describe import judge_notes, judge_settings
-    from ._exchanges import note_exchange, recorded
-    from ._formatter import DEFAULT_FORMATTER, TraceFormatter, block
-    from ._graded import (
-        DEFAULT_METRICS,
-        LABELS,
-        AddedMetric,
-        GradedJudgeCheck,
-        GradedMetric,
-        MetricScore,
-        MetricScores,
-        configure,
-        label,
-        overall_score,
-        reweighted,
-    )
-    from ._judged import JudgedCheck, judge_failure
-    from ._metered import MeteredJudge, Prices, close_judge
-    from ._metrics import (
-        FaithfulnessCheck,
-        GoalAccuracyCheck,
-        Statement,
-        Statements,
-        Workflow,
-    )
-    from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
-    from ._openai import OLLAMA_BASE_URL, OpenAIJudge
-    from ._options import DEFAULT_CONCURRENCY, FORMATS, JUDGE_KEYS, JudgeFormat, JudgeOptions
-    from ._outcomes import ExpectedOutcomesCheck
-    from ._retry import GaveUp, RetryPolicy, call_with_retries
-    from ._scripted import ScriptedJudge, ScriptItem
-    from ._sdk import retry_after, scrub
-    from ._spec import PROVIDERS, make_judge, parse_judge
+    from ..checks import NO_JUDGE_HINT as NO_JUDGE_HINT
+    from ._answers import AnswerError as AnswerError
+    from ._answers import BinaryAnswer as BinaryAnswer
+    from ._answers import Checklist as Checklist
+    from ._answers import NumberedAnswer as NumberedAnswer
+    from ._answers import parse_answer as parse_answer
+    from ._answers import schema_of as schema_of
+    from ._anthropic import AnthropicJudge as AnthropicJudge
+    from ._ask import ask as ask
+    from ._batch import Question as Question
+    from ._batch import QuestionBatch as QuestionBatch
+    from ._binary import EVALUATOR as EVALUATOR
+    from ._binary import SYSTEM as SYSTEM
+    from ._binary import Example as Example
+    from ._binary import JudgeCheck as JudgeCheck
+    from ._cache import CACHE_ENV as CACHE_ENV
+    from ._cache import CachedJudge as CachedJudge
+    from ._cache import CacheMode as CacheMode
+    from ._cache import JudgeCache as JudgeCache
+    from ._cache import ReplayMiss as ReplayMiss
+    from ._cache import cache_dir as cache_dir
+    from ._cache import cache_key as cache_key
+    from ._describe import judge_notes as judge_notes
+    from ._describe import judge_settings as judge_settings
+    from ._exchanges import note_exchange as note_exchange
+    from ._exchanges import recorded as recorded
+    from ._formatter import DEFAULT_FORMATTER as DEFAULT_FORMATTER
+    from ._formatter import TraceFormatter as TraceFormatter
+    from ._formatter import block as block
+    from ._graded import DEFAULT_METRICS as DEFAULT_METRICS
+    from ._graded import LABELS as LABELS
+    from ._graded import AddedMetric as AddedMetric
+    from ._graded import GradedJudgeCheck as GradedJudgeCheck
+    from ._graded import GradedMetric as GradedMetric
+    from ._graded import MetricScore as MetricScore
+    from ._graded import MetricScores as MetricScores
+    from ._graded import configure as configure
+    from ._graded import label as label
+    from ._graded import overall_score as overall_score
+    from ._graded import reweighted as reweighted
+    from ._judged import JudgedCheck as JudgedCheck
+    from ._judged import judge_failure as judge_failure
+    from ._metered import MeteredJudge as MeteredJudge
+    from ._metered import Prices as Prices
+    from ._metered import close_judge as close_judge
+    from ._metrics import FaithfulnessCheck as FaithfulnessCheck
+    from ._metrics import GoalAccuracyCheck as GoalAccuracyCheck
+    from ._metrics import Statement as Statement
+    from ._metrics import Statements as Statements
+    from ._metrics import Workflow as Workflow
+    from ._model import JudgeError as JudgeError
+    from ._model import JudgeModel as JudgeModel
+    from ._model import JudgeReply as JudgeReply
+    from ._model import JudgeRequest as JudgeRequest
+    from ._model import Message as Message
+    from ._openai import OLLAMA_BASE_URL as OLLAMA_BASE_URL
+    from ._openai import OpenAIJudge as OpenAIJudge
+    from ._options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
+    from ._options import FORMATS as FORMATS
+    from ._options import JUDGE_KEYS as JUDGE_KEYS
+    from ._options import JudgeFormat as JudgeFormat
+    from ._options import JudgeOptions as JudgeOptions
+    from ._outcomes import ExpectedOutcomesCheck as ExpectedOutcomesCheck
+    from ._providers import JudgeProvider as JudgeProvider
+    from ._retry import GaveUp as GaveUp
+    from ._retry import RetryPolicy as RetryPolicy
+    from ._retry import call_with_retries as call_with_retries
+    from ._scripted import ScriptedJudge as ScriptedJudge
+    from ._scripted import ScriptItem as ScriptItem
+    from ._sdk import retry_after as retry_after
+    from ._sdk import scrub as scrub
+    from ._spec import JUDGE_PROVIDERS as JUDGE_PROVIDERS
+    from ._spec import PROVIDERS as PROVIDERS
+    from ._spec import make_judge as make_judge
+    from ._spec import parse_judge as parse_judge
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "NO_JUDGE_HINT": "..checks",
-            "AnswerError": "._answers",
-            "BinaryAnswer": "._answers",
-            "Checklist": "._answers",
-            "NumberedAnswer": "._answers",
-            "parse_answer": "._answers",
-            "AnthropicJudge": "._anthropic",
-            "ask": "._ask",
-            "Question": "._batch",
-            "QuestionBatch": "._batch",
-            "EVALUATOR": "._binary",
-            "SYSTEM": "._binary",
-            "Example": "._binary",
-            "JudgeCheck": "._binary",
-            "CACHE_ENV": "._cache",
-            "CachedJudge": "._cache",
-            "CacheMode": "._cache",
-            "JudgeCache": "._cache",
-            "ReplayMiss": "._cache",
-            "cache_dir": "._cache",
-            "cache_key": "._cache",
-            "judge_notes": "._describe",
-            "judge_settings": "._describe",
-            "note_exchange": "._exchanges",
-            "recorded": "._exchanges",
-            "DEFAULT_FORMATTER": "._formatter",
-            "TraceFormatter": "._formatter",
-            "block": "._formatter",
-            "DEFAULT_METRICS": "._graded",
-            "LABELS": "._graded",
-            "AddedMetric": "._graded",
-            "GradedJudgeCheck": "._graded",
-            "GradedMetric": "._graded",
-            "MetricScore": "._graded",
-            "MetricScores": "._graded",
-            "configure": "._graded",
-            "label": "._graded",
-            "overall_score": "._graded",
-            "reweighted": "._graded",
-            "JudgedCheck": "._judged",
-            "judge_failure": "._judged",
-            "MeteredJudge": "._metered",
-            "Prices": "._metered",
-            "close_judge": "._metered",
-            "FaithfulnessCheck": "._metrics",
-            "GoalAccuracyCheck": "._metrics",
-            "Statement": "._metrics",
-            "Statements": "._metrics",
-            "Workflow": "._metrics",
-            "JudgeError": "._model",
-            "JudgeModel": "._model",
-            "JudgeReply": "._model",
-            "JudgeRequest": "._model",
-            "Message": "._model",
-            "OLLAMA_BASE_URL": "._openai",
-            "OpenAIJudge": "._openai",
-            "DEFAULT_CONCURRENCY": "._options",
-            "FORMATS": "._options",
-            "JUDGE_KEYS": "._options",
-            "JudgeFormat": "._options",
-            "JudgeOptions": "._options",
-            "ExpectedOutcomesCheck": "._outcomes",
-            "GaveUp": "._retry",
-            "RetryPolicy": "._retry",
-            "call_with_retries": "._retry",
-            "ScriptedJudge": "._scripted",
-            "ScriptItem": "._scripted",
-            "retry_after": "._sdk",
-            "scrub": "._sdk",
-            "PROVIDERS": "._spec",
-            "make_judge": "._spec",
-            "parse_judge": "._spec",
-        },
-    )
-
-__all__ = [
-    "note_exchange",
-    "recorded",
-    "AddedMetric",
-    "EVALUATOR",
-    "JudgedCheck",
-    "Question",
-    "QuestionBatch",
-    "ask",
-    "judge_failure",
-    "reweighted",
-    "DEFAULT_METRICS",
-    "LABELS",
-    "GradedJudgeCheck",
-    "GradedMetric",
-    "MetricScore",
-    "MetricScores",
-    "configure",
-    "label",
-    "overall_score",
-    "Checklist",
-    "FaithfulnessCheck",
-    "GoalAccuracyCheck",
-    "Statement",
-    "NumberedAnswer",
-    "Statements",
-    "Workflow",
-    "ExpectedOutcomesCheck",
-    "AnthropicJudge",
-    "DEFAULT_CONCURRENCY",
-    "FORMATS",
-    "JUDGE_KEYS",
-    "GaveUp",
-    "JudgeFormat",
-    "JudgeOptions",
-    "judge_notes",
-    "judge_settings",
-    "retry_after",
-    "scrub",
-    "MeteredJudge",
-    "Prices",
-    "NO_JUDGE_HINT",
-    "PROVIDERS",
-    "make_judge",
-    "parse_judge",
-    "CACHE_ENV",
-    "CacheMode",
-    "CachedJudge",
-    "JudgeCache",
-    "ReplayMiss",
-    "cache_dir",
-    "cache_key",
-    "DEFAULT_FORMATTER",
-    "OLLAMA_BASE_URL",
-    "SYSTEM",
-    "AnswerError",
-    "BinaryAnswer",
-    "Example",
-    "JudgeCheck",
-    "JudgeError",
-    "JudgeModel",
-    "JudgeReply",
-    "JudgeRequest",
-    "Message",
-    "OpenAIJudge",
-    "RetryPolicy",
-    "ScriptItem",
-    "ScriptedJudge",
-    "TraceFormatter",
-    "block",
-    "call_with_retries",
-    "close_judge",
-    "parse_answer",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

@@ -13,6 +13,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._text import safe_data
+from ..errors import CheckweighError
 
 Answer = TypeVar("Answer", bound=BaseModel)
 
@@ -61,7 +62,7 @@ class Checklist(BaseModel):
         return sorted(self.answers, key=lambda a: a.index)
 
 
-class AnswerError(ValueError):
+class AnswerError(CheckweighError, ValueError):
     """A judge answer that does not fit the expected shape; the text says how."""
 
 

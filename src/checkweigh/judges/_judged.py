@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..checks._watch import Probe, model_probes
+from ..checks import Probe, model_probes
 from ..core import Case, Verdict, errored
 from ._answers import AnswerError
 from ._model import JudgeError, JudgeModel

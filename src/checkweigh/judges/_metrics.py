@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..checks._model import parse_path
+from ..checks import parse_path
 from ..core import (
     Case,
     FieldPath,

@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from ..checks._model import parse_path
+from ..checks import parse_path
 from ..core import (
     Case,
     FieldPath,

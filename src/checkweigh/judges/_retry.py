@@ -15,6 +15,8 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
+from ..errors import CheckweighError
+
 T = TypeVar("T")
 
 Slot = Callable[[], AbstractAsyncContextManager[object]]
@@ -42,7 +44,7 @@ def with_timeout(policy: RetryPolicy, timeout_s: float) -> RetryPolicy:
     return policy if policy.timeout_s is not None else replace(policy, timeout_s=timeout_s)
 
 
-class AttemptTimeout(Exception):
+class AttemptTimeout(CheckweighError):
     """One attempt ran out of time."""
 
     def __init__(self, seconds: float) -> None:
@@ -50,7 +52,7 @@ class AttemptTimeout(Exception):
         self.seconds = seconds
 
 
-class GaveUp(Exception):
+class GaveUp(CheckweighError):
     """The call failed for good: ``last`` is its last failure, ``why`` says why it stopped."""
 
     def __init__(

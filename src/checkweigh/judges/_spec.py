@@ -1,22 +1,40 @@
-"""Judges named by a model string.
-
-``anthropic:MODEL`` uses Anthropic's Messages API (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``);
-``openai:MODEL`` uses the OpenAI-compatible API (the SDK reads ``OPENAI_API_KEY`` and
-``OPENAI_BASE_URL``: OpenAI, Azure, vLLM, llama.cpp, LM Studio); ``ollama:MODEL`` uses
-Ollama's OpenAI-compatible endpoint (``OLLAMA_BASE_URL``, default localhost:11434).
-"""
+"""Judges named by a model string, ``PROVIDER:MODEL``: the provider is looked up in
+:data:`JUDGE_PROVIDERS` (the built-ins ``openai``, ``anthropic`` and ``ollama``, then the
+``checkweigh.providers`` entry points of installed packages) and builds the judge."""
 
 from __future__ import annotations
 
-import os
-
 from ..errors import InputError
-from ._anthropic import AnthropicJudge
+from ..plugins import PluginError, Registry
 from ._model import JudgeError, JudgeModel
-from ._openai import OLLAMA_BASE_URL, OpenAIJudge
 from ._options import JudgeOptions
+from ._providers import JudgeProvider
 
-PROVIDERS = ("openai", "anthropic", "ollama")
+
+def _provider(value: object) -> JudgeProvider:
+    if not callable(value):
+        raise TypeError(
+            f"expected a factory (model, options, offline) -> judge, got {type(value).__name__}"
+        )
+    return value  # its signature is checked when it is called
+
+
+JUDGE_PROVIDERS: Registry[JudgeProvider] = Registry(
+    "providers",
+    {
+        "openai": "._providers:openai",
+        "anthropic": "._providers:anthropic",
+        "ollama": "._providers:ollama",
+    },
+    package=__package__ or "checkweigh.judges",
+    label="judge provider",
+    accept=_provider,
+)
+"""Every judge provider by name: the one table of the built-ins, and plugins'."""
+
+PROVIDERS = JUDGE_PROVIDERS.builtin_names()
+"""The built-in provider names. Deprecated: use :data:`JUDGE_PROVIDERS` (which also knows
+the installed plugins'); kept for one release."""
 
 
 def parse_judge(spec: str) -> tuple[str, str]:
@@ -24,11 +42,13 @@ def parse_judge(spec: str) -> tuple[str, str]:
 
     Raises:
         InputError: not of that form, or an unknown provider.
+        PluginError: the provider's plugin is broken.
     """
     provider, sep, model = spec.partition(":")
-    if not sep or not model or provider not in PROVIDERS:
+    if not sep or not model or provider not in JUDGE_PROVIDERS:
         raise InputError(
-            f"expected PROVIDER:MODEL with PROVIDER one of {', '.join(PROVIDERS)}, got {spec!r}",
+            f"expected PROVIDER:MODEL with PROVIDER one of {', '.join(JUDGE_PROVIDERS.names())}"
+            f", got {spec!r}",
             field="--judge",
         )
     return provider, model
@@ -50,32 +70,24 @@ def make_judge(
     Raises:
         InputError: a malformed string, an unknown provider, or a client that cannot be
             built (no API key, SDK not installed).
+        PluginError: the provider's plugin is broken, or built something that is not a judge.
     """
     provider, model = parse_judge(spec)
-    options = options or JudgeOptions()
-    timeout_s, retry, fmt = options.timeout_s, options.retry_policy(), options.format
+    factory = JUDGE_PROVIDERS.get(provider, field="--judge")
     try:
-        if provider == "ollama":
-            base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-            return OpenAIJudge(
-                model,
-                provider="ollama",
-                base_url=base,
-                api_key="ollama",  # Ollama ignores it; the SDK wants one
-                timeout_s=timeout_s,
-                retry=retry,
-                format=fmt,
-            )
-        if provider == "anthropic":
-            anthropic_key = None
-            if offline and not os.environ.get("ANTHROPIC_API_KEY"):
-                anthropic_key = "replay-without-key"  # never sent, as for openai below
-            return AnthropicJudge(
-                model, api_key=anthropic_key, timeout_s=timeout_s, retry=retry, format=fmt
-            )
-        key = None
-        if offline and not os.environ.get("OPENAI_API_KEY"):
-            key = "replay-without-key"  # never sent: replay answers from the cache only
-        return OpenAIJudge(model, api_key=key, timeout_s=timeout_s, retry=retry, format=fmt)
+        judge = factory(model, options or JudgeOptions(), offline)
     except JudgeError as exc:
         raise InputError(str(exc), field="--judge") from None
+    except Exception as exc:
+        if provider in JUDGE_PROVIDERS.builtin_names():
+            raise  # a bug of checkweigh's own: the command reports it as one
+        raise PluginError(
+            f"judge provider {provider!r} ({JUDGE_PROVIDERS.origin(provider)}) failed to build "
+            f"the judge of {model!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(judge, JudgeModel):
+        raise PluginError(
+            f"judge provider {provider!r} built a {type(judge).__name__}, not a judge "
+            "(a `name` and an async `complete(request)`)"
+        )
+    return judge

@@ -60,7 +60,7 @@ def task_line(c: TaskChange) -> str:
     )
 
 
-def explain(cmp: Comparison) -> str:
+def explain_comparison(cmp: Comparison) -> str:
     """One sentence on what the verdict means."""
     if cmp.verdict is CompareVerdict.NO_REGRESSION:
         return "no suite-level threshold was exceeded"
@@ -81,7 +81,7 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
     console.print(
         Text.assemble(("compare ", "bold"), clean(f"{base} -> {candidate}   "), (label, style))
     )
-    console.print(plain(explain(cmp)))
+    console.print(plain(explain_comparison(cmp)))
     for note in cmp.gates_not_decided:  # user text: the run's reason names no user input
         console.print(plain(f"note: gates not decided in the {note}", style="yellow"))
     extra = []

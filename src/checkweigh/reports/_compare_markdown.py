@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 from ..core import CaseChange, CheckDelta, CompareVerdict, Comparison, SuiteDelta
 from ..errors import InputError
-from ._compare import TASK_RULE, explain, task_line
+from ._compare import TASK_RULE, explain_comparison, task_line
 from ._markdown import escape_md
 
 _SHOWN = 20
@@ -201,7 +201,7 @@ def comparison_markdown(
         f"## checkweigh compare: {_TITLE[cmp.verdict]}",
         "",
         f"{_code(base)} → {_code(candidate)}: {cmp.paired} paired execution(s). "
-        f"{escape_md(explain(cmp))}.",
+        f"{escape_md(explain_comparison(cmp))}.",
         "",
     ]
     extra = []

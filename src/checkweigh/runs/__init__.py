@@ -5,103 +5,43 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._agent_source import check_agent_flags
-    from ._aliases import aexecute, arun_cases, execute, run_cases
-    from ._api import RunReport, RunStart, StoreLike, arun, run
-    from ._engine import Evaluator, OnResult, judge_checks, with_judge
-    from ._options import JudgeSetup, RunOptions, Thresholds
-    from ._prepare import RunPlan, graded_weights, make_cached_judge, parse_prices, plan_run
-    from ._session import RunOutcome, RunStopped
-    from ._stop import Interrupted, StopToken, stop_on_signals
-    from .targets import (
-        AgentFailure,
-        AgentRun,
-        AgentTarget,
-        AgentUsage,
-        CallableTarget,
-        Target,
-        TargetRequest,
-        abandoned_threads,
-        build_target,
-    )
+    from ._agent_source import check_agent_flags as check_agent_flags
+    from ._aliases import aexecute as aexecute
+    from ._aliases import arun_cases as arun_cases
+    from ._aliases import execute as execute
+    from ._aliases import run_cases as run_cases
+    from ._api import RunReport as RunReport
+    from ._api import RunStart as RunStart
+    from ._api import StoreLike as StoreLike
+    from ._api import arun as arun
+    from ._api import run as run
+    from ._engine import Evaluator as Evaluator
+    from ._engine import OnResult as OnResult
+    from ._engine import close_target as close_target
+    from ._engine import judge_checks as judge_checks
+    from ._engine import ran_case as ran_case
+    from ._engine import with_judge as with_judge
+    from ._options import JudgeSetup as JudgeSetup
+    from ._options import RunOptions as RunOptions
+    from ._options import Thresholds as Thresholds
+    from ._prepare import RunPlan as RunPlan
+    from ._prepare import graded_weights as graded_weights
+    from ._prepare import make_cached_judge as make_cached_judge
+    from ._prepare import parse_prices as parse_prices
+    from ._prepare import plan_run as plan_run
+    from ._session import RunOutcome as RunOutcome
+    from ._session import RunStopped as RunStopped
+    from ._stop import Interrupted as Interrupted
+    from ._stop import StopToken as StopToken
+    from ._stop import stop_on_signals as stop_on_signals
+    from .targets import AgentFailure as AgentFailure
+    from .targets import AgentRun as AgentRun
+    from .targets import AgentTarget as AgentTarget
+    from .targets import AgentUsage as AgentUsage
+    from .targets import CallableTarget as CallableTarget
+    from .targets import Target as Target
+    from .targets import TargetRequest as TargetRequest
+    from .targets import abandoned_threads as abandoned_threads
+    from .targets import build_target as build_target
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "check_agent_flags": "._agent_source",
-            "aexecute": "._aliases",
-            "arun_cases": "._aliases",
-            "execute": "._aliases",
-            "run_cases": "._aliases",
-            "RunReport": "._api",
-            "RunStart": "._api",
-            "StoreLike": "._api",
-            "arun": "._api",
-            "run": "._api",
-            "Evaluator": "._engine",
-            "OnResult": "._engine",
-            "judge_checks": "._engine",
-            "with_judge": "._engine",
-            "JudgeSetup": "._options",
-            "RunOptions": "._options",
-            "Thresholds": "._options",
-            "RunPlan": "._prepare",
-            "graded_weights": "._prepare",
-            "make_cached_judge": "._prepare",
-            "parse_prices": "._prepare",
-            "plan_run": "._prepare",
-            "RunOutcome": "._session",
-            "RunStopped": "._session",
-            "Interrupted": "._stop",
-            "StopToken": "._stop",
-            "stop_on_signals": "._stop",
-            "AgentFailure": ".targets",
-            "AgentRun": ".targets",
-            "AgentTarget": ".targets",
-            "AgentUsage": ".targets",
-            "CallableTarget": ".targets",
-            "Target": ".targets",
-            "TargetRequest": ".targets",
-            "abandoned_threads": ".targets",
-            "build_target": ".targets",
-        },
-    )
-
-__all__ = [
-    "AgentFailure",
-    "AgentRun",
-    "AgentTarget",
-    "AgentUsage",
-    "CallableTarget",
-    "Evaluator",
-    "Interrupted",
-    "JudgeSetup",
-    "OnResult",
-    "RunOptions",
-    "RunOutcome",
-    "RunPlan",
-    "RunReport",
-    "RunStart",
-    "RunStopped",
-    "StopToken",
-    "StoreLike",
-    "Target",
-    "TargetRequest",
-    "Thresholds",
-    "abandoned_threads",
-    "aexecute",
-    "arun",
-    "arun_cases",
-    "build_target",
-    "check_agent_flags",
-    "execute",
-    "graded_weights",
-    "judge_checks",
-    "make_cached_judge",
-    "parse_prices",
-    "plan_run",
-    "run",
-    "run_cases",
-    "stop_on_signals",
-    "with_judge",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

@@ -24,7 +24,7 @@ from ..core import (
     UnheldPath,
     apply_gates,
 )
-from ..errors import StoreError
+from ..errors import CheckweighError, StoreError
 from ..judges import (
     DEFAULT_CONCURRENCY,
     NO_JUDGE_HINT,
@@ -45,7 +45,7 @@ OnProgress = Callable[[int, int], None]
 """Called with (executions stored, of them errored) as worker processes store results."""
 
 
-class RunStopped(Exception):
+class RunStopped(CheckweighError):
     """A run that ended early. It was stored as incomplete; ``cause`` says why."""
 
     def __init__(self, outcome: RunOutcome, cause: BaseException) -> None:

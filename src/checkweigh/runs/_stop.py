@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from ..errors import CheckweighError
 
-class Interrupted(Exception):
+
+class Interrupted(CheckweighError):
     """The run was asked to stop (Ctrl-C, SIGTERM); ``str()`` names the signal."""
 
 

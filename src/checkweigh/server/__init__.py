@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import typing as _typing
 
-from ._host import MIN_TOKEN, TOKEN_ENV, is_loopback
+from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._app import create_app
-
-__all__ = ["MIN_TOKEN", "TOKEN_ENV", "create_app", "is_loopback"]
-
-
-def __getattr__(name: str) -> object:
-    """``create_app``, imported (with FastAPI) on first use."""
-    if name == "create_app":
-        from ._app import create_app
-
-        return create_app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._app import create_app as create_app
+    from ._host import MIN_TOKEN as MIN_TOKEN
+    from ._host import TOKEN_ENV as TOKEN_ENV
+    from ._host import is_loopback as is_loopback
+else:  # the names load when first read (create_app with FastAPI): see checkweigh._lazy
+    __getattr__, __dir__ = _lazy.exports(__name__)

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..errors import InputError, StoreError
+from ..errors import CheckweighError, InputError, StoreError
 from ..store import RunExists
 from ._html import error_page, is_page
 
@@ -26,7 +26,7 @@ _SHOWN = 100  # the longest value an answer quotes: an id, a check name, not a p
 _LONGEST = 1000  # the longest message: what is wrong fits in it, a quoted payload does not
 
 
-class ApiError(Exception):
+class ApiError(CheckweighError):
     """An answer other than success: its HTTP status and one line on what was wrong."""
 
     def __init__(self, status: int, message: str) -> None:

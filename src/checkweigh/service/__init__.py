@@ -7,89 +7,36 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._compare import (
-        COMPARE_DEFAULTS,
-        ComparisonMemo,
-        StoredComparison,
-        compare_stored,
-        compare_thresholds,
-        comparison_json,
-        judged,
-        require_pairs,
-        undecided,
-    )
-    from ._exports import Exports, check_writable, write_exports
-    from ._run import (
-        JudgeRequest,
-        PreparedRun,
-        RunRequest,
-        Thresholds,
-        graded_weights,
-        make_cached_judge,
-        parse_prices,
-        prepare_run,
-        run_prepared,
-        run_request,
-    )
-    from ._stability import parse_noise, stability_json, stability_of, stability_with_noise
+    from ._compare import COMPARE_DEFAULTS as COMPARE_DEFAULTS
+    from ._compare import ComparisonMemo as ComparisonMemo
+    from ._compare import StoredComparison as StoredComparison
+    from ._compare import compare_stored as compare_stored
+    from ._compare import compare_thresholds as compare_thresholds
+    from ._compare import comparison_json as comparison_json
+    from ._compare import judged as judged
+    from ._compare import require_pairs as require_pairs
+    from ._compare import undecided as undecided
+    from ._exports import Exports as Exports
+    from ._exports import check_writable as check_writable
+    from ._exports import parse_outputs as parse_outputs
+    from ._exports import write_exports as write_exports
+    from ._outputs import OUTPUTS as OUTPUTS
+    from ._outputs import Output as Output
+    from ._outputs import RunReport as RunReport
+    from ._outputs import get_output as get_output
+    from ._run import JudgeRequest as JudgeRequest
+    from ._run import PreparedRun as PreparedRun
+    from ._run import RunRequest as RunRequest
+    from ._run import Thresholds as Thresholds
+    from ._run import graded_weights as graded_weights
+    from ._run import make_cached_judge as make_cached_judge
+    from ._run import parse_prices as parse_prices
+    from ._run import prepare_run as prepare_run
+    from ._run import run_prepared as run_prepared
+    from ._run import run_request as run_request
+    from ._stability import parse_noise as parse_noise
+    from ._stability import stability_json as stability_json
+    from ._stability import stability_of as stability_of
+    from ._stability import stability_with_noise as stability_with_noise
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "COMPARE_DEFAULTS": "._compare",
-            "ComparisonMemo": "._compare",
-            "StoredComparison": "._compare",
-            "compare_stored": "._compare",
-            "compare_thresholds": "._compare",
-            "comparison_json": "._compare",
-            "judged": "._compare",
-            "undecided": "._compare",
-            "require_pairs": "._compare",
-            "Exports": "._exports",
-            "check_writable": "._exports",
-            "write_exports": "._exports",
-            "JudgeRequest": "._run",
-            "PreparedRun": "._run",
-            "RunRequest": "._run",
-            "Thresholds": "._run",
-            "graded_weights": "._run",
-            "make_cached_judge": "._run",
-            "parse_prices": "._run",
-            "prepare_run": "._run",
-            "run_prepared": "._run",
-            "run_request": "._run",
-            "parse_noise": "._stability",
-            "stability_json": "._stability",
-            "stability_of": "._stability",
-            "stability_with_noise": "._stability",
-        },
-    )
-
-__all__ = [
-    "COMPARE_DEFAULTS",
-    "ComparisonMemo",
-    "Exports",
-    "JudgeRequest",
-    "PreparedRun",
-    "RunRequest",
-    "StoredComparison",
-    "Thresholds",
-    "check_writable",
-    "compare_stored",
-    "compare_thresholds",
-    "comparison_json",
-    "graded_weights",
-    "judged",
-    "make_cached_judge",
-    "parse_noise",
-    "parse_prices",
-    "prepare_run",
-    "require_pairs",
-    "run_prepared",
-    "run_request",
-    "stability_json",
-    "stability_of",
-    "stability_with_noise",
-    "undecided",
-    "write_exports",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

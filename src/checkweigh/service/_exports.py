@@ -1,20 +1,21 @@
 """A stored run's files: the JSON results, JUnit XML and Markdown summary (``--json``,
-``--junit``, ``--markdown``), checked before a run and written after it."""
+``--junit``, ``--markdown``) and any registered output (``--output NAME=PATH``), checked
+before a run and written after it."""
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from ..core import PassPolicy
 from ..errors import InputError
-from ..reports import write_json_report, write_junit, write_markdown
 from ..runs import RunOutcome
 from ..store import Store
+from ._outputs import OUTPUTS, Output, RunReport, get_output
 
 
 class Exports(BaseModel):
@@ -31,24 +32,61 @@ class Exports(BaseModel):
     """A JUnit XML report (``--junit``)."""
     markdown: Path | None = None
     """A Markdown summary for a pull-request comment or job summary (``--markdown``)."""
+    outputs: tuple[tuple[str, Path], ...] = ()
+    """Any registered output by name, each with its file (``--output NAME=PATH``)."""
 
     def files(self) -> Iterator[tuple[Path, str]]:
         """Each wanted file with its flag, in the order they are written.
 
         Raises:
-            InputError: ``json_cases`` without a JSON file to put them in.
+            InputError: ``json_cases`` without a JSON file to put them in, or an unknown
+                output name.
+            PluginError: an output's plugin is broken.
         """
-        if self.json_cases and self.json_path is None:
+        for _, path, flag in self.wanted():
+            yield path, flag
+
+    def wanted(self) -> Iterator[tuple[Output, Path, str]]:
+        """Each wanted output with its file and the flag that asked for it, in the order
+        they are written (the built-in flags first, then ``--output`` in the order given).
+
+        Raises:
+            InputError: ``json_cases`` without a JSON file to put them in, or an unknown
+                output name.
+            PluginError: an output's plugin is broken.
+        """
+        if self.json_cases and self.json_path is None and "json" not in dict(self.outputs):
             raise InputError(
                 "the cases go in the JSON results; give --json FILE too", field="--json-cases"
             )
-        for path, flag in (
-            (self.json_path, "--json"),
-            (self.junit, "--junit"),
-            (self.markdown, "--markdown"),
+        for path, name in (
+            (self.json_path, "json"),
+            (self.junit, "junit"),
+            (self.markdown, "markdown"),
         ):
             if path is not None:
-                yield path, flag
+                yield get_output(name), path, f"--{name}"
+        for name, path in self.outputs:
+            yield get_output(name), path, "--output"
+
+
+def parse_outputs(values: Iterable[str]) -> tuple[tuple[str, Path], ...]:
+    """``--output NAME=PATH`` values as (name, path) pairs (names are checked when the
+    outputs are looked up, before the run).
+
+    Raises:
+        InputError: a value not of that form.
+    """
+    pairs: list[tuple[str, Path]] = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name.strip() or not path:
+            raise InputError(
+                f"expected NAME=PATH with NAME one of {', '.join(OUTPUTS.names())}, got {value!r}",
+                field="--output",
+            )
+        pairs.append((name.strip(), Path(path)))
+    return tuple(pairs)
 
 
 def write_exports(
@@ -58,49 +96,37 @@ def write_exports(
     each is written.
 
     Raises:
-        InputError: a file cannot be written (naming its flag; the stored run is kept).
+        InputError: a file cannot be written, or a plugin's output failed (naming its flag;
+            the stored run is kept).
     """
-    wanted = list(exports.files())
+    wanted = list(exports.wanted())
     if not wanted:
         return
     info = store.get_run(outcome.run_id)
-    policy = PassPolicy.from_snapshot(info.config.get("thresholds"))
-    for path, flag in wanted:
+    report = RunReport(
+        info=info,
+        status=outcome.status,
+        summary=outcome.summary,
+        policy=PassPolicy.from_snapshot(info.config.get("thresholds")),
+        with_cases=exports.json_cases,
+        read_results=lambda cases: store.iter_results(outcome.run_id, with_cases=cases),
+    )
+    builtin = OUTPUTS.builtin_names()
+    for output, path, flag in wanted:
         try:
-            if flag == "--json":
-                n = write_json_report(
-                    path,
-                    run=info.model_dump(mode="json", exclude={"summary"}),
-                    summary=outcome.summary,
-                    results=store.iter_results(outcome.run_id, with_cases=exports.json_cases),
-                    policy=policy,
-                    cases=exports.json_cases,
-                )
-                say(f"wrote {n} result(s) to {path}")
-            elif flag == "--junit":
-                n = write_junit(
-                    path,
-                    suite=info.suite,
-                    run_id=info.id,
-                    policy=policy,
-                    summary=outcome.summary,
-                    results=store.iter_results(outcome.run_id),
-                    repeats=info.repeat > 1,
-                )
-                say(f"wrote {n} test case(s) to {path}")
-            else:
-                write_markdown(
-                    path,
-                    suite=info.suite,
-                    run_id=info.id,
-                    status=outcome.status.value,
-                    summary=outcome.summary,
-                )
-                say(f"wrote the Markdown summary to {path}")
+            say(output.write(report, path))
         except OSError as exc:
             raise InputError(
                 f"cannot write {path}: {exc.strerror or exc}; the run is stored as "
                 f"{outcome.run_id}",
+                field=flag,
+            ) from None
+        except Exception as exc:
+            if output.name in builtin:
+                raise  # a bug of checkweigh's own: the main loop reports it as one
+            raise InputError(
+                f"output {output.name!r} failed writing {path}: {type(exc).__name__}: {exc}; "
+                f"the run is stored as {outcome.run_id}",
                 field=flag,
             ) from None
 

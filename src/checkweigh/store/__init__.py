@@ -6,68 +6,29 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    from ._connect import DB_ENV, DEFAULT_DB_PATH, resolve_url
-    from ._detail import ResultDetail, result_detail
-    from ._handoff import Handoff, Rows
-    from ._owner import STALE_AFTER
-    from ._pages import RunExists, RunPage, find_result, page_runs, results_at, store_run
-    from ._recover import gate_specs, rebuild_summary
-    from ._store import RunInfo, RunStatus, Store, close_stores, database_file, in_memory
-    from ._writer import HEARTBEAT_S, ResultWriter
+    from ._connect import DB_ENV as DB_ENV
+    from ._connect import DEFAULT_DB_PATH as DEFAULT_DB_PATH
+    from ._connect import resolve_url as resolve_url
+    from ._detail import ResultDetail as ResultDetail
+    from ._detail import result_detail as result_detail
+    from ._handoff import Handoff as Handoff
+    from ._handoff import Rows as Rows
+    from ._owner import STALE_AFTER as STALE_AFTER
+    from ._pages import RunExists as RunExists
+    from ._pages import RunPage as RunPage
+    from ._pages import find_result as find_result
+    from ._pages import page_runs as page_runs
+    from ._pages import results_at as results_at
+    from ._pages import store_run as store_run
+    from ._recover import gate_specs as gate_specs
+    from ._recover import rebuild_summary as rebuild_summary
+    from ._store import RunInfo as RunInfo
+    from ._store import RunStatus as RunStatus
+    from ._store import Store as Store
+    from ._store import close_stores as close_stores
+    from ._store import database_file as database_file
+    from ._store import in_memory as in_memory
+    from ._writer import HEARTBEAT_S as HEARTBEAT_S
+    from ._writer import ResultWriter as ResultWriter
 else:  # the names load when first read: see checkweigh._lazy
-    __getattr__, __dir__ = _lazy.exports(
-        __name__,
-        {
-            "DB_ENV": "._connect",
-            "DEFAULT_DB_PATH": "._connect",
-            "resolve_url": "._connect",
-            "ResultDetail": "._detail",
-            "result_detail": "._detail",
-            "Handoff": "._handoff",
-            "Rows": "._handoff",
-            "STALE_AFTER": "._owner",
-            "RunExists": "._pages",
-            "RunPage": "._pages",
-            "find_result": "._pages",
-            "page_runs": "._pages",
-            "results_at": "._pages",
-            "store_run": "._pages",
-            "gate_specs": "._recover",
-            "rebuild_summary": "._recover",
-            "RunInfo": "._store",
-            "RunStatus": "._store",
-            "Store": "._store",
-            "close_stores": "._store",
-            "database_file": "._store",
-            "in_memory": "._store",
-            "HEARTBEAT_S": "._writer",
-            "ResultWriter": "._writer",
-        },
-    )
-
-__all__ = [
-    "DB_ENV",
-    "DEFAULT_DB_PATH",
-    "HEARTBEAT_S",
-    "Handoff",
-    "STALE_AFTER",
-    "ResultDetail",
-    "ResultWriter",
-    "RunExists",
-    "RunPage",
-    "RunInfo",
-    "RunStatus",
-    "Rows",
-    "Store",
-    "close_stores",
-    "database_file",
-    "find_result",
-    "page_runs",
-    "results_at",
-    "store_run",
-    "in_memory",
-    "gate_specs",
-    "rebuild_summary",
-    "resolve_url",
-    "result_detail",
-]
+    __getattr__, __dir__ = _lazy.exports(__name__)

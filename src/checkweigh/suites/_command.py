@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from ..errors import CheckweighError
 from ._targets import CommandTargetSpec
 from ._text import shown
 
 
-class CommandSpecError(ValueError):
+class CommandSpecError(CheckweighError, ValueError):
     """A command target that cannot run as written: ``loc`` is the field within ``target``."""
 
     def __init__(self, loc: tuple[str, ...], message: str) -> None:

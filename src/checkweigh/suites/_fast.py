@@ -25,8 +25,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..core import Case, Step
-from ..core._case import _parsed_arguments
+from ..core import Case, Step, parsed_arguments
 
 _FLOAT_MAX = 1.7976931348623157e308
 # a latency: a finite number >= 0 (Case and Step refuse infinity and NaN); an integer becomes
@@ -176,7 +175,7 @@ def _steps(parsed: list[_Step], lift_results: bool) -> list[Step]:
         values = {**_STEP_DEFAULTS, "attributes": {}, **given}
         arguments = values["arguments"]
         if arguments.__class__ is str:
-            values["arguments"] = _parsed_arguments(arguments)
+            values["arguments"] = parsed_arguments(arguments)
         if values["timestamp"] is not None:
             values["timestamp"] = _datetime(values["timestamp"])
         step: Step = _new(Step)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from ..core import FieldPath
-from ..importers import FieldMapping
+from ..errors import CheckweighError
+from ..importers import FORMATS, FieldMapping
 
 ENV_REF = re.compile(r"\$\{([^}]*)\}")
 """``${NAME}`` in a URL or a header value."""
@@ -27,9 +28,8 @@ BODY_ROOTS = ("id", "input", "metadata", "repeat", "messages", "turn")
 _USERINFO = re.compile(r"//[^/@]*@")
 _SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|api[-_]?key|password", re.I)
 
-ReplyFormat = Literal[
-    "checkweigh", "openai", "openai-responses", "anthropic", "otel", "mapping", "text"
-]
+OWN_REPLY_FORMATS = ("checkweigh", "text")
+"""The reply formats that are not log formats: checkweigh's own and plain text."""
 _MAPPING_FIELDS = frozenset(("messages", "messages_format", "system", "trace", "final_state"))
 
 
@@ -137,18 +137,37 @@ class ReplySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: ReplyFormat = "checkweigh"
+    format: str = "checkweigh"
     """``checkweigh``: ``{trace, final_state, usage}`` in checkweigh's own step format;
-    ``openai``, ``openai-responses``, ``anthropic``: one conversation as the log importers
-    read it (with ``final_state`` beside the messages); ``otel``: an OTLP/JSON export
-    request holding one trace; ``mapping``: where the parts are, in ``mapping``; ``text``:
-    the agent's answer as text (the whole reply, or the string at ``text`` in a JSON reply),
-    one assistant message."""
+    ``text``: the agent's answer as text (the whole reply, or the string at ``text`` in a
+    JSON reply), one assistant message; or any log format that reads replies
+    (:data:`~checkweigh.importers.FORMATS`): ``openai``, ``openai-responses``, ``anthropic``
+    (one conversation as the importer reads it, with ``final_state`` beside the messages),
+    ``otel`` (an OTLP/JSON export request holding one trace), ``mapping`` (where the parts
+    are, in ``mapping``), or a plugin's."""
     text: str | None = None
     """For ``format: text``: the field path of the answer in a JSON reply (e.g. ``response``)."""
     mapping: FieldMapping | None = None
     """For ``format: mapping``: field paths into the reply (``messages``,
     ``messages_format``, ``system``, ``trace``, ``final_state``)."""
+
+    @field_validator("format")
+    @classmethod
+    def _reply_format(cls, value: str) -> str:
+        if value in OWN_REPLY_FORMATS:
+            return value
+        try:
+            made = FORMATS.get(value)
+        except CheckweighError as exc:  # unknown, or a plugin's that does not load
+            if value in FORMATS:
+                raise ValueError(str(exc)) from None
+            expected = ", ".join((*OWN_REPLY_FORMATS, *FORMATS.names()))
+            raise ValueError(
+                f"unknown reply format {value!r}; expected one of {expected}"
+            ) from None
+        if not _reads_replies(made):
+            raise ValueError(f"log format {value!r} does not read an agent's reply")
+        return value
 
     @model_validator(mode="after")
     def _mapping_for_mapping(self) -> ReplySpec:
@@ -168,3 +187,7 @@ class ReplySpec(BaseModel):
                     f"{', '.join(sorted(_MAPPING_FIELDS))}"
                 )
         return self
+
+
+def _reads_replies(fmt: object) -> bool:
+    return callable(getattr(fmt, "read_reply", None))

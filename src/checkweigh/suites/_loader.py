@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from types import UnionType
@@ -33,11 +32,10 @@ from ..core import (
     RubricError,
     RubricItem,
 )
-from ..errors import InputError, SuiteError
-from ._check_types import BUILTIN_CHECKS
-from ._command import CommandSpecError, resolve_command
+from ..errors import CheckweighError, InputError, SuiteError
+from ..plugins import PluginError
+from ._check_types import BUILTIN_CHECKS, plugin_check, plugin_check_names
 from ._errors import clean_loc, describe, loc_text, pick, suggest
-from ._http import env_url_problem
 from ._schema import (
     BandsSpec,
     CasesSpec,
@@ -52,7 +50,7 @@ from ._schema import (
 )
 from ._source import CasesSource
 from ._suite import Suite
-from ._targets import TARGET_SPECS
+from ._targets import TARGETS, TargetSpecBase
 from ._text import TextFileError, inert, read_text, shown
 from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
 
@@ -62,7 +60,6 @@ _COND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ConditionSpec | list[ConditionSpec
 _CHECK_EXTRAS = ("when", "description")
 _SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     SuiteSpec,
-    *TARGET_SPECS,
     RubricSpec,
     WeightSpec,
     OutcomeDefaults,
@@ -139,6 +136,10 @@ class _Ctx:
         self.types = types
         self.checks: dict[str, NamedCheck] = {}
         self._keys: set[str] | None = None
+
+    def reset_keys(self) -> None:
+        """Forget the known keys: a type was added."""
+        self._keys = None
 
     def error(self, loc: Loc, message: str, at: Loc | None = None) -> SuiteError:
         """The error about field ``loc``, on the line of ``at`` (default: the field's)."""
@@ -217,35 +218,45 @@ def load_suite(
             "unknown key 'pass_policy' at the top level; it belongs under 'thresholds:' "
             "(thresholds: {pass_policy: all_checks})",
         )
+    base = path.parent.resolve()
+    if isinstance(data.get("target"), dict):  # validated by its kind, pointing at its line
+        data = {**data, "target": _target(ctx, data["target"], base, load_agent=load_agent)}
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
         raise ctx.from_validation(exc, data) from None
-    base = path.parent.resolve()
     checks = {name: _build_check(ctx, name, raw, base) for name, raw in spec.checks.items()}
     ctx.checks = checks
     rubrics = tuple(_build_rubric(ctx, name, r, checks) for name, r in spec.rubrics.items())
     gates = _build_gates(ctx, spec, rubrics)
     policy = _build_policy(ctx, spec, rubrics)
     cases = _cases_source(ctx, base, spec.cases, given=data["cases"], must_exist=own_cases)
-    if load_agent and spec.target is not None and spec.target.kind == "python":
-        try:
-            agent = load_object(spec.target.agent, [base])
-        except ImportTargetError as exc:
-            raise ctx.error(("target", "agent"), str(exc)) from None
-        if not callable(agent):
-            raise ctx.error(("target", "agent"), f"{shown(spec.target.agent)} is not callable")
-    if load_agent and spec.target is not None and spec.target.kind == "http":
-        # a URL from the environment is read now, as it will be when the run starts
-        problem = env_url_problem(spec.target.url, os.environ)
-        if problem is not None:
-            raise ctx.error(("target", "url"), problem)
-    if spec.target is not None and spec.target.kind == "command":
-        try:
-            resolve_command(spec.target, base)
-        except CommandSpecError as exc:
-            raise ctx.error(("target", *exc.loc), exc.message) from None
     return Suite(spec.name, path, spec, checks, rubrics, gates, cases, policy)
+
+
+def _target(ctx: _Ctx, raw: dict[Any, Any], base: Path, *, load_agent: bool) -> TargetSpecBase:
+    """The ``target:`` block validated by its kind's spec, then checked by the kind (a
+    program, a module or a URL that is not there is said now, not when the run starts)."""
+    name = raw.get("kind", "python")
+    if not isinstance(name, str):
+        raise ctx.error(("target", "kind"), f"expected a target kind's name, got {shown(name)}")
+    try:
+        kind = TARGETS.get(name)
+    except CheckweighError as exc:  # unknown (naming the known ones), or a broken plugin
+        message = exc.message if isinstance(exc, InputError) else str(exc)
+        raise ctx.error(("target", "kind"), message) from None
+    try:
+        spec = kind.spec.model_validate({**raw, "kind": name})
+    except ValidationError as exc:
+        raise ctx.from_validation(exc, raw, ("target",), model=kind.spec) from None
+    try:
+        kind.check(spec, base, load_agent=load_agent)
+    except InputError as exc:
+        loc = ("target", *exc.field.split(".")) if exc.field else ("target",)
+        raise ctx.error(loc, exc.message) from None
+    except Exception as exc:  # noqa: BLE001 - a plugin's check failed: one line, no trace
+        raise ctx.error(("target",), f"{name} target: {type(exc).__name__}: {exc}") from None
+    return spec
 
 
 def _cases_source(
@@ -278,6 +289,8 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
     loc: Loc = ("checks", name)
     body = {k: v for k, v in raw.items() if k not in _CHECK_EXTRAS}
     kind = body.get("type")
+    if isinstance(kind, str) and kind not in ctx.types and not _is_dotted(kind):
+        _add_plugin_type(ctx, loc, kind)
     if kind not in ctx.types and _is_dotted(kind):
         check: Any = _user_check(ctx, loc, str(kind), body, base)
     else:
@@ -302,6 +315,23 @@ def _build_check(ctx: _Ctx, name: str, raw: dict[str, Any], base: Path) -> Named
         except ImportTargetError as exc:
             raise ctx.error((*loc, "function"), str(exc)) from None
     return NamedCheck.of(name, check, when)
+
+
+def _add_plugin_type(ctx: _Ctx, loc: Loc, kind: str) -> None:
+    """Add the installed plugin's check type ``kind`` to the types ``ctx`` may use, or fail
+    with one line listing every known type when no plugin gives it."""
+    try:
+        model = plugin_check(kind)
+        if model is None:
+            known = (*ctx.types.names(), *plugin_check_names())
+            raise ctx.error(
+                (*loc, "type"),
+                f"unknown check type {kind!r}; expected one of {', '.join(repr(n) for n in known)}",
+            )
+    except PluginError as exc:
+        raise ctx.error((*loc, "type"), str(exc)) from None
+    ctx.types = ctx.types.with_types(model)
+    ctx.reset_keys()
 
 
 def _refuse_keys(ctx: _Ctx, loc: Loc, body: dict[str, Any], allowed: set[str] | None) -> None:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
-from ..checks._model import parse_path
+from ..checks import parse_path
 from ..core import (
     DEFAULT_CASES_PASS_THRESHOLD,
     DEFAULT_METRICS_PASS_THRESHOLD,
@@ -24,10 +31,10 @@ from ..core import (
     PassMode,
     default_outcome_rules,
 )
-from ..core._outcome import OutcomeRule as _OutcomeRule
-from ..importers import FieldMapping, OnBadRecord, format_names
-from ..judges._options import JudgeFormat
-from ._targets import TargetSpec
+from ..core import OutcomeRule as _OutcomeRule
+from ..importers import FORMATS, FieldMapping, OnBadRecord
+from ..judges import JudgeFormat
+from ._targets import BuiltinKindsSchema, TargetSpecBase, target_spec
 from ._text import shown
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -317,9 +324,9 @@ class CasesSpec(_Strict):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str | None) -> str | None:
-        if value is not None and value not in format_names():
+        if value is not None and value not in FORMATS:
             raise ValueError(
-                f"unknown log format {value!r}; expected one of {', '.join(format_names())}"
+                f"unknown log format {value!r}; expected one of {', '.join(FORMATS.names())}"
             )
         return value
 
@@ -348,7 +355,11 @@ class SuiteSpec(_Strict):
     cases: CasesSpec
     """The cases file (.jsonl, .yaml or .json), relative to the suite file, or agent logs
     read through an importer (``{path, format, on_bad_record, mapping}``)."""
-    target: TargetSpec | None = None
+    target: Annotated[
+        TargetSpecBase | None,
+        BeforeValidator(target_spec),
+        BuiltinKindsSchema,
+    ] = None
     """The agent to run; without one the cases carry recorded traces and final states."""
     checks: dict[str, dict[str, Any]] = Field(min_length=1)
     """Check name to its spec (``type`` and that type's fields, plus ``when``)."""

@@ -12,7 +12,7 @@ from ..core import Gate, PassPolicy, Rubric
 from ..importers import OnBadRecord
 from ._schema import SuiteSpec
 from ._source import CasesSource
-from ._targets import TargetSpec
+from ._targets import TargetSpecBase
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Suite:
         return self.path.parent
 
     @property
-    def target(self) -> TargetSpec | None:
+    def target(self) -> TargetSpecBase | None:
         """The agent target, if the suite runs one."""
         return self.spec.target
 

@@ -1,32 +1,46 @@
 """The ``target:`` block of a suite: which agent runs each case, chosen by ``kind``.
 
-Each kind has its spec here (the suite file's shape) and its code in
-``checkweigh.runs.targets`` (how it is driven). A block without ``kind`` is a Python callable,
-as suites written before other kinds existed say.
+A target kind is one unit (:class:`TargetKind`): the spec of its block, the checks made when
+the suite loads, and the driver that runs the cases. The kinds are looked up by name in
+:data:`TARGETS`: the built-ins' table below, then other packages' entry points in the group
+``checkweigh.targets``. A block without ``kind`` is a Python callable, as suites written before
+other kinds existed say.
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
-    Tag,
+    GetJsonSchemaHandler,
+    ValidationError,
     field_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
+from ..errors import CheckweighError
+from ..plugins import Registry
+from ._errors import first_error, loc_text
 from ._http import ReplySpec, check_body, check_headers, check_url
 
 MAX_REPLY_BYTES = 16 * 2**20
 """The default cap on an out-of-process agent's reply (an HTTP body, a program's stdout)."""
 
 
-class _TargetBase(BaseModel):
+class TargetSpecBase(BaseModel):
+    """What every kind's ``target:`` block has: its ``kind`` and the limits the engine applies.
+    A kind's spec subclasses it and adds its own fields (unknown keys are refused)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    kind: str
+    """The target kind's name (``python`` when the block has none)."""
 
     concurrency: int = Field(default=8, ge=1, le=1024)
     """How many cases run at once."""
@@ -38,7 +52,7 @@ class _TargetBase(BaseModel):
     overrides it); a scripted user's conversation runs its whole script."""
 
 
-class PythonTargetSpec(_TargetBase):
+class PythonTargetSpec(TargetSpecBase):
     """A Python callable, sync or async, imported from the suite's folder."""
 
     kind: Literal["python"] = "python"
@@ -54,7 +68,7 @@ class PythonTargetSpec(_TargetBase):
         return value
 
 
-class HttpTargetSpec(_TargetBase):
+class HttpTargetSpec(TargetSpecBase):
     """An agent behind an HTTP endpoint: each case is POSTed as JSON (see
     ``docs/targets-http.md``)."""
 
@@ -91,7 +105,7 @@ class HttpTargetSpec(_TargetBase):
     _body = field_validator("body")(check_body)
 
 
-class CommandTargetSpec(_TargetBase):
+class CommandTargetSpec(TargetSpecBase):
     """A program in any language: the case as JSON on its stdin, its reply as JSON on stdout."""
 
     kind: Literal["command"]
@@ -140,38 +154,97 @@ class CommandTargetSpec(_TargetBase):
         return value
 
 
-TARGET_SPECS: tuple[type[BaseModel], ...] = (
-    PythonTargetSpec,
-    HttpTargetSpec,
-    CommandTargetSpec,
-    ReplySpec,
+class TargetKind(Protocol):
+    """A kind of agent target: what a ``target: {kind: NAME, ...}`` block means.
+
+    It is usually the driver's class itself, with ``spec`` and the two class methods below (as
+    an Inspect ``SandboxEnvironment`` owns its config and its lifecycle).
+    """
+
+    spec: type[TargetSpecBase]
+    """The model of the block (a :class:`TargetSpecBase` subclass); the suite loader
+    validates the block with it, and a mistake is one line naming the file, line and key."""
+
+    def check(self, spec: Any, base: Path, *, load_agent: bool) -> None:
+        """Checks made when the suite loads (``spec`` is valid by its model): a program or a
+        module that is not there, say. ``base`` is the suite's folder; ``load_agent`` is false
+        when the run will not call the agent (a replay), so nothing is imported.
+
+        Raises:
+            InputError: what is wrong; its ``field`` (``url``, ``env.TOKEN``) is within
+                ``target``.
+        """
+        ...
+
+    def build(self, spec: Any, base: Path) -> Any:
+        """The driver of ``spec`` for one run: a :class:`~checkweigh.runs.targets.Target`.
+
+        Raises:
+            TargetError: the agent cannot be loaded or reached as configured.
+        """
+        ...
+
+
+def _target_kind(value: object) -> TargetKind:
+    spec = getattr(value, "spec", None)
+    if not (isinstance(spec, type) and issubclass(spec, TargetSpecBase)):
+        raise TypeError("expected a target kind whose 'spec' is a TargetSpecBase subclass")
+    for method in ("check", "build"):
+        if not callable(getattr(value, method, None)):
+            raise TypeError(f"expected a target kind with a {method}(spec, base, ...) method")
+    return value  # type: ignore[return-value]  # checked above, as far as Python can tell
+
+
+TARGETS: Registry[TargetKind] = Registry(
+    "targets",
+    {
+        "python": "._python:CallableTarget",
+        "http": ".http:HttpTarget",
+        "command": ".command:CommandTarget",
+    },
+    package="checkweigh.runs.targets",
+    label="target kind",
+    accept=_target_kind,
 )
-"""Every kind's spec, for "did you mean" hints over the keys a suite may use."""
-TARGET_KINDS = ("python", "http", "command")
-"""The ``kind`` values a suite's target may name."""
+"""The target kinds by name: the built-ins (their drivers imported when a suite names them),
+then other packages' through the entry-point group ``checkweigh.targets``."""
+
+TARGET_KINDS = TARGETS.builtin_names()
+"""Deprecated (use :data:`TARGETS`): the built-in kinds' names."""
+TargetSpec = TargetSpecBase
+"""Deprecated (use :class:`TargetSpecBase`): a ``target:`` block of any kind."""
 
 
-# error locations drop a union member's tag only when it looks like a type name: the command
-# kind's tag must not read as its field ``command`` (``target.command.command: ...``)
-_TAGS = {"command": "CommandTarget"}
+def target_spec(value: Any) -> Any:
+    """A ``target:`` block validated by its kind's spec (a built-in's or a plugin's); a spec
+    already built is kept. For :class:`SuiteSpec` built from Python: the suite loader
+    validates the block itself, to point at the file's line.
+
+    Raises:
+        ValueError: an unknown kind, or a block its spec refuses (one line).
+    """
+    if not isinstance(value, dict):
+        return value  # a built spec, None, or not a mapping (said by the field's type)
+    name = value.get("kind", "python")
+    try:
+        kind = TARGETS.get(str(name), field="kind")
+    except CheckweighError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        return kind.spec.model_validate({**value, "kind": name})
+    except ValidationError as exc:
+        loc, message = first_error(exc, data=value)
+        raise ValueError(f"{loc_text(loc)}: {message}" if loc else message) from None
 
 
-def _kind(value: Any) -> str | None:
-    if isinstance(value, dict):
-        kind = value.get("kind", "python")
-        return _TAGS.get(kind, kind) if isinstance(kind, str) else None
-    kind = getattr(value, "kind", None)
-    return _TAGS.get(kind, kind) if isinstance(kind, str) else None
+class BuiltinKindsSchema:
+    """Marks a ``target`` field whose JSON Schema is any built-in kind's block (or null), read
+    from :data:`TARGETS` when a schema is made (``checkweigh schema suite``)."""
 
-
-TargetSpec = Annotated[
-    Annotated[PythonTargetSpec, Tag("python")]
-    | Annotated[HttpTargetSpec, Tag("http")]
-    | Annotated[CommandTargetSpec, Tag("CommandTarget")],
-    Discriminator(
-        _kind,
-        custom_error_type="target_kind",
-        custom_error_message=f"expected kind one of: {', '.join(TARGET_KINDS)}",
-    ),
-]
-"""A ``target:`` block, by its ``kind`` (default ``python``)."""
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, _schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        specs = [TARGETS.get(name).spec for name in TARGETS.builtin_names()]
+        kinds = core_schema.union_schema([spec.__pydantic_core_schema__ for spec in specs])
+        return handler(core_schema.nullable_schema(kinds))

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..errors import CheckweighError
+
 BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-class TextFileError(ValueError):
+class TextFileError(CheckweighError, ValueError):
     """A file that cannot be read as text, with the 1-based line where that was found."""
 
     def __init__(self, message: str, line: int | None = None) -> None:

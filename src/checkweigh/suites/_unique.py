@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ..core._seen import SeenIds
+from ..core import SeenIds
 
 
 class UniqueIds:

@@ -18,6 +18,7 @@ from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
 from .._text import safe_data
+from ..errors import CheckweighError
 from ._text import inert, shown
 
 Loc = tuple[str | int, ...]
@@ -184,7 +185,7 @@ def _reject_duplicates(node: yaml.MappingNode) -> None:
         seen.add((key.tag, key.value))
 
 
-class YamlSyntaxError(ValueError):
+class YamlSyntaxError(CheckweighError, ValueError):
     """Malformed YAML, with the 1-based line where it was found."""
 
     def __init__(self, message: str, line: int | None) -> None:

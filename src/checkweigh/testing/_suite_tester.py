@@ -28,11 +28,17 @@ from ..judges import (
     make_judge,
     parse_judge,
 )
-from ..runs import AgentFailure, AgentRun, Evaluator, judge_checks, with_judge
-from ..runs._engine import close_target, ran_case
+from ..runs import (
+    AgentFailure,
+    AgentRun,
+    Evaluator,
+    close_target,
+    judge_checks,
+    ran_case,
+    with_judge,
+)
 from ..runs.targets import Target, TargetRequest, build_target, conversing, timed
-from ..suites import Suite, load_suite
-from ..suites._errors import first_error, loc_text
+from ..suites import Suite, first_error, load_suite, loc_text
 from ._report import case_report
 from ._suite_cache import SuiteCache
 

@@ -58,6 +58,18 @@ def test_the_python_api_runs_on_it_by_name(use_plugin: Path, tmp_path: Path) -> 
     assert report.summary.rubrics == baseline.summary.rubrics
     assert "inline executor: 6 execution(s) scored one at a time" in report.summary.notes
     assert "inline" in EXECUTORS.names()
+    listed = CliRunner().invoke(app, ["plugins"])
+    assert listed.exit_code == 0, listed.output
+    executors = listed.stdout.split("executors (checkweigh.executors)\n", 1)[1].split("outputs (")[
+        0
+    ]
+    assert [line.split()[0] for line in executors.splitlines() if line.strip()] == [
+        "local",
+        "processes",
+        "ray",
+        "inline",
+    ]
+    assert "checkweigh-example-plugin" in executors.strip().splitlines()[-1]
 
 
 def test_what_it_does_not_support_is_refused_in_one_line(use_plugin: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt
 
 from ...core import Case, Step
+from ...errors import CheckweighError
 
 
 class AgentUsage(BaseModel):
@@ -44,7 +45,7 @@ class AgentRun(BaseModel):
     engine measures the call)."""
 
 
-class AgentFailure(Exception):
+class AgentFailure(CheckweighError):
     """The agent raised, timed out or returned something unusable; the text says which."""
 
 

@@ -4,26 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...suites import TargetSpec
+from ...suites import TARGETS, TargetSpecBase
 from ._base import Target
 
 
-def build_target(spec: TargetSpec, base_dir: Path) -> Target:
-    """The target ``spec`` describes; paths and modules are relative to ``base_dir``.
+def build_target(spec: TargetSpecBase, base_dir: Path) -> Target:
+    """The target ``spec`` describes, built by its kind (:data:`checkweigh.suites.TARGETS`);
+    paths and modules are relative to ``base_dir``. A kind's driver module is imported here,
+    so an HTTP client loads only for suites that use it.
 
     Raises:
         TargetError: the agent cannot be loaded or reached as configured.
+        InputError: the kind is not known (a spec built from Python, not by a suite file).
     """
-    if spec.kind == "python":
-        from ._python import CallableTarget
-
-        return CallableTarget.load(spec.agent, base_dir)
-    if spec.kind == "http":
-        from .http import HttpTarget  # httpx loads only for suites that use it
-
-        return HttpTarget(spec)
-    if spec.kind == "command":
-        from .command import CommandTarget
-
-        return CommandTarget.load(spec, base_dir)
-    raise AssertionError(f"unhandled target kind {spec.kind!r}")  # the schema allows no other
+    target: Target = TARGETS.get(spec.kind, field="target.kind").build(spec, base_dir)
+    return target

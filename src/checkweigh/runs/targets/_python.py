@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from ..._process import ProcessExit, error_text, shown_value
 from ...checks import ImportTargetError, load_object
 from ...core import Case
-from ...errors import TargetError
-from ...suites._errors import first_error, loc_text
+from ...errors import InputError, TargetError
+from ...suites import PythonTargetSpec, first_error, loc_text
 from ._base import AgentFailure, AgentRun, TargetRequest, history_messages
 from ._timing import timed
 
@@ -31,6 +31,32 @@ class CallableTarget:
     """
 
     kind = "python"
+    spec = PythonTargetSpec
+
+    @classmethod
+    def check(cls, spec: PythonTargetSpec, base: Path, *, load_agent: bool) -> None:
+        """The agent is imported now (unless the run calls no agent: a replay).
+
+        Raises:
+            InputError: it cannot be imported, or is not callable.
+        """
+        if not load_agent:
+            return
+        try:
+            agent = load_object(spec.agent, [base])
+        except ImportTargetError as exc:
+            raise InputError(str(exc), field="agent") from None
+        if not callable(agent):
+            raise InputError(f"{spec.agent!r} is not callable", field="agent")
+
+    @classmethod
+    def build(cls, spec: PythonTargetSpec, base: Path) -> CallableTarget:
+        """The agent ``spec`` names, imported with ``base`` on the import path.
+
+        Raises:
+            TargetError: it cannot be imported, or is not callable.
+        """
+        return cls.load(spec.agent, base)
 
     def __init__(self, fn: Callable[..., Any], *, timeout_s: float | None = None) -> None:
         self.fn = fn

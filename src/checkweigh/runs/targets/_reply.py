@@ -1,7 +1,7 @@
 """Reading an out-of-process agent's reply (an HTTP body, a program's stdout): checkweigh's
-own ``{trace, final_state}``, one conversation in a log format the importers read, or a
-declarative mapping. Anything that does not fit is an :class:`AgentFailure` naming the format
-and the first field that is wrong."""
+own ``{trace, final_state}``, plain text, or any log format that reads replies (the format's
+``read_reply``: :data:`checkweigh.importers.FORMATS`). Anything that does not fit is an
+:class:`AgentFailure` naming the format and the first field that is wrong."""
 
 from __future__ import annotations
 
@@ -14,11 +14,8 @@ from pydantic import ValidationError
 
 from ..._text import NOT_JSON, json_with_surrogates
 from ...core import FieldPath, Step
-from ...importers import format_factory
-from ...importers._convert import RecordError, RecordFormat
-from ...importers._mapping import MappingFormat
-from ...suites import ReplySpec
-from ...suites._errors import first_error, loc_text
+from ...importers import Reply, ReplyError, ReplyFormat, get_format, missing_text
+from ...suites import ReplySpec, first_error, loc_text
 from ._base import AgentFailure, AgentRun
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
@@ -55,18 +52,25 @@ def parse_json(content: bytes, who: str = "http reply") -> Any:
 
 
 def raw_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[bytes], AgentRun] | None:
-    """For a reply read as it is, not as JSON (``format: text`` without a path): the function
-    that turns its bytes into an :class:`AgentRun`; None for the other formats."""
-    if spec.format != "text" or spec.text is not None:
+    """For a reply read as it is, not as JSON (``format: text`` without a path, or a log
+    format that reads text): the function that turns its bytes into an :class:`AgentRun`;
+    None for the other formats."""
+    if spec.format == "text" and spec.text is None:
+
+        def read(content: bytes) -> AgentRun:
+            text = content.decode("utf-8", "replace").strip()
+            if not text:
+                raise AgentFailure(f"{who} is empty; expected the agent's answer as text")
+            return _said(text)
+
+        return read
+    if spec.format in ("checkweigh", "text"):
         return None
-
-    def read(content: bytes) -> AgentRun:
-        text = content.decode("utf-8", "replace").strip()
-        if not text:
-            raise AgentFailure(f"{who} is empty; expected the agent's answer as text")
-        return _said(text)
-
-    return read
+    fmt = _log_format(spec)
+    if getattr(fmt, "reply_input", "json") != "text":
+        return None
+    decode = _decoder(spec.format, fmt, who)
+    return lambda content: decode(content.decode("utf-8", "replace"))
 
 
 def _said(text: str) -> AgentRun:
@@ -95,17 +99,39 @@ def reply_reader(spec: ReplySpec, who: str = "http reply") -> Callable[[Any], Ag
         return answer
     if spec.format == "checkweigh":
         return lambda data: _own(data, who)
-    if spec.format == "otel":
-        return lambda data: _otel(data, who)
-    converter: RecordFormat
-    if spec.format == "mapping":
-        assert spec.mapping is not None  # the spec requires it
-        converter = MappingFormat(spec.mapping)
-    else:
-        made = format_factory(spec.format)()
-        assert isinstance(made, RecordFormat)  # openai, openai-responses, anthropic
-        converter = made
-    return lambda data: _converted(spec.format, converter, data, who)
+    return _decoder(spec.format, _log_format(spec), who)
+
+
+def _log_format(spec: ReplySpec) -> ReplyFormat:
+    """The log format a reply is read in, built with the spec's mapping (if any)."""
+    options = {} if spec.mapping is None else {"mapping": spec.mapping}
+    fmt: ReplyFormat = get_format(spec.format, **options)  # type: ignore[assignment]
+    return fmt  # the suite's ReplySpec accepted only a format with read_reply
+
+
+def _decoder(name: str, fmt: ReplyFormat, who: str) -> Callable[[Any], AgentRun]:
+    read = fmt.read_reply
+
+    def decode(data: Any) -> AgentRun:
+        try:
+            reply: Reply = read(data)
+        except ReplyError as exc:
+            raise AgentFailure(_said_wrong(exc, name, who)) from None
+        run = {"trace": reply.trace, "final_state": reply.final_state, "usage": reply.usage}
+        try:
+            return AgentRun.model_validate(run)
+        except ValidationError as exc:
+            raise _invalid(name, exc, who) from None
+
+    return decode
+
+
+def _said_wrong(exc: ReplyError, name: str, who: str) -> str:
+    if exc.problem == "silent":
+        return f"{who} holds no message (format {name}): {visible(exc.message)}"
+    if exc.problem == "failed":
+        return f"{who} reports an error: {visible(exc.message)}"
+    return f"{who} does not fit format {name}: {visible(exc.message)}"
 
 
 def _invalid(fmt: str, exc: ValidationError, who: str) -> AgentFailure:
@@ -128,109 +154,5 @@ def _own(data: Any, who: str) -> AgentRun:
         raise _invalid("checkweigh", exc, who) from None
     # an agent's own format may answer with its state alone; an answer of nothing is none
     if not run.trace and not run.final_state:
-        raise AgentFailure(f"{who} holds no message (format checkweigh): {_missing(data)}")
+        raise AgentFailure(f"{who} holds no message (format checkweigh): {missing_text(data)}")
     return run
-
-
-# the message formats: a reply without one message or step said nothing, whatever its state
-_SPEAKING = frozenset(("openai", "openai-responses", "anthropic", "otel"))
-
-
-def _converted(fmt: str, converter: RecordFormat, data: Any, who: str) -> AgentRun:
-    if data is None:
-        raise AgentFailure(f"{who} holds no message (format {fmt}): it is null")
-    given = data
-    data, usage = _api_response(fmt, data)
-    try:
-        fields = converter.convert(data)
-    except RecordError as exc:
-        raise AgentFailure(f"{who} does not fit format {fmt}: {visible(str(exc))}") from None
-    if fields.get("error") is not None:  # the reply says the agent's run failed
-        raise AgentFailure(f"{who} reports an error: {visible(str(fields['error']))}")
-    run = {
-        "trace": fields.get("trace", []),
-        "final_state": fields.get("final_state") or _top_state(given),
-        "usage": usage,
-    }
-    if not run["trace"] and (fmt in _SPEAKING or not run["final_state"]):
-        raise AgentFailure(f"{who} holds no message (format {fmt}): {_missing(given)}")
-    try:
-        return AgentRun.model_validate(run)
-    except ValidationError as exc:
-        raise _invalid(fmt, exc, who) from None
-
-
-def _top_state(data: Any) -> Any:
-    """A ``final_state`` beside whatever the format reads (a provider's response, say)."""
-    state = data.get("final_state") if isinstance(data, dict) else None
-    return {} if state is None else state
-
-
-_CARRIERS = ("choices", "messages", "traj", "trajectory", "output", "content", "trace")
-
-
-def _missing(data: Any) -> str:
-    """What an empty reply lacks, for its message: ``choices is empty``, ``an empty list``."""
-    if isinstance(data, list):
-        return "it is an empty list" if not data else "none of its items is a message"
-    if isinstance(data, dict):
-        for key in _CARRIERS:
-            if key in data and not data[key]:
-                return f"{key} is {'null' if data[key] is None else 'empty'}"
-        if not data:
-            return "it is an empty object"
-    return "nothing in it is a message or a step"
-
-
-def _api_response(fmt: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
-    """An agent that answers like the provider's API (a Chat Completions response, an
-    Anthropic Messages response) rather than with a message list: its message(s) as the
-    conversation, and its token usage. Anything else is returned as it is."""
-    if not isinstance(data, dict) or "messages" in data:
-        return data, None
-    raw = data.get("usage")
-    usage = raw if isinstance(raw, dict) else {}
-    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    # the response's own final_state, if any, is read beside it (see _top_state)
-    if fmt == "openai" and isinstance(data.get("choices"), list):
-        messages = [c["message"] for c in data["choices"] if isinstance(c, dict) and "message" in c]
-        return {"messages": messages[:1]}, _tokens(*counts)
-    if fmt == "anthropic" and data.get("type") == "message" and data.get("role") == "assistant":
-        content = data.get("content")
-        messages = [{"role": "assistant", "content": content}] if content else []
-        return {"messages": messages}, _tokens(
-            usage.get("input_tokens"), usage.get("output_tokens")
-        )
-    return data, None
-
-
-def _tokens(given: Any, made: Any) -> dict[str, Any] | None:
-    counts = {"input_tokens": given, "output_tokens": made}
-    known = {k: v for k, v in counts.items() if type(v) is int and v >= 0}
-    return known or None
-
-
-def _otel(data: Any, who: str) -> AgentRun:
-    from ...importers._otel_steps import build_case  # the OTLP reader loads on first use
-    from ...importers._otlp import Span, SpanError, request_spans
-
-    try:
-        items = list(request_spans(data, None))
-    except SpanError as exc:
-        raise AgentFailure(f"{who} does not fit format otel: {visible(str(exc))}") from None
-    spans: list[Span] = []
-    for item in items:
-        if isinstance(item, SpanError):
-            raise AgentFailure(f"{who} does not fit format otel: {visible(str(item))}")
-        spans.append(item)
-    traces = {s.trace_id for s in spans}
-    if len(traces) != 1:
-        raise AgentFailure(
-            f"{who} does not fit format otel: expected the spans of one trace, "
-            f"got {len(traces)} traces"
-        )
-    try:
-        case = build_case(traces.pop(), spans, "checkweigh.case.id")
-    except SpanError as exc:
-        raise AgentFailure(f"{who} does not fit format otel: {visible(str(exc))}") from None
-    return AgentRun(trace=case.trace, final_state=case.final_state)

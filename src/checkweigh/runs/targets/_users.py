@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from ...core import ScriptedUser, SimulatedUser, Step
-from ...errors import InputError
+from ...errors import CheckweighError, InputError
 from ...judges import (
     AnswerError,
     CachedJudge,
@@ -31,8 +31,8 @@ from ...judges import (
     cache_dir,
     close_judge,
     make_judge,
+    schema_of,
 )
-from ...judges._answers import schema_of
 
 STOP_MARKER = "###STOP###"
 """Text a simulated user may put in its message to say it is done."""
@@ -51,7 +51,7 @@ class UserTurn(BaseModel):
     """The user's next message (ignored when done)."""
 
 
-class UserFailure(Exception):
+class UserFailure(CheckweighError):
     """The simulated user could not speak (no model, a failed call, an unusable answer)."""
 
 

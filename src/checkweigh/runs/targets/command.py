@@ -24,10 +24,15 @@ from typing import cast
 from pydantic_core import from_json, to_json
 
 from ..._text import NOT_JSON, json_with_surrogates
-from ...errors import TargetError
-from ...suites import CommandTargetSpec, ReplySpec
-from ...suites._command import CommandSpecError, ResolvedCommand, resolve_command
-from ...suites._errors import loc_text
+from ...errors import InputError, TargetError
+from ...suites import (
+    CommandSpecError,
+    CommandTargetSpec,
+    ReplySpec,
+    ResolvedCommand,
+    loc_text,
+    resolve_command,
+)
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import raw_reader, reply_reader, size_text
 from ._timing import note_progress
@@ -63,6 +68,30 @@ class CommandTarget:
         self.max_reply_bytes = max_reply_bytes
         self._read = reply_reader(reply or ReplySpec(), "command's reply")
         self._raw = raw_reader(reply or ReplySpec(), "command's reply")
+
+    spec = CommandTargetSpec
+
+    @classmethod
+    def check(cls, spec: CommandTargetSpec, base: Path, *, load_agent: bool) -> None:
+        """The program, its folder and the variables its ``env`` names are found now (even for
+        a replay: a suite that names a missing program is wrong as written).
+
+        Raises:
+            InputError: what is missing, naming the field within ``target``.
+        """
+        try:
+            resolve_command(spec, base)
+        except CommandSpecError as exc:
+            raise InputError(exc.message, field=".".join(exc.loc)) from None
+
+    @classmethod
+    def build(cls, spec: CommandTargetSpec, base: Path) -> CommandTarget:
+        """The target ``spec`` describes (as :meth:`load`).
+
+        Raises:
+            TargetError: the program, its folder or a variable its ``env`` names is missing.
+        """
+        return cls.load(spec, base)
 
     @classmethod
     def load(cls, spec: CommandTargetSpec, base: Path) -> CommandTarget:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from ..._process import error_text
 from ...core import Case, ScriptedUser, SimulatedUser, Step
 from ...judges import JudgeModel
-from ...suites import TargetSpec
+from ...suites import TargetSpecBase
 from ._base import AgentFailure, AgentRun, AgentUsage, Target, TargetRequest
 from ._timing import note_progress, storable
 from ._users import UserFailure, UserModels, scripted_message, simulated_message
@@ -92,7 +92,7 @@ class ConversationTarget:
             await self.inner.aclose()
 
 
-def conversing(target: Target, spec: TargetSpec, judge: JudgeModel | None) -> Target:
+def conversing(target: Target, spec: TargetSpecBase, judge: JudgeModel | None) -> Target:
     """``target`` able to hold the conversations of cases with a ``user`` (``spec`` gives the
     default ``max_turns``; simulated users speak through ``judge`` unless a case names a
     model)."""

@@ -20,15 +20,15 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import orjson
 
 from ...core import FieldPath
-from ...errors import TargetError
-from ...suites import HttpTargetSpec
-from ...suites._http import BODY_REF, ENV_REF, env_names, env_url_problem
+from ...errors import InputError, TargetError
+from ...suites import BODY_REF, ENV_REF, HttpTargetSpec, env_names, env_url_problem
 from ._base import AgentFailure, AgentRun, TargetRequest, request_payload
 from ._reply import parse_json, raw_reader, reply_reader, size_text, visible
 from ._timing import note_progress
@@ -113,6 +113,27 @@ class HttpTarget:
     """An agent behind an HTTP endpoint (the suite's ``target: {kind: http, ...}``)."""
 
     kind = "http"
+    spec = HttpTargetSpec
+
+    @classmethod
+    def check(cls, spec: HttpTargetSpec, base: Path, *, load_agent: bool) -> None:
+        """A URL taken from the environment is read now, as it will be when the run starts.
+
+        Raises:
+            InputError: the URL it makes is unusable.
+        """
+        problem = env_url_problem(spec.url, os.environ) if load_agent else None
+        if problem is not None:
+            raise InputError(problem, field="url")
+
+    @classmethod
+    def build(cls, spec: HttpTargetSpec, base: Path) -> HttpTarget:
+        """The target ``spec`` describes (aiohttp is imported now, only for suites that use it).
+
+        Raises:
+            TargetError: aiohttp is missing, a variable is unset, the URL is unusable.
+        """
+        return cls(spec)
 
     def __init__(
         self,
@@ -129,7 +150,7 @@ class HttpTarget:
         """
         self._aiohttp = _aiohttp()
         env = os.environ if environ is None else environ
-        self.spec = spec
+        self.config = spec
         self.url, _ = _resolve(spec.url, "target.url", env)
         problem = env_url_problem(spec.url, env)
         if problem is not None:  # the suite's loading checked it too, if it read this env
@@ -157,7 +178,7 @@ class HttpTarget:
             session = aiohttp.ClientSession(
                 # no cap here: the run's concurrency bounds the requests in flight
                 connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
-                timeout=aiohttp.ClientTimeout(total=self.spec.request_timeout_s),
+                timeout=aiohttp.ClientTimeout(total=self.config.request_timeout_s),
                 # the endpoint is the user's agent, often on this machine: a proxy from the
                 # environment would send 127.0.0.1 elsewhere
                 trust_env=False,
@@ -176,9 +197,9 @@ class HttpTarget:
             AgentFailure: the body template reads a path the request does not have.
         """
         payload = request_payload(request)
-        if self.spec.body is None:
+        if self.config.body is None:
             return payload
-        return _fill(self.spec.body, payload)
+        return _fill(self.config.body, payload)
 
     async def run(self, request: TargetRequest) -> AgentRun:
         """POST the case and read the reply, trying again on 429/502/503/504 and failed
@@ -203,7 +224,7 @@ class HttpTarget:
                 aiohttp.ClientOSError,
             ) as exc:
                 reason = self._transport(exc)
-                if tries.count >= self.spec.retries:
+                if tries.count >= self.config.retries:
                     raise AgentFailure(tries.said(f"{reason}: {self.where}")) from None
                 tries.add(reason)
                 await self._sleep(self._backoff(tries.count))
@@ -211,7 +232,7 @@ class HttpTarget:
             except TimeoutError:
                 raise AgentFailure(
                     tries.said(
-                        f"http agent gave no reply within {self.spec.request_timeout_s:g}s "
+                        f"http agent gave no reply within {self.config.request_timeout_s:g}s "
                         f"(request_timeout_s): {self.where}"
                     )
                 ) from None
@@ -222,7 +243,7 @@ class HttpTarget:
                 if self._raw is not None:
                     return self._raw(reply.body)
                 return self._read(parse_json(reply.body))
-            if reply.status in RETRY_STATUSES and tries.count < self.spec.retries:
+            if reply.status in RETRY_STATUSES and tries.count < self.config.retries:
                 wait, problem = self._wait(tries.count + 1, reply.retry_after)
                 if problem is None:
                     tries.add(str(reply.status), reply.retry_after)
@@ -265,11 +286,11 @@ class HttpTarget:
         """
         target = urljoin(url, location)
         there = origin(target)
-        if self.spec.follow_redirects == "same_host" and there == origin(self.url):
+        if self.config.follow_redirects == "same_host" and there == origin(self.url):
             return target
         head = f"http agent answered {status}{f' {self._clean(phrase, 60)}' if phrase else ''}"
         shown = self._clean(origin_text(there), 120)
-        if self.spec.follow_redirects == "same_host":
+        if self.config.follow_redirects == "same_host":
             why = (
                 f"a redirect to another host, {shown}, is not followed (follow_redirects: "
                 f"same_host follows only {origin_text(origin(self.url))})"
@@ -290,7 +311,7 @@ class HttpTarget:
         Raises:
             AgentFailure: an answer over ``max_reply_bytes``.
         """
-        cap = self.spec.max_reply_bytes
+        cap = self.config.max_reply_bytes
         limit = cap if ok else ERROR_BODY_READ
         length = response.content_length
         if ok and length is not None and length > cap:
@@ -309,7 +330,7 @@ class HttpTarget:
 
     def _too_big(self, detail: str) -> str:
         return (
-            f"http reply is over {size_text(self.spec.max_reply_bytes)} (max_reply_bytes; "
+            f"http reply is over {size_text(self.config.max_reply_bytes)} (max_reply_bytes; "
             f"{detail}): {self.where}"
         )
 
@@ -324,7 +345,7 @@ class HttpTarget:
     def _backoff(self, attempt: int) -> float:
         """The wait before try ``attempt + 1``: doubling from ``backoff_s``, at most
         ``max_wait_s``, times a random 0.5-1 (so cases that failed together retry apart)."""
-        full = min(self.spec.max_wait_s, self.spec.backoff_s * 2 ** (attempt - 1))
+        full = min(self.config.max_wait_s, self.config.backoff_s * 2 ** (attempt - 1))
         return float(full * (0.5 + self._jitter() / 2))
 
     def _wait(self, attempt: int, retry_after: str | None) -> tuple[float, str | None]:
@@ -332,8 +353,8 @@ class HttpTarget:
         asked = retry_after_s(retry_after)
         if asked is None:
             return self._backoff(attempt), None
-        if asked > self.spec.max_wait_s:
-            return 0.0, f"Retry-After {asked:g}s is over max_wait_s {self.spec.max_wait_s:g}"
+        if asked > self.config.max_wait_s:
+            return 0.0, f"Retry-After {asked:g}s is over max_wait_s {self.config.max_wait_s:g}"
         return asked, None
 
     def _status(self, reply: _Reply) -> str:

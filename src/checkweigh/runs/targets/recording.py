@@ -32,7 +32,7 @@ from typing import IO, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import InputError
-from ...suites._errors import first_error, loc_text
+from ...suites import first_error, loc_text
 from ._base import AgentFailure, AgentRun, Target, TargetRequest, request_payload
 from ._timing import timed
 
