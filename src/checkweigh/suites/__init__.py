@@ -45,6 +45,7 @@ if _typing.TYPE_CHECKING:
     from ._targets import TargetKind as TargetKind
     from ._targets import TargetSpec as TargetSpec
     from ._targets import TargetSpecBase as TargetSpecBase
+    from ._text import BOM as BOM
     from ._text import TextFileError as TextFileError
     from ._text import inert as inert
     from ._text import key_text as key_text
