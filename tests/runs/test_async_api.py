@@ -299,3 +299,19 @@ def test_options_travel_as_json_and_a_bad_one_is_refused_as_the_cli_refuses_it(
         assert "\n" not in str(caught.value)
     with pytest.raises(TypeError, match="RunOptions"):
         cw.run(suite, [Case(id="a", input={})])  # type: ignore[arg-type]
+
+
+def test_two_suites_in_one_process_each_run_their_own_agent_module(tmp_path: Path) -> None:
+    # each folder has its own agent.py: the second suite must not get the first one's module
+    books = [Case(id="ten", input={"time": "10:00"})]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, other = _agent_suite(tmp_path / "a"), _agent_suite(tmp_path / "b")
+    (tmp_path / "b" / "agent.py").write_text(
+        "def book(request):\n    return {'final_state': {'booked': 'never'}}\n"
+    )
+    states = [
+        cw.run(suite, cases=books).results[0].verdicts["booked_ten"].state.value
+        for suite in (first, other, first)
+    ]
+    assert states == ["passed", "failed", "passed"]
