@@ -67,14 +67,14 @@ def write_suite(folder: Path, command: list[str], concurrency: int, n: int) -> P
 
 
 def phase_execute(suite_path: Path, db: Path) -> dict[str, float]:
-    from checkweigh.runs import execute
+    from checkweigh.runs import run
     from checkweigh.store import Store
     from checkweigh.suites import load_suite
 
     suite = load_suite(suite_path)
     store = Store(f"sqlite:///{db}")
     start = time.perf_counter()
-    outcome = execute(suite, store)
+    outcome = run(suite, store=store, keep_results=False).outcome
     elapsed = time.perf_counter() - start
     summary = outcome.summary
     if summary.errored_executions or summary.executions == 0:

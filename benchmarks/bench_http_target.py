@@ -4,7 +4,7 @@ Usage: python benchmarks/bench_http_target.py [--cases 2000] [--concurrency 64] 
 
 Starts an HTTP agent in its own process (asyncio streams, keep-alive, HTTP/1.1: each request
 sleeps 100 ms and answers a fixed booking, so it is never the bottleneck), then runs a suite of
-``--cases`` cases with ``target: {kind: http}`` through ``execute()`` into SQLite, the path
+``--cases`` cases with ``target: {kind: http}`` through ``checkweigh.run()`` into SQLite, the path
 ``checkweigh run`` takes, ``--rounds`` times. Prints cases/s of each round against the limit
 ``concurrency / 0.1 s`` (640/s at 64), and the best and the median (after a first, cold round
 that also pays the imports). Bar: >= 0.9 x the limit.
@@ -83,14 +83,15 @@ rubrics:
 
 def one_round(folder: Path, n: int, concurrency: int, round_no: int) -> float:
     """Cases/s of one run of the suite into a fresh SQLite file."""
-    from checkweigh.runs import execute
+    from checkweigh.runs import RunOptions, run
     from checkweigh.store import Store
     from checkweigh.suites import load_suite
 
     suite = load_suite(folder / "suite.yaml")
     store = Store(f"sqlite:///{folder / f'runs-{round_no}.db'}")
     began = time.perf_counter()
-    outcome = execute(suite, store, concurrency=concurrency)
+    options = RunOptions(concurrency=concurrency)
+    outcome = run(suite, options, store=store, keep_results=False).outcome
     seconds = time.perf_counter() - began
     errored = outcome.summary.errored_executions
     if outcome.kept != n:

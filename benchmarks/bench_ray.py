@@ -13,7 +13,7 @@ Usage: python benchmarks/bench_ray.py [--cases 2000] [--cpus 4] [--recorded 2000
    ``--local`` the same cases are also scored without Ray, to compare the driver with a
    local run.
 
-Each run is ``checkweigh.runs.execute`` in a child process, timed from the run's start to its
+Each run is ``checkweigh.run`` in a child process, timed from the run's start to its
 stored end (joining the cluster excluded). Both nodes run on this machine (127.0.0.1); on a
 machine with fewer cores than CPUs the agent (which sleeps) is not CPU-bound, the recorded
 cases are.
@@ -61,7 +61,7 @@ rubrics:
 
 
 def phase_run(suite_path: Path, db: Path, address: str, concurrency: int) -> dict[str, float]:
-    from checkweigh.runs import execute
+    from checkweigh.runs import RunOptions, run
     from checkweigh.runs.executors import LOCAL
     from checkweigh.runs.executors.ray import connect
     from checkweigh.store import Store
@@ -71,7 +71,8 @@ def phase_run(suite_path: Path, db: Path, address: str, concurrency: int) -> dic
     store = Store(f"sqlite:///{db}")
     executor = LOCAL if address == "local" else connect(address)
     start = time.perf_counter()
-    outcome = execute(suite, store, executor=executor, concurrency=concurrency)
+    options = RunOptions(concurrency=concurrency)
+    outcome = run(suite, options, store=store, executor=executor, keep_results=False).outcome
     elapsed = time.perf_counter() - start
     return {
         "cases": outcome.summary.executions,

@@ -11,7 +11,7 @@ Usage: python benchmarks/bench_scoring.py [--cases N] [--suite PATH] [--rubric N
    - score: stream, validate and score with the rubric; the scoring time (checks, score,
      outcome, aggregation) is timed separately from parsing, on one core;
    - persist: the whole run in the session (stream, score, aggregate, write every result to
-     a fresh SQLite database, finish the run), as ``checkweigh.execute`` runs it;
+     a fresh SQLite database, finish the run), as ``checkweigh.run`` runs it;
    - cli: the ``checkweigh run`` command itself on a suite of the recorded cases (the
      rubric's checks, no target), timed from the outside: start-up, reading the cases once to
      check and count them, the run, the report.
@@ -113,7 +113,7 @@ def phase_score(suite_path: Path, rubric: str, cases: Path) -> dict[str, float]:
 def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[str, float]:
     import dataclasses
 
-    from checkweigh.runs import execute
+    from checkweigh.runs import run
     from checkweigh.store import Store
     from checkweigh.suites import CasesSource, load_suite
 
@@ -127,7 +127,7 @@ def phase_persist(suite_path: Path, rubric: str, cases: Path, db: Path) -> dict[
     )
     store = Store(f"sqlite:///{db}")
     start = time.perf_counter()
-    outcome = execute(suite, store)
+    outcome = run(suite, store=store, keep_results=False)
     elapsed = time.perf_counter() - start
     stored = sum(1 for _ in store.iter_results(outcome.run_id))
     return {

@@ -84,16 +84,16 @@ def write_inputs(folder: Path, n: int) -> tuple[Path, Path, Path]:
 def store_runs(url: str, suite: Path, cases: tuple[Path, Path]) -> tuple[str, str, float]:
     """Run the suite over each cases file through the run service into ``url``; the two run
     ids and the seconds it took."""
-    from checkweigh.service import RunRequest, prepare_run, run_prepared
+    from checkweigh.service import RunRequest, run_request
 
     ids = []
     start = time.perf_counter()
     for path in cases:
-        prepared = prepare_run(RunRequest(suite=suite, cases=path, db=url))
+        report = run_request(RunRequest(suite=suite, cases=path, db=url))
         try:
-            ids.append(run_prepared(prepared).run_id)
+            ids.append(report.run_id)
         finally:
-            prepared.store.close()
+            report.store.close()
     return ids[0], ids[1], time.perf_counter() - start
 
 

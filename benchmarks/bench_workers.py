@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_workers.py [--cases N] [--workers 2] [--runs 3] [
 
 Each measurement is ``checkweigh run SUITE --workers N`` in a fresh process, timed from the
 outside: the whole command (start-up, reading, scoring, storing every result, the report).
-With ``--api`` also :func:`checkweigh.runs.execute` alone in a fresh process (worker start-up,
+With ``--api`` also :func:`checkweigh.runs.run` alone in a fresh process (worker start-up,
 parsing, scoring, storing, finishing the run). Prints cases/s for one worker and for N, their
 ratio, and whether the runs stored identical results.
 """
@@ -93,18 +93,17 @@ def _server_cpu_s() -> float:
 
 
 def phase_run(suite_path: Path, db: Path, workers: int) -> dict[str, object]:
-    from checkweigh.runs import execute
-    from checkweigh.runs.executors import ProcessExecutor
+    from checkweigh.runs import RunOptions, run
     from checkweigh.store import Store
     from checkweigh.suites import load_suite
 
     suite = load_suite(suite_path)
     store = Store(f"sqlite:///{db}")
-    executor = ProcessExecutor(workers) if workers > 1 else None
+    options = RunOptions(workers=workers)  # more than one: the processes executor
     before = _cpu_s()
     driver_before = time.process_time()
     start = time.perf_counter()
-    outcome = execute(suite, store, executor=executor)
+    outcome = run(suite, options, store=store, keep_results=False)
     elapsed = time.perf_counter() - start
     cpu = _cpu_s() - before
     driver = time.process_time() - driver_before
@@ -137,7 +136,7 @@ def main() -> None:
     p.add_argument("--rubric", default="completion")
     p.add_argument("--pad-steps", type=int, default=0, help="more trace steps per case")
     p.add_argument("--runs", type=int, default=3, help="runs per figure (median reported)")
-    p.add_argument("--api", action="store_true", help="also time execute() alone")
+    p.add_argument("--api", action="store_true", help="also time checkweigh.run() alone")
     p.add_argument("--phase", choices=["run"])
     p.add_argument("--suite", type=Path)
     p.add_argument("--db", type=Path)
@@ -200,7 +199,7 @@ def main() -> None:
         cpu_one = statistics.median(r["cpu_us_per_case"] for r in api[1])
         cpu_many = statistics.median(r["cpu_us_per_case"] for r in api[a.workers])
         driver = statistics.median(r["driver_cpu_us_per_case"] for r in api[a.workers])
-        print("execute() alone (the suite loaded and the store open before the clock starts):")
+        print("checkweigh.run() alone (suite loaded and store open before the clock starts):")
         print(
             f"  {'1 worker (in-process):':<26}{one_api:>10,.0f} cases/s  {cpu_one:5.1f} us CPU/case"
         )

@@ -66,6 +66,7 @@ if _typing.TYPE_CHECKING:
     from .core import score_rubric as score_rubric
     from .runs import AgentRun as AgentRun
     from .runs import Evaluator as Evaluator
+    from .runs import RunOptions as RunOptions
     from .runs import RunReport as RunReport
     from .runs import aexecute as aexecute
     from .runs import arun as arun

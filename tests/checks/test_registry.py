@@ -24,8 +24,9 @@ from checkweigh.checks import (
 from checkweigh.core import Case, CaseResult, Verdict, VerdictState, failed, passed
 from checkweigh.errors import SuiteError
 from checkweigh.judges import JudgeModel, JudgeRequest, ScriptedJudge
-from checkweigh.runs import Evaluator, judge_checks, run_cases
+from checkweigh.runs import Evaluator, judge_checks
 from checkweigh.suites import BUILTIN_CHECKS, load_suite
+from support.evaluating import evaluate_all
 
 BUILTIN_NAMES = (
     "equals",
@@ -159,7 +160,7 @@ def verdicts_of(suite_path: Path, judge: JudgeModel | None = None, **kw: Any) ->
     suite = load_suite(suite_path, **kw)
     results: list[CaseResult] = []
     cases = [Case.model_validate(c) for c in CASES]
-    run_cases(Evaluator.from_suite(suite, judge), cases, results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge), cases))
     return {r.case_id: r for r in results}
 
 

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.judges import ScriptedJudge
-from checkweigh.runs import execute
 from checkweigh.server import create_app
 from checkweigh.store import Store
 from checkweigh.suites import load_suite
+from support.engine import run_into
 
 runner = CliRunner()
 YES = json.dumps({"verdict": "yes", "reason": "courteous"})
@@ -44,7 +44,7 @@ def _runs(tmp_path: Path, first: str, second: str) -> tuple[str, str, str]:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     with Store(db) as store:
         ids = [
-            execute(suite, store, judge=ScriptedJudge([YES] * 4, model=model)).run_id
+            run_into(suite, store, judge=ScriptedJudge([YES] * 4, model=model)).run_id
             for model in (first, second)
         ]
     return db, ids[0], ids[1]

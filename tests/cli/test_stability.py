@@ -20,10 +20,12 @@ from typer.testing import CliRunner
 from checkweigh.cli import app
 from checkweigh.core import CaseGates, CaseResult, CaseTally, PassPolicy
 from checkweigh.judges import JudgeReply, JudgeRequest
-from checkweigh.runs import Evaluator, execute, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.store import Store
 from checkweigh.suites import Suite, iter_cases, load_suite
 from support import cli_process
+from support.engine import run_into
+from support.evaluating import evaluate_all
 from support.large_run import NOISE, cpu_seconds, store_large_run
 
 JUDGED = ("grounded", "polite", "helpful")
@@ -134,14 +136,14 @@ def direct_flips(
     """Rerun the suite ``reruns`` times through the engine with a judge of per-answer noise
     ``p``: how often each case's pass/fail and each gate differ from the reference run.
 
-    The reruns go through ``run_cases``, the engine ``execute`` runs, without storing them."""
+    The reruns score the cases with the suite's evaluator, without storing them."""
     ref_cases, ref_gates = decide(suite.policy, reference)
     flips = dict.fromkeys([*ref_cases, "metrics", "cases", "overall"], 0)
     cases_in = list(iter_cases(suite.cases_path))
     for i in range(reruns):
         got: list[CaseResult] = []
         judge = NoisyJudge(p, seed + i)
-        run_cases(Evaluator.from_suite(suite, judge), cases_in, got.append, judge=judge)
+        got.extend(evaluate_all(Evaluator.from_suite(suite, judge), cases_in, judge=judge))
         cases, gates = decide(suite.policy, got)
         for case_id, ok in cases.items():
             flips[case_id] += ok != ref_cases[case_id]
@@ -180,7 +182,7 @@ def test_flip_probabilities_match_a_direct_simulation(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "s")
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(db)
-    execute(suite, store, judge=NoisyJudge(0.0, 0))  # the reference: the judge's usual answers
+    run_into(suite, store, judge=NoisyJudge(0.0, 0))  # the reference: the judge's usual answers
     reference = list(store.iter_results(store.get_run("latest").id))
     report = predicted(db, tmp_path / "out.json", "--noise", "0.15", "--sims", "20000")
     direct = direct_flips(suite, reference, 0.15, RERUNS)
@@ -200,7 +202,7 @@ def test_majority_votes_and_even_splits_match_a_direct_simulation(tmp_path: Path
     suite = write_suite(tmp_path / "s", n=8, k=(3, 2))
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(db)
-    execute(suite, store, judge=NoisyJudge(0.0, 0))
+    run_into(suite, store, judge=NoisyJudge(0.0, 0))
     reference = list(store.iter_results(store.get_run("latest").id))
     report = predicted(db, tmp_path / "out.json", "--noise", "0.12", "--sims", "20000")
     noise = {n["check"]: n for n in report["noise"]}
@@ -215,7 +217,7 @@ def test_measured_rates_are_the_rates_given_by_hand(tmp_path: Path) -> None:
     one --noise CHECK=RATE with those rates gives."""
     suite = write_suite(tmp_path / "s", k=(5, 3))
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    execute(suite, Store(db), judge=NoisyJudge(0.2, 11))
+    run_into(suite, Store(db), judge=NoisyJudge(0.2, 11))
     measured = predicted(db, tmp_path / "m.json")
     noise = {n["check"]: n for n in measured["noise"]}
     assert noise["grounded"]["source"] == noise["polite"]["source"] == "measured"
@@ -233,7 +235,7 @@ def test_console_report_png_and_html(tmp_path: Path) -> None:
     ids = [evil, *(f"case-{i:02d}" for i in range(1, 8))]
     suite = write_suite(tmp_path / "s", n=8, ids=ids, name="<script>alert(2)</script>")
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    execute(suite, Store(db), judge=NoisyJudge(0.0, 0))
+    run_into(suite, Store(db), judge=NoisyJudge(0.0, 0))
     png, html = tmp_path / "out" / "spread.png", tmp_path / "out" / "report.html"
     code, out = stability(
         db, "--noise", "0.3", "--sims", "500", "--png", str(png), "--html", str(html)
@@ -261,7 +263,7 @@ def test_console_report_png_and_html(tmp_path: Path) -> None:
 def test_repeats_are_executions_of_their_own(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "s", n=4)
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    execute(suite, Store(db), repeat=2, judge=NoisyJudge(0.0, 0))
+    run_into(suite, Store(db), repeat=2, judge=NoisyJudge(0.0, 0))
     report = predicted(db, tmp_path / "r.json", "--noise", "0.2", "--sims", "300")
     assert sorted((c["case_id"], c["repeat"]) for c in report["cases"]) == [
         (f"case-{i:02d}", r) for i in range(4) for r in (0, 1)
@@ -276,7 +278,7 @@ def test_without_the_plots_extra_png_and_html_are_one_line_errors(
 ) -> None:
     suite = write_suite(tmp_path / "s", n=4)
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    execute(suite, Store(db), judge=NoisyJudge(0.0, 0))
+    run_into(suite, Store(db), judge=NoisyJudge(0.0, 0))
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
     for flag in ("--png", "--html"):
         code, out = stability(db, "--noise", "0.1", flag, str(tmp_path / "x"))
@@ -302,7 +304,7 @@ def test_without_the_plots_extra_png_and_html_are_one_line_errors(
 def test_bad_noise_flags(tmp_path: Path, args: list[str], message: str) -> None:
     suite = write_suite(tmp_path / "s", n=2)
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    run_id = execute(suite, Store(db), judge=NoisyJudge(0.0, 0)).run_id
+    run_id = run_into(suite, Store(db), judge=NoisyJudge(0.0, 0)).run_id
     code, out = stability(db, *args)
     assert code == 2
     assert out.startswith("error: " + message.replace("RUN", run_id)), out
@@ -311,7 +313,7 @@ def test_bad_noise_flags(tmp_path: Path, args: list[str], message: str) -> None:
 
 def test_nothing_to_simulate(tmp_path: Path, suite_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    run_id = execute(load_suite(suite_path), Store(db)).run_id  # no judge checks at all
+    run_id = run_into(load_suite(suite_path), Store(db)).run_id  # no judge checks at all
     code, out = stability(db)
     assert code == 2
     assert out.strip() == (
@@ -325,7 +327,7 @@ def test_nothing_to_simulate(tmp_path: Path, suite_path: Path) -> None:
     assert code == 0, out  # a deterministic check treated as noisy on request
 
     judged = write_suite(tmp_path / "j", n=2)  # judge checks asked once: nothing measured
-    run_id = execute(judged, Store(db), judge=NoisyJudge(0.0, 0)).run_id
+    run_id = run_into(judged, Store(db), judge=NoisyJudge(0.0, 0)).run_id
     code, out = stability(db)
     assert code == 2
     assert out.strip() == (

@@ -13,8 +13,9 @@ import pytest
 
 from checkweigh.core import Case, CaseResult, VerdictState
 from checkweigh.judges import ScriptedJudge
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.suites import iter_cases, load_suite
+from support.evaluating import evaluate_all
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scheduling"
 
@@ -510,7 +511,7 @@ def test_tone_is_judged_when_a_judge_is_given(agent: ModuleType) -> None:
     judge = ScriptedJudge(['{"verdict": "no", "reason": "it shouts an error code"}'])
     evaluator = Evaluator.from_suite(suite, judge)
     results: list[CaseResult] = []
-    run_cases(evaluator, [ran], results.append)
+    results.extend(evaluate_all(evaluator, [ran]))
     (judged,) = results
     assert judged.verdicts["appropriate_tone"] == (
         VerdictState.FAILED,

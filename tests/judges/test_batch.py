@@ -10,8 +10,9 @@ import pytest
 
 from checkweigh.core import Case, CaseResult, VerdictState
 from checkweigh.judges import JudgeRequest, ScriptedJudge
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.suites import Suite, load_suite
+from support.evaluating import evaluate_all
 
 SUITE = """\
 name: replies
@@ -69,7 +70,7 @@ def checklist(request: JudgeRequest) -> str:
 
 def run(suite: Suite, judge: ScriptedJudge) -> dict[str, CaseResult]:
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge, batch=True), CASES, results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge, batch=True), CASES))
     return {r.case_id: r for r in results}
 
 
@@ -93,7 +94,7 @@ def test_a_bad_checklist_errors_every_question_of_the_case(suite: Suite) -> None
     incomplete = json.dumps({"answers": [{"index": 1, "verdict": "yes", "reason": "ok"}]})
     judge = ScriptedJudge([incomplete, incomplete] + [checklist] * 2)
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge, batch=True), CASES[:1], results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge, batch=True), CASES[:1]))
     (result,) = results
     for name in ("polite", "grounded"):
         verdict = result.verdicts[name]

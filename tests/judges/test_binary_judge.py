@@ -22,7 +22,8 @@ from checkweigh.judges import (
     ScriptedJudge,
     parse_answer,
 )
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
+from support.evaluating import evaluate_all
 
 REPLY = (
     "I booked Alice and Bob for Tuesday 2025-03-04 at 10:00 (45 minutes). "
@@ -181,7 +182,7 @@ def test_judge_checks_run_through_the_engine_concurrently() -> None:
         booking_case().model_copy(update={"id": "s03"}),
     ]
     results: list[CaseResult] = []
-    run_cases(evaluator, cases, results.append, concurrency=2)
+    results.extend(evaluate_all(evaluator, cases, concurrency=2))
     by_id = {r.case_id: r for r in results}
     assert by_id["s01"].verdicts["no_hallucination"].state is VerdictState.PASSED
     assert by_id["s02"].verdicts["no_hallucination"].state is VerdictState.FAILED

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from checkweigh.core import Case, CaseResult, VerdictState
 from checkweigh.judges import ExpectedOutcomesCheck, JudgeRequest, ScriptedJudge
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.suites import load_suite
+from support.evaluating import evaluate_all
 
 OUTCOMES = [
     "A meeting with Alice and Bob is booked on 2025-03-04.",
@@ -90,6 +91,6 @@ def test_declared_in_a_suite_and_bound_to_the_runs_judge(tmp_path: Path) -> None
 
     judge = by_statement({"booked": "yes", "starts at": "yes", "45 minutes": "yes"})
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge), [CASE], results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge), [CASE]))
     assert results[0].verdicts["outcomes_met"].state is VerdictState.PASSED
     assert results[0].results["completion"].score == 1.0

@@ -23,6 +23,7 @@ from checkweigh.judges import (
     overall_score,
 )
 from checkweigh.suites import load_suite
+from support.evaluating import evaluate_all
 
 NAMES = [m.name for m in DEFAULT_METRICS]
 CASE = Case(
@@ -166,7 +167,7 @@ def test_per_run_weights_through_the_cli(tmp_path: Path) -> None:
 
 def test_a_rubric_weighs_the_graded_metrics_as_named_verdicts(tmp_path: Path) -> None:
     from checkweigh.core import CaseResult
-    from checkweigh.runs import Evaluator, run_cases
+    from checkweigh.runs import Evaluator
 
     (tmp_path / "cases.jsonl").write_text(CASE.model_dump_json() + "\n")
     (tmp_path / "suite.yaml").write_text(
@@ -180,7 +181,7 @@ def test_a_rubric_weighs_the_graded_metrics_as_named_verdicts(tmp_path: Path) ->
     answer = {"scores": [{"metric": n, "score": s, "reason": "r"} for n, s in scores.items()]}
     judge = ScriptedJudge([json.dumps(answer)])
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge), [CASE], results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge), [CASE]))
     (result,) = results
     assert len(judge.requests) == 1  # one call answers the check and each metric
     routing = result.verdicts["quality.tool_routing"]

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from checkweigh.core import Case, CaseResult, VerdictState
 from checkweigh.judges import FaithfulnessCheck, GoalAccuracyCheck, ScriptedJudge
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.suites import load_suite
+from support.evaluating import evaluate_all
 
 ANSWER = (
     "Q3 revenue grew 30% year over year. The report covers the third quarter. "
@@ -133,5 +134,7 @@ def test_metrics_from_a_suite_file(tmp_path: Path) -> None:
     )
     suite = load_suite(tmp_path / "suite.yaml")
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge_for([MADE_UP, *PADDING])), [CASE], results.append)
+    results.extend(
+        evaluate_all(Evaluator.from_suite(suite, judge_for([MADE_UP, *PADDING])), [CASE])
+    )
     assert results[0].verdicts["faithful"].state is VerdictState.PASSED  # 0.75 >= 0.7

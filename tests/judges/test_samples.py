@@ -9,9 +9,10 @@ from pathlib import Path
 
 from checkweigh.core import Case, CaseResult, VerdictState
 from checkweigh.judges import JudgeCheck, ScriptedJudge
-from checkweigh.runs import Evaluator, run_cases
+from checkweigh.runs import Evaluator
 from checkweigh.store import ResultWriter, Store
 from checkweigh.suites import load_suite
+from support.evaluating import evaluate_all
 
 CASE = Case(id="t1", trace=[{"kind": "assistant", "content": "Fine. Booked it. Anything else?"}])
 
@@ -61,7 +62,7 @@ def test_samples_from_a_suite_are_stored_with_their_flip_rate(tmp_path: Path) ->
     suite = load_suite(tmp_path / "suite.yaml")
     judge = ScriptedJudge([says("no", "curt"), says("no", "terse"), says("yes", "fine")])
     results: list[CaseResult] = []
-    run_cases(Evaluator.from_suite(suite, judge), [CASE], results.append)
+    results.extend(evaluate_all(Evaluator.from_suite(suite, judge), [CASE]))
     assert {r.temperature for r in judge.requests} == {0.7}
     assert sorted(r.tags["sample"] for r in judge.requests) == ["0", "1", "2"]  # cached apart
 

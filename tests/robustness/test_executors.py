@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from checkweigh.errors import CaseFileError
-from checkweigh.runs import RunStopped, execute
+from checkweigh.runs import RunStopped
 from checkweigh.runs.executors import ProcessExecutor
 from checkweigh.runs.executors._processes import CHUNK
 from checkweigh.store import Store
 from checkweigh.suites import load_suite
 from support import cli_process as cli
+from support.engine import run_into
 from support.worker_suite import write_worker_suite
 
 AGENT_SUITE = """\
@@ -34,7 +35,11 @@ ROWS = [
     (["--workers", "0"], "--workers"),
     (["--workers", "2"], "--workers: the suite 'agent' calls an agent"),
     (["--ray-address", "127.0.0.1:6379"], "--ray-address: a Ray cluster is joined with"),
-    (["--executor", "dask"], "--executor: expected local or ray, got 'dask'"),
+    (
+        ["--executor", "dask"],
+        "--executor: unknown executor 'dask'; expected one of local, processes, ray (or a "
+        "package's entry point in the group checkweigh.executors)",
+    ),
     (["--executor", "ray", "--workers", "2"], "--workers: Ray schedules the work"),
     (["--executor", "ray", "--record-agent", "rec"], "--record-agent: the agent's calls"),
 ]
@@ -167,7 +172,7 @@ def test_a_bad_line_in_the_middle_of_a_workers_run(
     db = tmp_path / "runs.db"
     store = Store(f"sqlite:///{db}")
     with pytest.raises(RunStopped) as stopped:
-        execute(load_suite(suite), store, executor=ProcessExecutor(2))
+        run_into(load_suite(suite), store, executor=ProcessExecutor(2))
     assert fragment in str(stopped.value.cause)
     assert isinstance(stopped.value.cause, CaseFileError)
     outcome = stopped.value.outcome

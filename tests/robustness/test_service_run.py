@@ -1,6 +1,6 @@
 """Bad run requests given to the run service directly (as a program or a server would): each
-fails in ``prepare_run`` with the one line ``checkweigh run`` prints for the same flags, and
-nothing is stored (the database is not even created)."""
+fails in ``run_request`` (the engine's checks) with the one line ``checkweigh run`` prints
+for the same flags, and nothing is stored (the database is not even created)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from checkweigh.errors import InputError, StoreError
-from checkweigh.service import Exports, JudgeRequest, RunRequest, Thresholds, prepare_run
+from checkweigh.service import Exports, JudgeRequest, RunRequest, Thresholds, run_request
 from support.recorded_suite import standard_cases, write_suite
 
 
@@ -177,7 +177,7 @@ def test_a_bad_request_fails_in_one_line_and_stores_nothing(
     db = tmp_path / "r.db"
     fields = {"suite": suite, "db": f"sqlite:///{db}", **row.request(tmp_path)}
     with pytest.raises(InputError) as caught:
-        prepare_run(RunRequest(**fields))
+        run_request(RunRequest(**fields))
     assert caught.value.one_line() == row.line.format(dir=tmp_path)
     assert not db.exists()
     gc.collect()  # a judge client made before the error leaves nothing open (a warning fails)
@@ -188,13 +188,13 @@ def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     db.write_bytes(b"these are someone's notes, not a database\n" * 200)
     with pytest.raises(StoreError, match=r"^cannot open database sqlite:///.*r\.db: "):
-        prepare_run(RunRequest(suite=suite, db=f"sqlite:///{db}"))
+        run_request(RunRequest(suite=suite, db=f"sqlite:///{db}"))
     assert db.read_bytes().startswith(b"these are someone's notes")  # left as it was
 
 
 def test_the_json_export_of_a_good_request_holds_every_result(tmp_path: Path) -> None:
     # the control: the same folder and suite, a good request, runs and is exported whole
-    from checkweigh.service import run_prepared, write_exports
+    from checkweigh.service import write_exports
 
     suite = write_suite(tmp_path / "suite", standard_cases())
     request = RunRequest(
@@ -202,8 +202,7 @@ def test_the_json_export_of_a_good_request_holds_every_result(tmp_path: Path) ->
         db=f"sqlite:///{tmp_path / 'r.db'}",
         exports=Exports(json_path=tmp_path / "r.json"),
     )
-    prepared = prepare_run(request)
-    outcome = run_prepared(prepared)
-    write_exports(prepared.store, outcome, request.exports, lambda _: None)
-    prepared.store.close()
+    report = run_request(request)
+    write_exports(report.store, report.outcome, request.exports, lambda _: None)
+    report.store.close()
     assert len(json.loads((tmp_path / "r.json").read_text())["results"]) == 6

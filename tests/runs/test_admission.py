@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from checkweigh.judges import JudgeReply, JudgeRequest, MeteredJudge
-from checkweigh.runs import arun
+from checkweigh.runs import RunOptions, arun
 from checkweigh.suites import load_suite
 
 SUITE = """\
@@ -66,5 +66,5 @@ def test_the_agent_concurrency_does_not_bound_recorded_cases(tmp_path: Path) -> 
     # the judge's pool full
     suite = load_suite(_suite(tmp_path, 60))
     judge = MeteredJudge(SlowYes(), concurrency=16)
-    asyncio.run(arun(suite, judge=judge, concurrency=3))
+    asyncio.run(arun(suite, RunOptions(concurrency=3), judge=judge))
     assert judge.peak_in_flight == 16

@@ -13,7 +13,7 @@ import pytest
 import checkweigh as cw
 from checkweigh.core import Case
 from checkweigh.judges import JudgeReply, JudgeRequest
-from checkweigh.runs import aexecute, arun
+from checkweigh.runs import RunOptions, arun
 from checkweigh.store import RunStatus, Store
 from checkweigh.suites import load_suite
 from support.recorded_suite import make_case, write_suite
@@ -104,7 +104,7 @@ def test_arun_is_awaited_in_a_running_loop_on_cases_the_caller_gives(tmp_path: P
                 await asyncio.sleep(0.005)
 
         beat = asyncio.create_task(ticker())
-        report = await arun(suite, (c for c in given))  # any iterable, read lazily
+        report = await arun(suite, cases=(c for c in given))  # any iterable, read lazily
         beat.cancel()
         assert ticks > 3  # the loop kept serving other tasks while the agent ran
         return report
@@ -131,7 +131,7 @@ def test_the_caller_owns_the_judge_across_runs_in_one_loop(tmp_path: Path) -> No
     async def twice() -> list[cw.RunReport]:
         first = await arun(suite, judge=judge)
         assert judge.closed == 0  # still usable: the caller owns it
-        second = await arun(suite, judge=judge, repeat=2)
+        second = await arun(suite, RunOptions(repeat=2), judge=judge)
         return [first, second]
 
     first, second = asyncio.run(twice())
@@ -140,9 +140,9 @@ def test_the_caller_owns_the_judge_across_runs_in_one_loop(tmp_path: Path) -> No
     assert first.summary.rubrics[0].checks[0].passed == 3
     assert second.summary.rubrics[0].executions == 6
 
-    # the sync wrapper runs its own loop, so it closes the judge inside it
+    # the sync wrapper keeps the same rule: a judge the caller passes is never closed
     report = cw.run(suite, judge=judge)
-    assert judge.closed == 1
+    assert judge.closed == 0
     assert report.passed  # no gates: nothing failed
     assert [r.case_id for r in report.results] == ["c0", "c1", "c2"]
 
@@ -157,11 +157,11 @@ def test_cancelling_the_awaiting_task_stores_the_run_incomplete(tmp_path: Path) 
 
     async def cancel_midway() -> None:
         task = asyncio.create_task(
-            aexecute(
+            arun(
                 suite,
-                store,
+                RunOptions(concurrency=4),
                 cases=slow,
-                concurrency=4,
+                store=store,
                 on_result=lambda r: finished.append(r.case_id),
             )
         )
@@ -210,15 +210,14 @@ def test_sync_entry_points_inside_a_running_loop_say_what_to_await(tmp_path: Pat
 
     async def misuse() -> list[str]:
         said = []
-        for call in (lambda: cw.run(suite), lambda: cw.execute(suite, store)):
+        for call in (lambda: cw.run(suite, store=store), lambda: cw.run(suite)):
             with pytest.raises(RuntimeError) as caught:
                 call()
             said.append(str(caught.value))
         return said
 
     said = asyncio.run(misuse())
-    assert "await checkweigh.arun(...)" in said[0]
-    assert "await checkweigh.aexecute(...)" in said[1]
+    assert "await checkweigh.arun(...)" in said[0] == said[1]
     assert store.list_runs() == []  # nothing started
 
 
@@ -229,8 +228,8 @@ def test_sync_run_equals_the_awaited_one(tmp_path: Path) -> None:
     def verdicts(report: cw.RunReport) -> dict[str, Any]:
         return {r.case_id: {k: v.state for k, v in r.verdicts.items()} for r in report.results}
 
-    awaited = asyncio.run(arun(suite, cases))
-    assert verdicts(cw.run(suite, cases)) == verdicts(awaited)
+    awaited = asyncio.run(arun(suite, cases=cases))
+    assert verdicts(cw.run(suite, cases=cases)) == verdicts(awaited)
     assert verdicts(awaited) == {
         "10:00": {"booked_ten": "passed"},
         "12:00": {"booked_ten": "failed"},
@@ -243,9 +242,9 @@ def test_arun_records_and_replays_the_agent(tmp_path: Path) -> None:
     rec = tmp_path / "rec"
 
     async def both() -> tuple[cw.RunReport, cw.RunReport]:
-        recorded = await arun(suite_file, cases, record_agent=rec)
+        recorded = await arun(suite_file, RunOptions(record_agent=rec), cases=cases)
         (tmp_path / "agent.py").write_text("def book(request):\n    raise SystemExit(4)\n")
-        return recorded, await arun(suite_file, cases, replay_agent=rec)
+        return recorded, await arun(suite_file, RunOptions(replay_agent=rec), cases=cases)
 
     recorded, replayed = asyncio.run(both())
 
@@ -254,3 +253,65 @@ def test_arun_records_and_replays_the_agent(tmp_path: Path) -> None:
 
     assert states(replayed) == states(recorded) == {"10:00": "passed", "12:00": "failed"}
     assert any("agent replayed from" in n for n in replayed.summary.notes)
+
+
+def test_the_old_entry_points_warn_and_still_run(tmp_path: Path) -> None:
+    suite = load_suite(_agent_suite(tmp_path))
+    cases = [Case(id=t, input={"time": t}) for t in ("10:00", "12:00")]
+    store = Store("sqlite://")
+    with pytest.warns(DeprecationWarning, match=r"checkweigh.execute\(\) is deprecated.*run\(\)"):
+        outcome = cw.execute(suite, store, cases=cases)
+    assert outcome.summary.executions == outcome.kept == 2
+    with pytest.warns(DeprecationWarning, match=r"checkweigh.aexecute\(\) is deprecated.*arun"):
+        again = asyncio.run(cw.aexecute(suite, store, cases=cases, repeat=2))
+    assert again.summary.executions == 4
+    evaluator = cw.Evaluator.from_suite(suite)
+    recorded = [
+        Case(id=t, input={"time": t}, final_state={"booked": t}) for t in ("10:00", "12:00")
+    ]
+    seen: list[str] = []
+    with pytest.warns(DeprecationWarning, match=r"checkweigh.run_cases\(\) is deprecated"):
+        cw.run_cases(evaluator, recorded, lambda r: seen.append(r.case_id))
+    with pytest.warns(DeprecationWarning, match=r"checkweigh.arun_cases\(\) is deprecated"):
+        asyncio.run(cw.arun_cases(evaluator, recorded, lambda r: seen.append(r.case_id)))
+    assert sorted(seen) == ["10:00", "10:00", "12:00", "12:00"]
+
+
+def test_options_travel_as_json_and_a_bad_one_is_refused_as_the_cli_refuses_it(
+    tmp_path: Path,
+) -> None:
+    suite = _agent_suite(tmp_path)
+    options = RunOptions(repeat=2, executor="processes", workers=3, graded_weights=("x=1",))
+    assert RunOptions.model_validate_json(options.model_dump_json()) == options
+    from checkweigh.errors import InputError
+
+    refused = {
+        "--workers": RunOptions(workers=2),  # the suite calls an agent
+        "--pass-threshold": RunOptions(thresholds=cw.runs.Thresholds(pass_threshold=120.0)),
+        "--graded-weight": RunOptions(graded_weights=("x=1",)),
+        "--executor": RunOptions(executor="nowhere"),
+        "--ray-address": RunOptions(ray_address="10.0.0.1:6379"),
+    }
+    for flag, bad in refused.items():
+        with pytest.raises(InputError) as caught:
+            cw.run(suite, bad)
+        assert str(caught.value).startswith(f"{flag}: "), caught.value
+        assert "\n" not in str(caught.value)
+    with pytest.raises(TypeError, match="RunOptions"):
+        cw.run(suite, [Case(id="a", input={})])  # type: ignore[arg-type]
+
+
+def test_two_suites_in_one_process_each_run_their_own_agent_module(tmp_path: Path) -> None:
+    # each folder has its own agent.py: the second suite must not get the first one's module
+    books = [Case(id="ten", input={"time": "10:00"})]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, other = _agent_suite(tmp_path / "a"), _agent_suite(tmp_path / "b")
+    (tmp_path / "b" / "agent.py").write_text(
+        "def book(request):\n    return {'final_state': {'booked': 'never'}}\n"
+    )
+    states = [
+        cw.run(suite, cases=books).results[0].verdicts["booked_ten"].state.value
+        for suite in (first, other, first)
+    ]
+    assert states == ["passed", "failed", "passed"]

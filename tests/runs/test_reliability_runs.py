@@ -13,7 +13,7 @@ import pytest
 
 from checkweigh.core import Case
 from checkweigh.judges import JudgeReply, JudgeRequest
-from checkweigh.runs import arun
+from checkweigh.runs import RunOptions, arun
 from checkweigh.suites import load_suite
 from support.cli_process import run_cli
 
@@ -133,7 +133,8 @@ def test_the_same_trace_judged_differently_is_judge_variation(tmp_path: Path) ->
     reply = [{"kind": "assistant", "content": "Booked, thank you!"}]
     cases = [Case(id="thanks", trace=reply, final_state={"success": True})]
 
-    report = asyncio.run(arun(suite, cases, judge=AlternatingJudge(), repeat=2, concurrency=1))
+    options = RunOptions(repeat=2, concurrency=1)
+    report = asyncio.run(arun(suite, options, cases=cases, judge=AlternatingJudge()))
     found = report.summary.reliability
     assert found is not None
     assert (found.flaky_tasks, found.agent_variation, found.judge_variation) == (1, 0, 1)

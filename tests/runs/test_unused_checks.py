@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checkweigh.runs import execute
 from checkweigh.store import Store
 from checkweigh.suites import load_suite
 from support import cli_process as cli
+from support.engine import run_into
 from support.worker_suite import write_worker_suite
 
 EXTRA = """\
@@ -34,7 +34,7 @@ def _suite(folder: Path, *extra: str) -> Path:
 def test_a_check_in_no_rubric_is_not_run_and_the_summary_says_so(tmp_path: Path) -> None:
     suite = _suite(tmp_path, "tone")
     store = Store("sqlite://")
-    outcome = execute(load_suite(suite), store)
+    outcome = run_into(load_suite(suite), store)
     assert not (tmp_path / "called").exists()
     results = list(store.iter_results(outcome.run_id))
     assert len(results) == 12
@@ -54,5 +54,5 @@ def test_the_command_notes_every_check_it_did_not_run(tmp_path: Path) -> None:
 
 
 def test_a_suite_whose_checks_are_all_weighed_has_no_such_note(tmp_path: Path) -> None:
-    outcome = execute(load_suite(_suite(tmp_path)), Store("sqlite://"))
+    outcome = run_into(load_suite(_suite(tmp_path)), Store("sqlite://"))
     assert not [n for n in outcome.summary.notes if "not run" in n]

@@ -13,12 +13,15 @@ from typer.testing import CliRunner
 
 from checkweigh.cli import app as cli
 from checkweigh.core import CaseState
+from checkweigh.errors import InputError
+from checkweigh.runs import RunStart
 from checkweigh.service import (
     Exports,
     RunRequest,
     Thresholds,
     prepare_run,
     run_prepared,
+    run_request,
     write_exports,
 )
 from checkweigh.store import RunStatus, Store
@@ -39,12 +42,19 @@ def test_a_request_is_run_stored_and_exported(suite: Path, tmp_path: Path) -> No
         thresholds=Thresholds(pass_threshold=60.0, cases_threshold=25.0),
         exports=Exports(json_path=out / "r.json", junit=out / "r.xml", markdown=out / "r.md"),
     )
-    prepared = prepare_run(request)
+    starts: list[RunStart] = []
+    seen: list[str] = []
+    report = run_request(
+        request,
+        on_start=starts.append,
+        on_result=lambda r: seen.append(f"{r.case_id}#{r.repeat}"),
+    )
+    [prepared] = starts
     assert prepared.total == 12  # six cases, twice
     assert prepared.judge is None
     assert (prepared.policy.pass_threshold, prepared.policy.cases_pass_threshold) == (60.0, 25.0)
-    seen: list[str] = []
-    outcome = run_prepared(prepared, on_result=lambda r: seen.append(f"{r.case_id}#{r.repeat}"))
+    assert report.results == []  # read from the store, not kept
+    outcome = report.outcome
     assert sorted(seen) == sorted(f"{c['id']}#{k}" for c in standard_cases() for k in (0, 1))
     assert outcome.status is RunStatus.COMPLETE
     assert outcome.summary.executions == outcome.kept == 12
@@ -74,7 +84,7 @@ def test_the_service_and_the_cli_make_the_same_run(suite: Path, tmp_path: Path) 
     flags = ["--pass-threshold", "70", "--metrics-threshold", "55", "--repeat", "2"]
     done = CliRunner().invoke(cli, ["run", str(suite), "--db", db, "-q", *flags])
     assert done.exit_code in (0, 1), done.output
-    prepared = prepare_run(
+    report = run_request(
         RunRequest(
             suite=suite,
             db=db,
@@ -82,8 +92,8 @@ def test_the_service_and_the_cli_make_the_same_run(suite: Path, tmp_path: Path) 
             thresholds=Thresholds(pass_threshold=70.0, metrics_threshold=55.0),
         )
     )
-    ours = run_prepared(prepared)
-    prepared.store.close()
+    ours = report.outcome
+    report.store.close()
     with Store(db) as store:
         by_cli, by_service = store.get_run("previous"), store.get_run(ours.run_id)
         assert by_service.summary == by_cli.summary
@@ -102,9 +112,11 @@ def test_another_cases_file_is_read_in_the_suites_format(suite: Path, tmp_path: 
             for i in range(3)
         )
     )
-    prepared = prepare_run(RunRequest(suite=suite, cases=other, db=f"sqlite:///{tmp_path}/r.db"))
+    starts: list[RunStart] = []
+    request = RunRequest(suite=suite, cases=other, db=f"sqlite:///{tmp_path}/r.db")
+    outcome = run_request(request, on_start=starts.append).outcome
+    [prepared] = starts
     assert prepared.total == 3
-    outcome = run_prepared(prepared)
     with prepared.store as store:
         results = list(store.iter_results(outcome.run_id))
     assert [r.case_id for r in results] == ["late-0", "late-1", "late-2"]
@@ -121,3 +133,23 @@ def test_a_request_travels_as_json_and_refuses_what_the_flags_refuse(suite: Path
             RunRequest.model_validate({"suite": str(suite), **bad})
     with pytest.raises(ValidationError):
         RunRequest.model_validate({"suite": str(suite), "on_bad_record": "ignore"})
+
+
+def test_prepare_run_and_run_prepared_warn_and_still_run(suite: Path, tmp_path: Path) -> None:
+    request = RunRequest(suite=suite, db=f"sqlite:///{tmp_path / 'r.db'}", repeat=2)
+    with pytest.warns(DeprecationWarning, match=r"prepare_run\(\) is deprecated.*run_request"):
+        prepared = prepare_run(request)
+    assert prepared.total == 12
+    with pytest.warns(DeprecationWarning, match=r"run_prepared\(\) is deprecated"):
+        outcome = run_prepared(prepared)
+    assert outcome.status is RunStatus.COMPLETE
+    assert outcome.summary.executions == outcome.kept == 12
+    prepared.store.close()
+
+
+def test_the_request_is_refused_before_the_store_is_opened(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    with pytest.raises(InputError) as caught:
+        run_request(RunRequest(suite=suite, db=f"sqlite:///{db}", executor="nowhere"))
+    assert str(caught.value).startswith("--executor: unknown executor 'nowhere'; expected one of")
+    assert not db.exists()

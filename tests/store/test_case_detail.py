@@ -11,10 +11,10 @@ from sqlalchemy import func, select
 
 from checkweigh.core import Case
 from checkweigh.judges import CachedJudge, JudgeCache, ScriptedJudge
-from checkweigh.runs import execute
 from checkweigh.store import Store, result_detail
 from checkweigh.store._tables import CaseBodyRow, VerdictRow
 from checkweigh.suites import load_suite
+from support.engine import run_into
 
 CASES = [
     {
@@ -88,7 +88,7 @@ def test_a_run_stores_each_case_as_read_and_the_judge_calls_behind_its_verdicts(
     suite = load_suite(_suite(tmp_path))
     judge = ScriptedJudge(["not json", says("yes", "courteous"), says("no", "curt")])
     with Store(db_url) as store:
-        outcome = execute(suite, store, judge=judge)
+        outcome = run_into(suite, store, judge=judge)
         run = store.get_run(outcome.run_id)
         first = result_detail(store, run, "refund-<b>1</b>", 0)
         assert first is not None
@@ -125,7 +125,7 @@ def test_the_repeats_of_a_case_read_from_its_file_store_it_once(
 ) -> None:
     suite = load_suite(_suite(tmp_path))
     with Store(db_url) as store:
-        outcome = execute(suite, store, repeat=3)
+        outcome = run_into(suite, store, repeat=3)
         assert _count(store, CaseBodyRow) == 2
         detail = result_detail(store, store.get_run(outcome.run_id), "refund-2", 2)
         assert detail is not None
@@ -136,7 +136,7 @@ def test_the_repeats_of_a_case_read_from_its_file_store_it_once(
 def test_cases_from_a_json_document_are_stored_as_evaluated(tmp_path: Path) -> None:
     suite = load_suite(_suite(tmp_path, "json"))
     with Store(f"sqlite:///{tmp_path / 'r.db'}") as store:
-        outcome = execute(suite, store)
+        outcome = run_into(suite, store)
         for raw in CASES:
             detail = result_detail(store, store.get_run(outcome.run_id), raw["id"], 0)
             assert detail is not None
@@ -148,9 +148,9 @@ def test_answers_from_the_judge_cache_are_marked_cached(tmp_path: Path) -> None:
     cache = JudgeCache(tmp_path / "cache")
     script = [says("yes", "courteous"), says("no", "curt")]
     with Store(f"sqlite:///{tmp_path / 'r.db'}") as store:
-        execute(suite, store, judge=CachedJudge(ScriptedJudge(script), cache))
+        run_into(suite, store, judge=CachedJudge(ScriptedJudge(script), cache))
         # the second run is answered from the cache alone: its judge has no script left
-        rerun = execute(suite, store, judge=CachedJudge(ScriptedJudge([]), cache))
+        rerun = run_into(suite, store, judge=CachedJudge(ScriptedJudge([]), cache))
         detail = result_detail(store, store.get_run(rerun.run_id), "refund-2", 0)
         assert detail is not None
         assert [(e.reply, e.cached) for e in detail.exchanges] == [(says("no", "curt"), True)]

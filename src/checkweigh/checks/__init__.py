@@ -53,6 +53,8 @@ if _typing.TYPE_CHECKING:
     from ._trajectory import WithinFirst as WithinFirst
     from ._watch import PathWatch as PathWatch
     from ._watch import Probe as Probe
+    from ._watch import Watched as Watched
     from ._watch import model_probes as model_probes
+    from ._watch import unheld_note as unheld_note
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

@@ -62,6 +62,24 @@ def import_paths(paths: Sequence[Path]) -> Iterator[None]:
                 sys.path.remove(p)
 
 
+def _forget_shadowed(module_name: str, search: Sequence[Path]) -> None:
+    """Drop a module of the same name imported from another folder, when a folder of
+    ``search`` holds its own: two suites in one process, each with its ``agent.py``, must not
+    share the first one's (a silent wrong answer)."""
+    top = module_name.split(".", 1)[0]
+    cached = sys.modules.get(top)
+    file = getattr(cached, "__file__", None)
+    if file is None:
+        return
+    for folder in search:
+        for own in (folder / f"{top}.py", folder / top / "__init__.py"):
+            if own.is_file():
+                if own.resolve() != Path(file).resolve():
+                    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+                        del sys.modules[name]
+                return
+
+
 def load_object(dotted: str, search: Sequence[Path] = ()) -> Any:
     """Import and return the object named by ``module:attr``.
 
@@ -72,6 +90,7 @@ def load_object(dotted: str, search: Sequence[Path] = ()) -> Any:
     if not module_name or not attr or module_name.startswith("."):
         raise ImportTargetError(f"expected 'module:function', got {dotted!r}")
     with import_paths(search):
+        _forget_shadowed(module_name, search)
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:

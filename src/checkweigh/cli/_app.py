@@ -40,6 +40,8 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from ..core import CaseResult
     from ..runs import RunOutcome, RunStopped
     from ..store import Store
@@ -235,15 +237,16 @@ def run(
             "--workers",
             min=1,
             max=256,
-            help="Worker processes that parse and score recorded cases (1: in this process).",
+            help="Worker processes that parse and score recorded cases (1: in this process): "
+            "the processes executor's size, and its shorthand.",
         ),
     ] = 1,
     executor: Annotated[
         str,
         typer.Option(
             "--executor",
-            help="Where cases run: local, or ray (agents and checks as Ray tasks; needs "
-            "checkweigh[ray]).",
+            help="Where cases run: local, processes (see --workers), ray (agents and checks as "
+            "Ray tasks; needs checkweigh[ray]), or an installed plugin's executor.",
         ),
     ] = "local",
     ray_address: Annotated[
@@ -257,7 +260,7 @@ def run(
     ] = None,
 ) -> None:
     """Run SUITE, store the results and print the report."""
-    if workers > 1 and executor == "local":
+    if (workers > 1 and executor in ("local", "processes")) or executor == "processes":
         from .._workers_server import start_method
 
         start_method()  # the workers' server imports while this process does
@@ -271,22 +274,20 @@ def run(
     )
 
     from ..core import CaseState
-    from ..runs import RunStopped, StopToken, stop_on_signals
+    from ..judges import CachedJudge
+    from ..runs import RunStart, RunStopped, StopToken, stop_on_signals
     from ..service import (
         Exports,
         JudgeRequest,
         RunRequest,
         Thresholds,
         parse_outputs,
-        prepare_run,
-        run_prepared,
+        run_request,
         write_exports,
     )
 
     out, err = consoles()
     try:
-        if executor not in ("local", "ray"):
-            raise InputError(f"expected local or ray, got {executor!r}", field="--executor")
         request = RunRequest(
             suite=suite,
             cases=cases,
@@ -322,15 +323,11 @@ def run(
             record_agent=record_agent,
             replay_agent=replay_agent,
             workers=workers,
-            executor="ray" if executor == "ray" else "local",
+            executor=executor,
             ray_address=ray_address,
         )
-        prepared = prepare_run(request)
     except InputError as exc:
         fail_input(err, exc)
-    except StoreError as exc:
-        _fail_store(err, exc)
-    loaded, judge, policy, store = prepared.suite, prepared.judge, prepared.policy, prepared.store
     progress = Progress(
         TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
@@ -343,37 +340,52 @@ def run(
         disable=quiet,
         transient=True,
     )
-    task = progress.add_task(clean(loaded.name), total=prepared.total, errored=0, judge="")
     errored = 0
+    started: list[RunStart] = []  # the checked run, once it starts
+
+    def start(begun: RunStart) -> None:
+        started.append(begun)
+        progress.add_task(clean(begun.suite.name), total=begun.total, errored=0, judge="")
+        progress.start()
 
     def tick(result: CaseResult) -> None:
         nonlocal errored
+        begun = started[0]
         # the case verdict, as the summary counts it (an errored expected outcome included)
-        errored += policy.state(result)[0] is CaseState.ERRORED
+        errored += begun.policy.state(result)[0] is CaseState.ERRORED
         calls = ""
-        if judge is not None:
-            stats = judge.stats()
+        if isinstance(begun.judge, CachedJudge):
+            stats = begun.judge.stats()
             calls = f"judge {stats.calls} calls, {stats.cache_hits} cached, {stats.errors} errors"
-        progress.update(task, advance=1, errored=errored, judge=calls)
+        progress.update(progress.task_ids[0], advance=1, errored=errored, judge=calls)
 
     def ticks(stored: int, errored_now: int) -> None:  # chunks that worker processes stored
         nonlocal errored
         errored += errored_now
-        progress.update(task, advance=stored, errored=errored)
+        progress.update(progress.task_ids[0], advance=stored, errored=errored)
 
     stopped: RunStopped | None = None
     # one signal stops the run between cases, a second ends the process at once
     folder = Path.cwd()  # an agent may change it; the output files are relative to this one
-    with progress, stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
+    with stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
-            outcome = run_prepared(prepared, on_result=tick, on_progress=ticks, stop=stop)
-        except InputError as exc:  # a broken agent recording; a bad case --workers met
+            report = run_request(
+                request, on_start=start, on_result=tick, on_progress=ticks, stop=stop
+            )
+            outcome = report.outcome
+        except InputError as exc:  # bad input; a broken agent recording; a bad case --workers met
+            _end(progress, started)
             fail_input(err, exc)
+        except StoreError as exc:
+            _end(progress, started)
+            _fail_store(err, exc)
         except RunStopped as exc:
             stopped = exc
             outcome = exc.outcome
         finally:
+            _end(progress, started)
             os.chdir(folder)
+    loaded, store = started[0].suite, started[0].store  # the run started: it was stored
     # the run is stored: a first signal now lets the report and the files be finished and the
     # exit code stay what the run earned; a second one ends the process at once
     late = _LateSignal()
@@ -391,6 +403,12 @@ def run(
             soft_wrap=True,
         )
     raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+
+
+def _end(progress: Progress, started: list[Any]) -> None:
+    """The progress bar gone, if the run started it (a refused run prints only its error)."""
+    if started:
+        progress.stop()
 
 
 class _LateSignal:

@@ -19,9 +19,7 @@ KINDS: dict[str, tuple[str, str] | None] = {
     "providers": ("checkweigh.judges", "JUDGE_PROVIDERS"),
     "targets": ("checkweigh.suites", "TARGETS"),
     "formats": ("checkweigh.importers", "FORMATS"),
-    # TODO(lead, issue 23): name the executors' public registry once it lands (the "engine"
-    # branch). Until then its entry-point group is read with an empty table of built-ins.
-    "executors": None,
+    "executors": ("checkweigh.runs.executors", "EXECUTORS"),
     "outputs": ("checkweigh.service", "OUTPUTS"),
 }
 """Each kind (its entry-point group is ``checkweigh.<kind>``) and where its registry is."""

@@ -68,6 +68,7 @@ if _typing.TYPE_CHECKING:
     from ._paired import CheckDelta as CheckDelta
     from ._paired import Decided as Decided
     from ._paired import decided as decided
+    from ._partial import AggregatePart as AggregatePart
     from ._paths import MISSING as MISSING
     from ._paths import FieldPath as FieldPath
     from ._paths import PathSyntaxError as PathSyntaxError

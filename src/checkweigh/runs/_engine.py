@@ -30,7 +30,6 @@ from ..judges import (
     JudgeModel,
     Question,
     QuestionBatch,
-    close_judge,
     recorded,
     reweighted,
 )
@@ -274,54 +273,7 @@ def _jobs(
             yield index, r, case, body
 
 
-def run_cases(
-    evaluator: Evaluator,
-    cases: Iterable[Case] | Iterable[Sourced],
-    on_result: OnResult,
-    *,
-    target: Target | None = None,
-    target_timeout_s: float | None = None,
-    repeat: int = 1,
-    concurrency: int = 8,
-    judge: JudgeModel | None = None,
-    stop: StopToken | None = None,
-) -> None:
-    """Evaluate ``cases`` (each ``repeat`` times), handing each result to ``on_result`` as it
-    finishes: :func:`arun_cases` in an event loop of its own. ``target`` and ``judge``, when
-    given, are closed at the end, inside the event loop their connections use.
-
-    Raises:
-        Interrupted: ``stop`` was requested (see :func:`arun_cases`).
-    """
-    if repeat < 1:
-        raise ValueError("repeat must be >= 1")
-    token = stop if stop is not None else StopToken()
-    if target is None and not evaluator.needs_async:
-        with older_objects_frozen():
-            _evaluate_in_order(evaluator, _jobs(cases, repeat), on_result, token)
-        return
-
-    async def run_and_close() -> None:
-        try:
-            await arun_cases(
-                evaluator,
-                cases,
-                on_result,
-                target=target,
-                target_timeout_s=target_timeout_s,
-                repeat=repeat,
-                concurrency=concurrency,
-                stop=token,
-            )
-        finally:
-            if target is not None:
-                await close_target(target)
-            await close_judge(judge)
-
-    asyncio.run(run_and_close())
-
-
-async def arun_cases(
+async def run_local(
     evaluator: Evaluator,
     cases: Iterable[Case] | Iterable[Sourced],
     on_result: OnResult,
@@ -333,7 +285,7 @@ async def arun_cases(
     stop: StopToken | None = None,
     on_batch: Callable[[], None] | None = None,
 ) -> None:
-    """Evaluate ``cases`` in the running event loop (a server's, a notebook's), each
+    """The engine's loop: evaluate ``cases`` in the running event loop, each
     ``repeat`` times, ``concurrency`` at once, handing each result to ``on_result`` as it
     finishes. A case may come with the JSON it was read from (:data:`Sourced`), which its
     results then carry for the store. ``target``, when given, runs each case first (each call

@@ -7,14 +7,12 @@ every finished case stored (as far as the database takes it) and the run marked 
 from __future__ import annotations
 
 import asyncio
-import functools
-import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._process import refuse_process_exit
-from ..checks._watch import unheld_note
+from ..checks import unheld_note
 from ..core import (
     CONFIG_VERSION,
     Case,
@@ -33,18 +31,15 @@ from ..judges import (
     CachedJudge,
     JudgeModel,
     MeteredJudge,
-    close_judge,
     judge_notes,
     judge_settings,
 )
-from ..store import ResultWriter, RunStatus, Store, gate_specs
-from ..store._rows import SqliteRows
+from ..store import Handoff, ResultWriter, Rows, RunStatus, Store, gate_specs
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
-from ._stop import Interrupted, StopToken, ctrl_c_is_default, interrupt, stop_on_signals
-from .executors import LOCAL, Executor, Work, WorkerSpec
-from .executors._worker import Stored
+from ._stop import Interrupted, StopToken
+from .executors import LOCAL, Executor, Stored, Work, WorkerSpec
 
 OnProgress = Callable[[int, int], None]
 """Called with (executions stored, of them errored) as worker processes store results."""
@@ -70,76 +65,6 @@ class RunOutcome:
     """Results the store holds for the run, counted there once the run ended."""
 
 
-def execute(
-    suite: Suite,
-    store: Store,
-    *,
-    cases: Iterable[Case] | None = None,
-    repeat: int | None = None,
-    concurrency: int | None = None,
-    on_result: Callable[[CaseResult], None] | None = None,
-    on_progress: OnProgress | None = None,
-    judge: JudgeModel | None = None,
-    judge_batch: bool = False,
-    graded_weights: Mapping[str, float] | None = None,
-    policy: PassPolicy | None = None,
-    stop: StopToken | None = None,
-    record_agent: Path | None = None,
-    replay_agent: Path | None = None,
-    executor: Executor | None = None,
-) -> RunOutcome:
-    """Run ``suite`` (on ``cases`` when given, else its cases file), storing each result as it
-    finishes, and return the gated summary: :func:`aexecute` in an event loop of its own, which
-    also closes ``judge`` at the end.
-
-    ``stop``, when requested (e.g. by a signal handler), ends the run between cases. Without
-    it, in a script's main thread, Ctrl-C does the same (a KeyboardInterrupt in the middle of
-    a write could lose the batch), and a second Ctrl-C raises KeyboardInterrupt as usual.
-
-    ``on_progress`` (executions stored, of them errored) is called instead of ``on_result``
-    for results that worker processes stored themselves (``--workers`` on a SQLite file):
-    without it, a run that asks for ``on_result`` has them sent to this process.
-
-    ``record_agent`` records every call of the suite's target into that folder;
-    ``replay_agent`` answers them from such a recording instead, with no agent running (see
-    :mod:`checkweigh.runs.targets.recording`).
-
-    Raises:
-        RunStopped: anything that ended the run early (a stop request, a bad case in the file,
-            a failed write, ...), raised after the finished cases were stored (as far as the
-            database allowed) and the run marked incomplete.
-    """
-
-    refuse_inside_loop("execute", "aexecute")
-
-    async def run(stop: StopToken | None) -> RunOutcome:
-        try:
-            return await aexecute(
-                suite,
-                store,
-                cases=cases,
-                repeat=repeat,
-                concurrency=concurrency,
-                on_result=on_result,
-                on_progress=on_progress,
-                judge=judge,
-                judge_batch=judge_batch,
-                graded_weights=graded_weights,
-                policy=policy,
-                stop=stop,
-                record_agent=record_agent,
-                replay_agent=replay_agent,
-                executor=executor,
-            )
-        finally:
-            await close_judge(judge)  # its connections belong to this event loop
-
-    if stop is None and ctrl_c_is_default():
-        with stop_on_signals(StopToken(), interrupt, (signal.SIGINT,)) as token:
-            return asyncio.run(run(token))
-    return asyncio.run(run(stop))
-
-
 def refuse_inside_loop(sync: str, awaitable: str) -> None:
     """Say what to do instead when a sync entry point is called where a loop runs (a notebook,
     a server): asyncio's own error names neither."""
@@ -153,7 +78,7 @@ def refuse_inside_loop(sync: str, awaitable: str) -> None:
     )
 
 
-async def aexecute(
+async def drive(
     suite: Suite,
     store: Store,
     *,
@@ -170,17 +95,12 @@ async def aexecute(
     record_agent: Path | None = None,
     replay_agent: Path | None = None,
     executor: Executor | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> RunOutcome:
-    """Run ``suite`` in the running event loop (a web server's, a notebook's), storing each
-    result as it finishes, and return the gated summary.
-
-    ``cases``, when given, are evaluated instead of the suite's cases file (any iterable of
-    :class:`~checkweigh.core.Case`, read lazily). The caller owns ``judge`` (it is not closed);
-    the suite's agent target is built and closed here. ``stop`` ends the run between cases;
-    cancelling the awaiting task does too (the run is then stored as incomplete).
-    ``record_agent`` and ``replay_agent`` as in :func:`execute`. ``executor`` says where the
-    cases are evaluated (default: in this process; see :mod:`checkweigh.runs.executors`); the
-    results are stored here all the same.
+    """The run itself, its parts already checked (see :func:`checkweigh.runs.arun`): build
+    the agent, create the run in ``store``, evaluate the cases on ``executor``, store each
+    result as it finishes and return the gated summary. The caller owns ``judge``; the agent
+    is built and closed here. ``on_start`` is called with the run's id once it is created.
 
     Raises:
         RunStopped: anything that ended the run early, raised after the finished cases were
@@ -210,6 +130,7 @@ async def aexecute(
             policy=policy,
             stop=stop,
             executor=executor,
+            on_start=on_start,
         )
     finally:
         if agent.target is not None:
@@ -232,6 +153,7 @@ async def _execute(
     policy: PassPolicy | None,
     stop: StopToken | None,
     executor: Executor,
+    on_start: Callable[[str], None] | None,
 ) -> RunOutcome:
     target = agent.target
     evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
@@ -284,31 +206,21 @@ async def _execute(
     # others that finished in the same turn of the event loop), so that even a crash of the
     # process (kill -9, a segfaulting agent) loses none of them
     writer = ResultWriter(store, run_id, max_delay_s=0.5, on_written=stored)
-
-    def handle(result: CaseResult) -> None:
-        writer.add(result)
-        if on_result is not None:
-            on_result(result)
-
-    def handle_stored(stored: Stored) -> None:
-        store.check_file()  # a worker would go on writing into a deleted file
-        aggregator.merge(stored.part, stored.case_ids, stored.latencies, new_ids=stored.new_ids)
-        writer.stored_elsewhere(len(stored.case_ids))
-        if on_progress is not None:
-            tally = stored.part.cases
-            on_progress(len(stored.case_ids), tally.errored if tally is not None else 0)
-
     # worker processes may store their chunks themselves, and send only their aggregates
     # (which the aggregator merges exactly for runs without repeats)
     stores_in_workers = repeat == 1 and (on_result is None or on_progress is not None)
-
-    def handle_rows(results: list[CaseResult], rows: SqliteRows) -> None:
-        writer.add_rows(results, rows)
-        if on_result is not None:
-            for result in results:
-                on_result(result)
-
+    sink = _RunSink(
+        store,
+        run_id,
+        writer,
+        aggregator,
+        on_result,
+        on_progress,
+        store.handoff(run_id, workers_store=stores_in_workers),
+    )
     try:
+        if on_start is not None:  # inside: a caller's error here still ends the run stored
+            on_start(run_id)
         work = Work(
             evaluator=evaluator,
             cases=source.iter_sourced(tally) if cases is None else cases,
@@ -319,16 +231,10 @@ async def _execute(
             repeat=repeat,
             concurrency=limit,
             stop=stop,
-            on_batch=writer.flush if target is not None else None,
             asks_judge=judge is not None and bool(judge_checks(suite.checks)),
-            run_id=run_id if store.takes_rows else None,
-            on_rows=handle_rows,
-            db=store.sqlite_file if stores_in_workers else None,
-            on_stored=handle_stored,
-            discard=functools.partial(store.discard_results, run_id),
         )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
-            notes += await executor.run(work, handle)
+            notes += await executor.run(work, sink)
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)
@@ -341,6 +247,50 @@ async def _execute(
         outcome = _stop_early(store, run_id, writer, summarize, _why(exc))
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+class _RunSink:
+    """The run's :class:`~checkweigh.runs.executors.Sink`: results into the store's writer
+    and the aggregator, and on to the caller's ``on_result`` / ``on_progress``."""
+
+    def __init__(
+        self,
+        store: Store,
+        run_id: str,
+        writer: ResultWriter,
+        aggregator: RunAggregator,
+        on_result: Callable[[CaseResult], None] | None,
+        on_progress: OnProgress | None,
+        handoff: Handoff | None,
+    ) -> None:
+        self._store, self._run_id, self._writer = store, run_id, writer
+        self._aggregator, self._on_result, self._on_progress = aggregator, on_result, on_progress
+        self.handoff = handoff
+        self.flush = writer.flush
+
+    def add(self, result: CaseResult) -> None:
+        self._writer.add(result)
+        if self._on_result is not None:
+            self._on_result(result)
+
+    def add_rows(self, results: list[CaseResult], rows: Rows) -> None:
+        self._writer.add_rows(results, rows)
+        if self._on_result is not None:
+            for result in results:
+                self._on_result(result)
+
+    def add_stored(self, stored: Stored) -> None:
+        self._store.check_file()  # a worker would go on writing into a deleted file
+        self._aggregator.merge(
+            stored.part, stored.case_ids, stored.latencies, new_ids=stored.new_ids
+        )
+        self._writer.stored_elsewhere(len(stored.case_ids))
+        if self._on_progress is not None:
+            tally = stored.part.cases
+            self._on_progress(len(stored.case_ids), tally.errored if tally is not None else 0)
+
+    def discard(self, start: int) -> None:
+        self._store.discard_results(self._run_id, start)
 
 
 ADMITTED_PER_SLOT = 4

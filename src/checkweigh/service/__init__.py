@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
     from ._run import parse_prices as parse_prices
     from ._run import prepare_run as prepare_run
     from ._run import run_prepared as run_prepared
+    from ._run import run_request as run_request
     from ._stability import parse_noise as parse_noise
     from ._stability import stability_json as stability_json
     from ._stability import stability_of as stability_of

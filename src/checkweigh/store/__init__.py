@@ -11,6 +11,8 @@ if _typing.TYPE_CHECKING:
     from ._connect import resolve_url as resolve_url
     from ._detail import ResultDetail as ResultDetail
     from ._detail import result_detail as result_detail
+    from ._handoff import Handoff as Handoff
+    from ._handoff import Rows as Rows
     from ._owner import STALE_AFTER as STALE_AFTER
     from ._pages import RunExists as RunExists
     from ._pages import RunPage as RunPage

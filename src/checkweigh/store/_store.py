@@ -42,6 +42,7 @@ from ..core import CaseResult, ResultRecord, RunSummary
 from ..errors import InputError, StoreError
 from ._checkpoint import DEFAULT_AUTOCHECKPOINT, Checkpointer
 from ._connect import _sqlite_pragmas, connect_args, resolve_url
+from ._handoff import Handoff
 from ._migrate import upgrade
 from ._owner import Owner, is_dead
 from ._recover import rebuild_summary
@@ -456,6 +457,16 @@ class Store:
         """The SQLite file, which worker processes may write results into themselves (see
         :func:`~checkweigh.store._rows.store_rows`); None for other databases and memory."""
         return self._file if self.takes_rows else None
+
+    def handoff(self, run_id: str, *, workers_store: bool = False) -> Handoff | None:
+        """What worker processes may do with the results of ``run_id`` (see
+        :class:`~checkweigh.store.Handoff`): build the store's rows, and with
+        ``workers_store`` store them in the file themselves; None when this store takes
+        results only as results (PostgreSQL, memory for ``workers_store``)."""
+        if not self.takes_rows:
+            return None
+        file = self.sqlite_file if workers_store else None
+        return Handoff(run_id, file)
 
     def discard_results(self, run_id: str, start: int) -> None:
         """Delete the run's results at positions ``start`` and after: rows that worker

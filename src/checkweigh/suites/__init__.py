@@ -45,10 +45,13 @@ if _typing.TYPE_CHECKING:
     from ._targets import TargetKind as TargetKind
     from ._targets import TargetSpec as TargetSpec
     from ._targets import TargetSpecBase as TargetSpecBase
+    from ._text import BOM as BOM
     from ._text import TextFileError as TextFileError
     from ._text import inert as inert
     from ._text import key_text as key_text
     from ._text import read_text as read_text
     from ._text import shown as shown
+    from ._unique import UniqueIds as UniqueIds
+    from ._unique import id_of_case as id_of_case
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

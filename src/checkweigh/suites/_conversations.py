@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import TypeAdapter, ValidationError
 
-from ..core import SimulatedUser
+from ..core import SimulatedUser, UserSpec
 from ..errors import CaseFileError
 from ._cases import STREAMED, is_blank, iter_cases
+from ._errors import first_error, loc_text
 from ._http import BODY_REF, _strings
 from ._suite import Suite
 from ._text import BOM, shown
@@ -67,8 +69,23 @@ def check_conversations(suite: Suite, *, judge: bool) -> None:
         if user is None:
             assert reads is not None  # only then is every case looked at
             raise _single(source.path, line, case_id, reads, suite.path)
+        if "turns" in user and "goal" in user:  # what screening the file would say first
+            _check_user(user, source.path, line)
         if not judge and user.get("goal") is not None and user.get("model") is None:
             raise CaseFileError(NO_MODEL, file=source.path, line=line, field="user.model")
+
+
+_USER: TypeAdapter[Any] = TypeAdapter(UserSpec)
+
+
+def _check_user(user: dict[str, Any], path: Path, line: int | None) -> None:
+    """Refuse ``user`` as the cases file's reader refuses it (the same one line)."""
+    try:
+        _USER.validate_python(user)
+    except ValidationError as exc:
+        loc, message = first_error(exc)
+        where = "user" + ("." + loc_text(loc) if loc else "")
+        raise CaseFileError(message, file=path, line=line, field=where) from None
 
 
 def _single(path: Path, line: int | None, case_id: str, ref: str, suite: Path) -> CaseFileError:

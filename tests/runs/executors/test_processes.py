@@ -15,7 +15,7 @@ import pytest
 
 from checkweigh.core import _seen
 from checkweigh.errors import CaseFileError
-from checkweigh.runs import RunStopped, execute
+from checkweigh.runs import RunStopped
 from checkweigh.runs._engine import Evaluator
 from checkweigh.runs._stop import Interrupted, StopToken
 from checkweigh.runs.executors import Executor, ProcessExecutor
@@ -23,10 +23,11 @@ from checkweigh.runs.executors._blocks import block_lines
 from checkweigh.runs.executors._blocks import blocks as cut_blocks
 from checkweigh.runs.executors._chunks import _block_chunks as chunks_in_blocks
 from checkweigh.runs.executors._worker import Chunk, WorkerSpec, score_chunk, store_chunk
-from checkweigh.store import RunStatus, Store
+from checkweigh.store import Handoff, RunStatus, Store
 from checkweigh.store._rows import sqlite_rows
 from checkweigh.suites import count_cases, load_suite, numbered_lines
 from checkweigh.suites._text import BOM
+from support.engine import run_into
 from support.postgres import fresh_database
 from support.worker_suite import case_line, write_worker_suite
 
@@ -35,7 +36,7 @@ def stored(suite_path: Path, db: Path, executor: Executor | None, repeat: int = 
     """The run's outcome and every stored record, in the store's order."""
     store = Store(f"sqlite:///{db}")
     try:
-        outcome = execute(load_suite(suite_path), store, repeat=repeat, executor=executor)
+        outcome = run_into(load_suite(suite_path), store, repeat=repeat, executor=executor)
     except RunStopped as stopped:
         outcome, cause = stopped.outcome, stopped.cause
     else:
@@ -165,7 +166,7 @@ def test_a_chunk_comes_back_with_its_rows_when_the_spec_names_the_run(tmp_path: 
     lines = tuple(numbered_lines(suite.cases.path))
     chunk = Chunk(0, 1, lines=lines)
     assert score_chunk(spec, chunk).rows is None
-    scored = score_chunk(replace(spec, run_id="run-1"), chunk)
+    scored = score_chunk(replace(spec, handoff=Handoff("run-1")), chunk)
     assert scored.rows == sqlite_rows("run-1", scored.results)
     assert len(scored.rows.results) == 5 * 8  # eight columns a result
 
@@ -193,10 +194,10 @@ def test_a_chunk_tried_again_replaces_what_its_first_try_stored(tmp_path: Path) 
     db = tmp_path / "runs.db"
     store = Store(f"sqlite:///{db}")
     run_id = store.create_run(suite.name, str(suite_path), {}, 1)
+    handoff = store.handoff(run_id, workers_store=True)
+    assert handoff == Handoff(run_id, db)  # a SQLite file: its workers may store themselves
     spec = replace(
-        WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=False),
-        run_id=run_id,
-        db=store.sqlite_file,
+        WorkerSpec.of(suite, Evaluator.from_suite(suite), with_agent=False), handoff=handoff
     )
     chunk = next(chunks_in_blocks(1, cut_blocks(suite.cases.path, 25)))
     first = store_chunk(spec, chunk)
@@ -219,7 +220,7 @@ def test_an_in_memory_database_gets_the_results_from_the_driver(tmp_path: Path) 
     for executor in (None, ProcessExecutor(2, chunk=128)):
         store = Store("sqlite://")
         with pytest.raises(RunStopped) as stopped:
-            execute(load_suite(suite_path), store, executor=executor)
+            run_into(load_suite(suite_path), store, executor=executor)
         outcome = stopped.value.outcome
         records = [r.to_record() for r in store.iter_results(outcome.run_id)]
         runs.append((outcome, records, str(stopped.value.cause)))
@@ -246,7 +247,7 @@ def test_postgresql_gets_the_results_from_the_driver(tmp_path: Path) -> None:
             store = Store(url)
             try:
                 with pytest.raises(RunStopped) as stopped:
-                    execute(load_suite(suite_path), store, executor=executor)
+                    run_into(load_suite(suite_path), store, executor=executor)
                 outcome = stopped.value.outcome
                 records = [r.to_record() for r in store.iter_results(outcome.run_id)]
                 runs.append((outcome, records, str(stopped.value.cause)))
@@ -271,7 +272,7 @@ def test_ids_sharing_a_hash_are_told_apart_by_reading_the_case_again(
     cases = suite_path.parent / "cases.jsonl"
     lines = cases.read_text().splitlines()
     db = tmp_path / "runs.db"
-    whole = execute(load_suite(suite_path), Store(f"sqlite:///{db}"), executor=ProcessExecutor(2))
+    whole = run_into(load_suite(suite_path), Store(f"sqlite:///{db}"), executor=ProcessExecutor(2))
     assert whole.summary.executions == 700
     lines.insert(600, lines[3])
     cases.write_text("\n".join(lines) + "\n")
@@ -279,7 +280,7 @@ def test_ids_sharing_a_hash_are_told_apart_by_reading_the_case_again(
     for executor in (None, ProcessExecutor(2, chunk=128)):
         store = Store(f"sqlite:///{db}")
         with pytest.raises(RunStopped) as stopped:
-            execute(load_suite(suite_path), store, executor=executor)
+            run_into(load_suite(suite_path), store, executor=executor)
         assert stopped.value.outcome.kept == 600
         assert len(list(store.iter_results(stopped.value.outcome.run_id))) == 600
         causes.append(str(stopped.value.cause))
@@ -379,7 +380,7 @@ def test_a_stop_ends_the_chunks_in_flight_and_keeps_their_finished_prefix(
     threading.Thread(target=stop_once_under_way, daemon=True).start()
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}" if url == "file" else "sqlite://")
     with pytest.raises(RunStopped) as stopped:
-        execute(load_suite(suite_path), store, executor=ProcessExecutor(2), stop=token)
+        run_into(load_suite(suite_path), store, executor=ProcessExecutor(2), stop=token)
     assert time.monotonic() - asked[0] < 2
     assert isinstance(stopped.value.cause, Interrupted)
     outcome = stopped.value.outcome

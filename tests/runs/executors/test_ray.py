@@ -261,20 +261,20 @@ import sys
 
 import ray
 
-from checkweigh.runs import execute
+import checkweigh as cw
 from checkweigh.runs.executors.ray import RayExecutor, connect
 from checkweigh.store import Store
-from checkweigh.suites import load_suite
 
 executor = connect(sys.argv[1])
 executor = RayExecutor(executor.ray, executor.address, chunk=16)  # many chunks
 core = ray._private.worker.global_worker.core_worker
 held = []
-outcome = execute(
-    load_suite("suite.yaml"),
-    Store("sqlite:///refs.db"),
+outcome = cw.run(
+    "suite.yaml",
+    store=Store("sqlite:///refs.db"),
     executor=executor,
     on_result=lambda result: held.append(len(core.get_all_reference_counts())),
+    keep_results=False,
 )
 print(json.dumps({"cases": outcome.summary.executions, "cpus": executor.cpus, "held": held}))
 """

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from ...errors import CaseFileError
-from ...suites import is_blank
-from ...suites._text import BOM
+from ...suites import BOM, is_blank
 
 _BRACE = ord("{")
 

@@ -17,13 +17,11 @@ from pathlib import Path
 from ...checks import PathWatch
 from ...core import Case
 from ...errors import CaseFileError
-from ...suites import is_blank, numbered_lines
-from ...suites._text import shown
-from ...suites._unique import UniqueIds, id_of_case
-from .._engine import OnResult, Sourced
+from ...suites import UniqueIds, id_of_case, is_blank, numbered_lines, shown
+from .._engine import Sourced
 from .._gc import collector_paused, older_objects_frozen
 from .._stop import Interrupted, StopToken
-from ._base import OnRows, OnStored, Work
+from ._base import Sink, Work
 from ._blocks import Block
 from ._blocks import blocks as cut_blocks
 from ._worker import Chunk, Scored, Stored
@@ -84,17 +82,16 @@ async def stream(
     chunks: Iterator[Chunk],
     *,
     window: int,
-    on_result: OnResult,
+    sink: Sink,
     stop: StopToken | None,
     path: Path | None,
-    on_rows: OnRows | None = None,
-    on_stored: OnStored | None = None,
     halt: Callable[[], None] | None = None,
     watch: PathWatch | None = None,
 ) -> None:
     """Keep ``window`` chunks in flight through ``submit`` and hand their results to
-    ``on_result`` chunk by chunk, in the cases' order (so the store and the report read as
-    an in-process run's). ``path`` is the JSONL file whose ids are checked unique here (the
+    ``sink`` chunk by chunk, in the cases' order (so the store and the report read as an
+    in-process run's): scored results with their rows when the chunk built them, stored
+    chunks as their aggregates. ``path`` is the JSONL file whose ids are checked unique here (the
     workers see one chunk each).
 
     An error reading the cases, or a bad case a worker met, is raised once the results before
@@ -109,8 +106,7 @@ async def stream(
         Interrupted: ``stop`` was requested.
     """
     token = stop if stop is not None else StopToken()
-    if on_stored is not None and watch is not None:
-        on_stored = _watching(on_stored, watch)
+    on_stored = sink.add_stored if watch is None else _watching(sink.add_stored, watch)
     pending: deque[tuple[Chunk, asyncio.Future[Scored | Stored]]] = deque()
     failed: list[BaseException] = []
     # the file's ids as hashes, confirmed by reading the case again (see UniqueIds)
@@ -130,11 +126,11 @@ async def stream(
     def hand_on(scored: Scored) -> None:
         if watch is not None:
             watch.absorb(scored.watched)
-        if scored.rows is not None and on_rows is not None:
-            on_rows(scored.results, scored.rows)
+        if scored.rows is not None:
+            sink.add_rows(scored.results, scored.rows)
         else:
             for result in scored.results:
-                on_result(result)
+                sink.add(result)
 
     async def wind_down() -> None:
         """The chunks in flight, asked to halt, handed on in order up to the first that ended
@@ -152,7 +148,6 @@ async def stream(
             if done.error is not None:  # a bad case: the stop answers first, and keeps less
                 return
             if isinstance(done, Stored):
-                assert on_stored is not None
                 ran = len(done.case_ids)
                 if path is not None and (chunk.lines or chunk.block):
                     if _repeated(done.case_ids, 1, chunk, seen, path)[1] is not None:
@@ -183,7 +178,6 @@ async def stream(
                 pending.popleft()
                 done = running.result()
                 if isinstance(done, Stored):
-                    assert on_stored is not None
                     await _account(done, chunk, submit, on_stored, seen, path)
                     fill()
                     continue
@@ -206,7 +200,7 @@ async def _account(
     stored: Stored,
     chunk: Chunk,
     submit: Submit,
-    on_stored: OnStored,
+    on_stored: Callable[[Stored], None],
     seen: UniqueIds,
     path: Path | None,
 ) -> None:
@@ -230,7 +224,7 @@ async def _account(
         raise error
 
 
-def _watching(on_stored: OnStored, watch: PathWatch) -> OnStored:
+def _watching(on_stored: Callable[[Stored], None], watch: PathWatch) -> Callable[[Stored], None]:
     """``on_stored``, after ``watch`` absorbed what the stored chunk's cases held."""
 
     def stored(done: Stored) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -10,12 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._workers_server import start_method
+from ...core import CaseResult
 from ...errors import CheckweighError
 from ...judges import JudgeModel
+from ...store import Handoff, Rows
 from ...suites import Suite
 from .._agent_source import RunAgent
-from .._engine import OnResult
-from ._base import LOCAL, Work
+from ._base import LOCAL, Sink, Work
 from ._blocks import Block
 from ._blocks import blocks as cut_blocks
 from ._chunks import STOP_GRACE_S, chunks_of, stream
@@ -31,6 +33,8 @@ from ._worker import (
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+    from .._options import RunOptions
 
 CHUNK = 2048
 """Cases per chunk: ~75 ms of a worker's time on 1.7 KB cases, so the driver hands out and
@@ -57,6 +61,8 @@ class ProcessExecutor:
     """
 
     name = "processes"
+    runs_agents = False
+    records_agents = False
 
     def __init__(self, workers: int, *, chunk: int = CHUNK) -> None:
         if workers < 1:
@@ -67,13 +73,20 @@ class ProcessExecutor:
         self._cut: tuple[Path, tuple[int, ...], list[tuple[Block, int]]] | None = None
         start_method()  # the workers' server starts now, while the driver sets the run up
 
-    def reads_every_case(self, suite: Suite, *, asks_judge: bool) -> bool:
-        """Whether the workers read, validate and score every case of a run of ``suite``
-        themselves (a checkweigh JSONL file, no agent, no judge asked): a bad case or a
+    @classmethod
+    def from_options(cls, options: RunOptions) -> ProcessExecutor:
+        """``options.workers`` processes (with 1: as many as this machine has CPUs)."""
+        return cls(options.workers if options.workers > 1 else os.cpu_count() or 1)
+
+    def counts_cases(self, suite: Suite, *, asks_judge: bool) -> int | None:
+        """The cases of a run of ``suite`` when the workers read, validate and score every
+        one themselves (a checkweigh JSONL file, no agent, no judge asked): a bad case or a
         repeated id then stops the run where the workers meet it, so the file needs no
         screening in the driver beforehand (a run that must keep nothing of a bad file
-        deletes what it stored)."""
-        return suite.target is None and not asks_judge and suite.cases.streamed
+        deletes what it stored). None otherwise: the run reads them."""
+        if suite.target is None and not asks_judge and suite.cases.streamed:
+            return self.count(suite.cases.path)
+        return None
 
     def count(self, path: Path) -> int:
         """How many cases the JSONL file ``path`` holds, by its non-blank lines, none of them
@@ -101,11 +114,11 @@ class ProcessExecutor:
         """The driver builds the suite's target (a run with one refuses ``--workers``)."""
         return None
 
-    async def run(self, work: Work, on_result: OnResult) -> list[str]:
+    async def run(self, work: Work, sink: Sink) -> list[str]:
         """Score ``work`` on the worker processes; judged cases stay in the driver, whose
         one pool asks the judge."""
         if work.target is not None or work.asks_judge:
-            await LOCAL.run(work, on_result)
+            await LOCAL.run(work, sink)
             return [
                 f"--workers {self.workers}: cases that call an agent or ask the judge are "
                 "evaluated in the driver (the judge's pool bounds them, not the CPU)"
@@ -117,23 +130,16 @@ class ProcessExecutor:
         context = start_method()
         spec = work.spec
         task: Callable[[WorkerSpec, Chunk], Scored | Stored] = score_chunk
-        on_stored = None
-        acked = [0]  # executions the driver accounted for: the stored prefix it keeps
-        if work.db is not None and work.run_id is not None and work.on_stored is not None:
-            # the workers store their chunks themselves, each in one transaction while the
-            # other scores (SQLite takes one writer at a time), and hand the driver only
-            # their aggregates: the driver, on a core the workers share, merges them
-            spec = replace(spec, run_id=work.run_id, db=work.db)
-            task = store_chunk
-            merge = work.on_stored
-
-            def on_stored(stored: Stored) -> None:
-                merge(stored)
-                acked[0] += len(stored.case_ids)
-
-        elif work.on_rows is not None and work.run_id is not None:
-            # the workers build the store's rows: the driver then only inserts them
-            spec = replace(spec, run_id=work.run_id)
+        handoff = sink.handoff
+        acked = _Acked(sink)  # the stored prefix the driver accounted for, and keeps
+        if handoff is not None:
+            # the workers build the store's rows (the driver then only inserts them), or
+            # store their chunks themselves, each in one transaction while the others score
+            # (SQLite takes one writer at a time), and hand the driver only their
+            # aggregates: the driver, on a core the workers share, merges them
+            spec = replace(spec, handoff=handoff)
+            if handoff.file is not None:
+                task = store_chunk
 
         # set on a stop: the workers end their chunks before their next case (see stream)
         halted = context.RawValue("b", 0)
@@ -198,11 +204,9 @@ class ProcessExecutor:
                 submit,
                 chunks_of(work, self.chunk, blocks=True, cut=self._cut_before(spec.cases)),
                 window=2 * self.workers + 1,
-                on_result=on_result,
+                sink=acked,
                 stop=work.stop,
                 path=work.spec.cases if work.source is not None else None,
-                on_rows=work.on_rows,
-                on_stored=on_stored,
                 halt=halt,
                 watch=work.evaluator.watch,
             )
@@ -215,8 +219,8 @@ class ProcessExecutor:
             for pool in [pools[-1], *solos]:
                 _stopped(pool, ends[0])
             del pool  # see below
-            if on_stored is not None and work.discard is not None:
-                work.discard(acked[0])
+            if task is store_chunk:
+                sink.discard(acked.stored)
             raise
         finally:
             pools[-1].shutdown(wait=True, cancel_futures=True)
@@ -226,6 +230,32 @@ class ProcessExecutor:
             pools.clear()
             solos.clear()
         return []
+
+
+class _Acked:
+    """The run's sink, counting the executions of the chunks that workers stored: the
+    prefix the run keeps when it stops early."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self.handoff: Handoff | None = sink.handoff
+        self.stored = 0
+
+    def add(self, result: CaseResult) -> None:
+        self._sink.add(result)
+
+    def flush(self) -> None:
+        self._sink.flush()
+
+    def add_rows(self, results: list[CaseResult], rows: Rows) -> None:
+        self._sink.add_rows(results, rows)
+
+    def add_stored(self, stored: Stored) -> None:
+        self._sink.add_stored(stored)
+        self.stored += len(stored.case_ids)
+
+    def discard(self, start: int) -> None:
+        self._sink.discard(start)
 
 
 def _stopped(pool: ProcessPoolExecutor, deadline: float) -> None:

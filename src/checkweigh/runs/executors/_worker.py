@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sqlite3
 import threading
 from collections.abc import Coroutine, Iterable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from ..._process import refuse_process_exit
-from ...checks._watch import Watched
-from ...core import Case, CaseResult, PassPolicy, RunAggregator
-from ...core._partial import AggregatePart
-from ...errors import CheckweighError, InputError, StoreError
+from ...checks import Watched
+from ...core import AggregatePart, Case, CaseResult, PassPolicy, RunAggregator
+from ...errors import CheckweighError, InputError
 from ...judges import recorded
-from ...store._rows import SqliteRows, sqlite_rows, store_rows
+from ...store import Handoff, Rows
 from ...suites import Suite, case_of_line, load_suite
 from .._engine import Answered, Evaluator
 from .._gc import collector_paused
@@ -57,14 +54,12 @@ class WorkerSpec:
     """The driver's check names, so a worker that built other checks refuses to score."""
     rubrics: tuple[str, ...]
     """The driver's rubric names, likewise."""
-    run_id: str | None = None
-    """The run whose SQLite rows the worker builds with each chunk's results (the driver then
-    only inserts them); None: the driver builds them."""
-    db: Path | None = None
-    """The run's SQLite file, when the worker stores each chunk itself (with ``run_id``) and
-    hands the driver only its aggregates (see :func:`store_chunk`)."""
+    handoff: Handoff | None = None
+    """What the run's store lets the worker do with each chunk's results: build their rows
+    (the driver then only inserts them), or, when it names a file, store them itself and
+    hand the driver only their aggregates (see :func:`store_chunk`); None: neither."""
     policy: PassPolicy | None = None
-    """The run's pass policy, for the case verdicts a worker counts (with ``db``)."""
+    """The run's pass policy, for the case verdicts a worker counts (:func:`store_chunk`)."""
 
     @classmethod
     def of(
@@ -221,9 +216,9 @@ class Scored(NamedTuple):
 
     results: list[CaseResult]
     error: CheckweighError | None = None
-    rows: SqliteRows | None = None
-    """``results`` as the store's rows, when the spec names the run (see
-    :attr:`WorkerSpec.run_id`)."""
+    rows: Rows | None = None
+    """``results`` as the store's rows, when the spec has a handoff (see
+    :attr:`WorkerSpec.handoff`)."""
     watched: Watched | None = None
     """The case paths the chunk's cases did not hold (see ``checks.PathWatch``)."""
 
@@ -237,10 +232,10 @@ def score_chunk(spec: WorkerSpec, chunk: Chunk) -> Scored:
     # a chunk's objects are freed with it (see checkweigh.runs._gc)
     with refuse_process_exit(), collector_paused():
         scored = _scored(spec, chunk)
-        if spec.run_id is None:
+        if spec.handoff is None:
             return scored
         # the store's own function, here rather than in the driver, which only inserts them
-        return scored._replace(rows=sqlite_rows(spec.run_id, scored.results))
+        return scored._replace(rows=spec.handoff.rows(scored.results))
 
 
 def _scored(spec: WorkerSpec, chunk: Chunk) -> Scored:
@@ -252,27 +247,6 @@ def _scored(spec: WorkerSpec, chunk: Chunk) -> Scored:
     else:
         scored = _score(evaluator, chunk, spec.cases)
     return scored._replace(watched=evaluator.watch.chunk())
-
-
-_DBS: dict[Path, sqlite3.Connection] = {}
-
-
-def _db(path: Path) -> sqlite3.Connection:
-    """This process's connection to the run's SQLite file, opened on its first chunk."""
-    conn = _DBS.get(path)
-    if conn is None:
-        # autocommit: store_rows opens its own transaction; a writer waits its turn (one
-        # at a time in SQLite) for up to the store's busy timeout
-        conn = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        # the driver's checkpointer thread moves the log into the file (see store._checkpoint)
-        conn.execute("PRAGMA wal_autocheckpoint=0")
-        _DBS[path] = conn
-    return conn
-
-
-_BUSY_TIMEOUT_S = 30.0
 
 
 def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
@@ -287,26 +261,19 @@ def store_chunk(spec: WorkerSpec, chunk: Chunk) -> Stored:
     Raises:
         StoreError: the chunk could not be stored (nothing of it was).
     """
-    assert spec.db is not None
-    assert spec.run_id is not None
+    handoff = spec.handoff
+    assert handoff is not None
+    assert handoff.file is not None
     with refuse_process_exit(), collector_paused():
         scored = _scored(spec, chunk)
         results = scored.results
         if results or chunk.replace:
-            rows = sqlite_rows(spec.run_id, results)
             stop = chunk.first + len(chunk)
-            try:
-                with _WRITE_LOCK[0] if _WRITE_LOCK else nullcontext():
-                    store_rows(
-                        _db(spec.db),
-                        spec.run_id,
-                        rows,
-                        replace=range(chunk.first, stop) if chunk.replace else None,
-                    )
-            except sqlite3.Error as exc:
-                raise StoreError(
-                    f"cannot write results to {spec.db}: {str(exc).splitlines()[0]}"
-                ) from None
+            handoff.write(
+                results,
+                replace=range(chunk.first, stop) if chunk.replace else None,
+                lock=_WRITE_LOCK[0] if _WRITE_LOCK else None,
+            )
         aggregator = RunAggregator(
             worker_state(spec).evaluator.rubrics, policy=spec.policy, journal=True
         )

@@ -22,20 +22,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core import SimulatedUser
 from ...errors import CheckweighError, InputError
 from ...judges import JudgeModel
 from ...suites import Suite
 from .._agent_source import RunAgent
-from .._engine import CheckedRun, Evaluator, OnResult, arun_cases
+from .._engine import CheckedRun, Evaluator, run_local
 from ..targets import AgentFailure, AgentRun, Target, TargetRequest, conversing
 from ..targets.conversation import ConversationFailure
-from ._base import LOCAL, Work
+from ._base import LOCAL, Sink, Work
 from ._chunks import chunks_of, stream
 from ._processes import WorkerLost
 from ._worker import Chunk, Ran, Scored, WorkerSpec, run_case, run_turn, score_chunk
+
+if TYPE_CHECKING:
+    from .._options import RunOptions
 
 MAX_RETRIES = 3
 """Times Ray runs a task again whose worker died (killed, out of memory, its node lost)."""
@@ -109,6 +112,8 @@ class RayExecutor:
     """Cases evaluated as Ray tasks; see the module's docstring."""
 
     name = "ray"
+    runs_agents = True
+    records_agents = False  # the agent runs on the cluster: its calls are not in the driver
 
     def __init__(self, ray: Any, address: str | None, *, chunk: int = RAY_CHUNK) -> None:
         self.ray = ray
@@ -135,24 +140,37 @@ class RayExecutor:
         # the worker applies the agent's time limit: the driver's would count the queue
         return RunAgent(RayAgent(RemoteTarget(self, spec, kind), turns), None, None)
 
-    async def run(self, work: Work, on_result: OnResult) -> list[str]:
+    @classmethod
+    def from_options(cls, options: RunOptions) -> RayExecutor:
+        """Joins the cluster at ``options.ray_address`` (see :func:`connect`).
+
+        Raises:
+            InputError: Ray is not installed, or the cluster cannot be reached.
+        """
+        return connect(options.ray_address)
+
+    def counts_cases(self, suite: Suite, *, asks_judge: bool) -> int | None:
+        """None: the driver reads the cases (and validates them) before it ships them."""
+        return None
+
+    async def run(self, work: Work, sink: Sink) -> list[str]:
         """Evaluate ``work`` on the cluster, handing results on in the driver."""
         where = f"Ray cluster {self.address or '(default)'}, {self.cpus} CPUs"
         if work.target is not None:
-            await arun_cases(
+            await run_local(
                 work.evaluator,
                 work.cases,
-                on_result,
+                sink.add,
                 target=work.target,
                 target_timeout_s=None,
                 repeat=work.repeat,
                 concurrency=work.concurrency,
                 stop=work.stop,
-                on_batch=work.on_batch,
+                on_batch=sink.flush,
             )
             return [f"agent and checks run as Ray tasks on the {where}; judge calls by the driver"]
         if work.asks_judge:
-            await LOCAL.run(work, on_result)
+            await LOCAL.run(work, sink)
             return [
                 "recorded cases with judge checks are scored in the driver, which asks the judge"
             ]
@@ -176,7 +194,7 @@ class RayExecutor:
             submit,
             chunks_of(work, self.chunk),
             window=2 * self.cpus,
-            on_result=on_result,
+            sink=sink,
             stop=work.stop,
             path=work.spec.cases if work.source is not None else None,
             watch=work.evaluator.watch,
