@@ -123,6 +123,12 @@ def test_the_suites_agent_runs_on_the_case_and_its_failure_is_an_error(booking: 
         "checkweigh: case 'outage' errored, no score (pass threshold 75)\n"
         "reason: agent error: agent raised RuntimeError: calendar service down"
     )
+    # scored as a run scores it (the engine's one per-case path): the failed case keeps the
+    # input the agent was given
+    failed = tester.evaluate("outage")
+    assert failed.agent_error == "agent raised RuntimeError: calendar service down"
+    assert failed.case is not None
+    assert failed.case.id == "outage"
     # a run given by the test replaces the agent
     run = {"trace": [], "final_state": {"booking": {"time": "10:00"}, "success": True}}
     result = tester.evaluate("outage", run=run)

@@ -18,6 +18,7 @@ if _typing.TYPE_CHECKING:
     from ._engine import Evaluator as Evaluator
     from ._engine import OnResult as OnResult
     from ._engine import close_target as close_target
+    from ._engine import evaluate_case as evaluate_case
     from ._engine import judge_checks as judge_checks
     from ._engine import ran_case as ran_case
     from ._engine import with_judge as with_judge

@@ -371,7 +371,15 @@ async def _run_async(
                 failure.append(exc)
                 return
             # a cancellation lands on an await, never between a finished case and on_result
-            result = await _one(evaluator, agent, case, body, r, index)
+            result = await evaluate_case(
+                evaluator,
+                case,
+                target=agent.target if agent is not None else None,
+                timeout_s=agent.timeout_s if agent is not None else None,
+                repeat=r,
+                index=index,
+                body=body,
+            )
             if failure:  # the handler failed meanwhile (the store is gone): hand on no more
                 return
             try:
@@ -442,18 +450,24 @@ async def close_target(target: Target) -> None:
         return
 
 
-async def _one(
+async def evaluate_case(
     evaluator: Evaluator,
-    agent: _Agent | None,
     case: Case,
-    body: bytes | None,
-    repeat: int,
-    index: int,
+    *,
+    target: Target | None = None,
+    timeout_s: float | None = None,
+    repeat: int = 0,
+    index: int = 0,
+    body: bytes | None = None,
 ) -> CaseResult:
-    if agent is None:
+    """One execution of one case, as every run makes it: the agent ``target`` (when given)
+    runs the case within ``timeout_s``, then ``evaluator`` scores what it did. An agent that
+    fails makes the case errored, holding the input it was given. The runs and
+    :mod:`checkweigh.testing` score each case through this one function."""
+    if target is None:
         return await evaluator.aevaluate(case, repeat=repeat, index=index, body=body)
     try:
-        ran, ms = await timed(agent.target, TargetRequest(case, repeat), agent.timeout_s)
+        ran, ms = await timed(target, TargetRequest(case, repeat), timeout_s)
     except AgentFailure as exc:
         # the case the agent was given (with a conversation's turns so far), so the failure
         # can be read beside its input

@@ -29,15 +29,14 @@ from ..judges import (
     parse_judge,
 )
 from ..runs import (
-    AgentFailure,
     AgentRun,
     Evaluator,
     close_target,
+    evaluate_case,
     judge_checks,
-    ran_case,
     with_judge,
 )
-from ..runs.targets import Target, TargetRequest, build_target, conversing, timed
+from ..runs.targets import Target, build_target, conversing
 from ..suites import Suite, first_error, load_suite, loc_text
 from ._report import case_report
 from ._suite_cache import SuiteCache
@@ -269,16 +268,13 @@ class SuiteTester:
         else:
             judge = self.judge
         try:
-            evaluator = self._evaluator(rubric, judge)
-            if agent is None:
-                return await evaluator.aevaluate(case)
-            try:
-                spec = self.suite.target
-                timeout = spec.timeout_s if spec is not None else None
-                ran, ms = await timed(agent, TargetRequest(case), timeout)
-            except AgentFailure as exc:
-                return CaseResult(case.id, 0, {}, {}, None, str(exc), 0)
-            return await evaluator.aevaluate(ran_case(case, ran), latency_ms=ms)
+            spec = self.suite.target
+            return await evaluate_case(
+                self._evaluator(rubric, judge),
+                case,
+                target=agent,
+                timeout_s=spec.timeout_s if spec is not None and agent is not None else None,
+            )
         finally:
             if judge is not None and isinstance(self.judge, str):
                 await close_judge(judge)  # its connections belong to this event loop
