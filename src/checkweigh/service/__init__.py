@@ -22,7 +22,7 @@ if _typing.TYPE_CHECKING:
     from ._exports import write_exports as write_exports
     from ._outputs import OUTPUTS as OUTPUTS
     from ._outputs import Output as Output
-    from ._outputs import RunReport as RunReport
+    from ._outputs import StoredReport as StoredReport
     from ._outputs import get_output as get_output
     from ._run import JudgeRequest as JudgeRequest
     from ._run import PreparedRun as PreparedRun

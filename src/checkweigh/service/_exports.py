@@ -15,7 +15,7 @@ from ..core import PassPolicy
 from ..errors import InputError
 from ..runs import RunOutcome
 from ..store import Store
-from ._outputs import OUTPUTS, Output, RunReport, get_output
+from ._outputs import OUTPUTS, Output, StoredReport, get_output
 
 
 class Exports(BaseModel):
@@ -103,7 +103,7 @@ def write_exports(
     if not wanted:
         return
     info = store.get_run(outcome.run_id)
-    report = RunReport(
+    report = StoredReport(
         info=info,
         status=outcome.status,
         summary=outcome.summary,

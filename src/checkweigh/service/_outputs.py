@@ -2,7 +2,7 @@
 
 An output is one object with a ``name``, the ``help`` shown by ``checkweigh plugins``, the
 ``flag`` a built-in has of its own (``--json``) and ``write(report, path)``, which writes one
-:class:`RunReport` to ``path`` and returns the line said about it. The built-ins (``json``,
+:class:`StoredReport` to ``path`` and returns the line said about it. The built-ins (``json``,
 ``junit``, ``markdown``) are the table of :data:`OUTPUTS`; an installed package adds its own
 through the ``checkweigh.outputs`` entry-point group, and ``--output NAME=PATH`` reaches any.
 """
@@ -21,7 +21,7 @@ from ..store import RunInfo, RunStatus
 
 
 @dataclass(frozen=True)
-class RunReport:
+class StoredReport:
     """One stored run as every output reads it: read once from the store, its results
     streamed from there on demand (a large run is never held in memory)."""
 
@@ -70,7 +70,7 @@ class Output(Protocol):
     flag: str | None
     """The flag of its own a built-in has (``--json``); None: reached by ``--output``."""
 
-    def write(self, report: RunReport, path: Path) -> str:
+    def write(self, report: StoredReport, path: Path) -> str:
         """Write ``report`` to ``path`` and return the line to say about it.
 
         Raises:
@@ -86,7 +86,7 @@ class JsonOutput:
     help = "the full results as JSON (what a server's POST /api/runs uploads)"
     flag: str | None = "--json"
 
-    def write(self, report: RunReport, path: Path) -> str:
+    def write(self, report: StoredReport, path: Path) -> str:
         """Every result, the summary and the run's configuration."""
         n = write_json_report(
             path,
@@ -106,7 +106,7 @@ class JunitOutput:
     help = "a JUnit XML report for CI"
     flag: str | None = "--junit"
 
-    def write(self, report: RunReport, path: Path) -> str:
+    def write(self, report: StoredReport, path: Path) -> str:
         """One test case per execution and per gate."""
         n = write_junit(
             path,
@@ -127,7 +127,7 @@ class MarkdownOutput:
     help = "a Markdown summary (pull-request comment, job summary)"
     flag: str | None = "--markdown"
 
-    def write(self, report: RunReport, path: Path) -> str:
+    def write(self, report: StoredReport, path: Path) -> str:
         """The summary: rubrics, metrics and gates."""
         write_markdown(
             path,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from checkweigh.service import RunReport
+from checkweigh.service import StoredReport
 
 
 class CsvOutput:
@@ -21,7 +21,7 @@ class CsvOutput:
     help = "one CSV row per case execution: case id, repeat, state, score"
     flag = None
 
-    def write(self, report: RunReport, path: Path) -> str:
+    def write(self, report: StoredReport, path: Path) -> str:
         """Write the rows and say how many."""
         rows = 0
         with path.open("w", newline="", encoding="utf-8") as f:
