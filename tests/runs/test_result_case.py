@@ -31,7 +31,7 @@ def test_a_jsonl_suites_own_cases_are_given_on_every_result(tmp_path: Path) -> N
     suite = write_suite(tmp_path, _cases())
     by_id = {c.id: c for c in iter_cases(tmp_path / "cases.jsonl")}
     seen: list[CaseResult] = []
-    cw.run(str(suite), on_result=seen.append, repeat=2)
+    cw.run(str(suite), cw.RunOptions(repeat=2), on_result=seen.append)
 
     assert sorted((r.case_id, r.repeat) for r in seen) == [
         (i, k) for i in sorted(by_id) for k in (0, 1)
@@ -60,7 +60,7 @@ def test_cases_the_caller_gives_are_held_as_given(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, _cases()[:1])
     given = [Case.model_validate(c) for c in _cases()[:3]]
     seen: list[CaseResult] = []
-    cw.run(str(suite), given, on_result=seen.append)
+    cw.run(str(suite), cases=given, on_result=seen.append)
     assert [r.case for r in seen] == given
     assert all(r.body is None for r in seen)
 
