@@ -91,7 +91,8 @@ class SuiteTester:
     case passes is the suite's :class:`~checkweigh.core.PassPolicy` (restricted to that
     rubric's score when one is named). When the suite has an agent ``target``, the agent runs
     on the case's input first, as ``checkweigh run`` does, unless ``run=`` gives what an agent
-    did.
+    did. Each evaluation is one run of :func:`checkweigh.arun` on that one case, stored in
+    the tester's in-memory :attr:`store`.
 
     Args:
         suite: the loaded suite.
