@@ -12,6 +12,7 @@ import pytest
 from checkweigh.core import CaseState, OutcomeClass, VerdictState
 from checkweigh.errors import CheckweighError, InputError
 from checkweigh.judges import ScriptedJudge
+from checkweigh.store import RunStatus
 from checkweigh.suites import load_suite
 from checkweigh.testing import NO_JUDGE_HINT, SuiteCache, SuiteTester, assert_case_passes
 
@@ -134,6 +135,32 @@ def test_the_suites_agent_runs_on_the_case_and_its_failure_is_an_error(booking: 
     result = tester.evaluate("outage", run=run)
     assert result.agent_error is None
     assert result.verdicts["checked_calendar"].state is VerdictState.FAILED
+
+
+def test_each_evaluation_is_a_run_of_the_engine_in_the_testers_store(booking: Path) -> None:
+    tester = SuiteTester(load_suite(booking.parent / "agent_suite.yaml"))
+    ten = tester.evaluate("ten", rubric="completion")
+    outage = tester.evaluate("outage")
+    store = tester.store
+    runs = store.list_runs()  # one store for the tester, one run per evaluated case
+    assert len(runs) == 2
+    assert all(r.status is RunStatus.COMPLETE and r.executions == r.repeat == 1 for r in runs)
+    stored = {
+        result.case_id: (run, result) for run in runs for result in store.iter_results(run.id)
+    }
+    assert stored.keys() == {"ten", "outage"}
+    # each run holds the case's result as the tester returned it
+    ten_stored = stored["ten"][1]
+    assert ten_stored.results["completion"].score == ten.results["completion"].score == 1.0
+    assert ten_stored.verdicts.keys() == ten.verdicts.keys()
+    outage_stored = stored["outage"][1]
+    assert outage_stored.agent_error == outage.agent_error
+    assert outage.agent_error == "agent raised RuntimeError: calendar service down"
+    # a named rubric: the run scores that rubric of the suite's two alone
+    two = SuiteTester(load_suite(booking))
+    assert two.evaluate("late", rubric="reply").results.keys() == {"reply"}
+    (run,) = two.store.list_runs()
+    assert [r["name"] for r in run.config["rubrics"]] == ["reply"]
 
 
 def test_async_checks_and_async_tests(booking: Path) -> None:

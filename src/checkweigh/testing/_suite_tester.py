@@ -28,15 +28,8 @@ from ..judges import (
     make_judge,
     parse_judge,
 )
-from ..runs import (
-    AgentRun,
-    Evaluator,
-    close_target,
-    evaluate_case,
-    judge_checks,
-    with_judge,
-)
-from ..runs.targets import Target, build_target, conversing
+from ..runs import AgentRun, RunOptions, RunStopped, arun, judge_checks
+from ..store import Store
 from ..suites import Suite, first_error, load_suite, loc_text
 from ._report import case_report
 from ._suite_cache import SuiteCache
@@ -91,11 +84,6 @@ def _with_run(case: Case, run: RunLike) -> Case:
     return case.model_copy(update={"trace": ran.trace, "final_state": ran.final_state})
 
 
-def _with(evaluator: Evaluator, judge: JudgeModel | None) -> Evaluator:
-    """``evaluator`` with its judge checks asking ``judge``."""
-    return Evaluator(with_judge(evaluator.checks, judge), evaluator.rubrics)
-
-
 class SuiteTester:
     """A loaded suite ready to evaluate single cases in tests.
 
@@ -103,7 +91,8 @@ class SuiteTester:
     case passes is the suite's :class:`~checkweigh.core.PassPolicy` (restricted to that
     rubric's score when one is named). When the suite has an agent ``target``, the agent runs
     on the case's input first, as ``checkweigh run`` does, unless ``run=`` gives what an agent
-    did.
+    did. Each evaluation is one run of :func:`checkweigh.arun` on that one case, stored in
+    the tester's in-memory :attr:`store`.
 
     Args:
         suite: the loaded suite.
@@ -130,8 +119,7 @@ class SuiteTester:
         self.judge = judge
         self._fail = fail
         self._cache = cache or SuiteCache()
-        self._target: Target | None = None
-        self._evaluators: dict[str | None, Evaluator] = {}
+        self._store: Store | None = None
 
     def __repr__(self) -> str:
         judge = self.judge if self.judge is None or isinstance(self.judge, str) else self.judge.name
@@ -194,69 +182,61 @@ class SuiteTester:
 
     # --- evaluating ----------------------------------------------------------------------------
 
-    def _prepare(self, case: CaseLike, run: RunLike | None) -> tuple[Case, Target | None]:
+    @property
+    def store(self) -> Store:
+        """The in-memory store every evaluation is run into (opened at the first one): one
+        run per evaluated case, holding its result."""
+        if self._store is None:
+            self._store = Store("sqlite://")
+        return self._store
+
+    def _prepare(
+        self, case: CaseLike, run: RunLike | None, rubric: str | None
+    ) -> tuple[Case, Suite]:
+        """The case to run and the suite to run it on: scored by ``rubric`` alone when one is
+        named (so the checks of other rubrics are not run), without its agent when ``run``
+        gives what the agent did."""
         if isinstance(case, str):
             resolved = self.case(case)
         elif isinstance(case, Case):
             resolved = case
         else:
             resolved = _case_from(case)
+        suite = self.suite
+        if rubric is not None:
+            # the tester decides the verdict; the suite's gates are about whole runs
+            suite = dataclasses.replace(
+                suite, rubrics=self.rubrics(rubric), policy=self.policy(rubric), gates=()
+            )
         if run is not None:
-            return _with_run(resolved, run), None
-        spec = self.suite.target
-        if spec is not None and self._target is None:
-            self._target = conversing(build_target(spec, self.suite.base_dir), spec, None)
-        return resolved, self._target
-
-    def _evaluator(self, rubric: str | None, judge: JudgeModel | None) -> Evaluator:
-        rubrics = self.rubrics(rubric)
-        if judge is not None and isinstance(self.judge, str):  # a fresh judge: ask it afresh
-            return _with(Evaluator.for_rubrics(self.suite.checks, rubrics), judge)
-        evaluator = self._evaluators.get(rubric)
-        if evaluator is None:
-            evaluator = _with(Evaluator.for_rubrics(self.suite.checks, rubrics), judge)
-            self._evaluators[rubric] = evaluator
-        return evaluator
+            resolved = _with_run(resolved, run)
+            suite = dataclasses.replace(suite, spec=suite.spec.model_copy(update={"target": None}))
+        return resolved, suite
 
     def evaluate(
         self, case: CaseLike, *, rubric: str | None = None, run: RunLike | None = None
     ) -> CaseResult:
         """Score one case (running the suite's agent on it first, if the suite has one).
 
-        Async checks, judges and agents run in an event loop of their own; inside an async
-        test, await :meth:`aevaluate` instead.
+        The case runs through :func:`checkweigh.arun`, as ``checkweigh run`` runs it, in an
+        event loop of its own; inside an async test, await :meth:`aevaluate` instead.
 
         Raises:
             InputError: an unknown rubric or case id, or a malformed case or run.
         """
         __tracebackhide__ = True
-        prepared, agent = self._prepare(case, run)
-        if agent is None and not (self.judge is not None and self.judge_checks(rubric)):
-            evaluator = self._evaluator(rubric, None)
-            if not evaluator.needs_async:
-                return evaluator.evaluate(prepared)
-        return _run_sync(self._in_own_loop(prepared, agent, rubric), "evaluate")
-
-    async def _in_own_loop(
-        self, case: Case, agent: Target | None, rubric: str | None
-    ) -> CaseResult:
-        # the loop ends with this call: release the target's connections while it runs (the
-        # target opens new ones in the next call's loop)
-        try:
-            return await self._aevaluate(case, agent, rubric)
-        finally:
-            if agent is not None:
-                await close_target(agent)
+        prepared, suite = self._prepare(case, run, rubric)
+        return _run_sync(self._arun(prepared, suite, rubric), "evaluate")
 
     async def aevaluate(
         self, case: CaseLike, *, rubric: str | None = None, run: RunLike | None = None
     ) -> CaseResult:
         """Score one case in the running event loop (see :meth:`evaluate`)."""
         __tracebackhide__ = True
-        prepared, agent = self._prepare(case, run)
-        return await self._aevaluate(prepared, agent, rubric)
+        prepared, suite = self._prepare(case, run, rubric)
+        return await self._arun(prepared, suite, rubric)
 
-    async def _aevaluate(self, case: Case, agent: Target | None, rubric: str | None) -> CaseResult:
+    async def _arun(self, case: Case, suite: Suite, rubric: str | None) -> CaseResult:
         judge: JudgeModel | None = None
         if isinstance(self.judge, str):
             if self.judge_checks(rubric):
@@ -268,16 +248,23 @@ class SuiteTester:
         else:
             judge = self.judge
         try:
-            spec = self.suite.target
-            return await evaluate_case(
-                self._evaluator(rubric, judge),
-                case,
-                target=agent,
-                timeout_s=spec.timeout_s if spec is not None and agent is not None else None,
+            # the judge is given as the caller's: arun never closes it
+            report = await arun(
+                suite,
+                RunOptions(repeat=1),
+                cases=[case],
+                store=self.store,
+                judge=judge,
+                keep_results=True,
             )
+        except RunStopped as exc:
+            if isinstance(exc.cause, Exception):
+                raise exc.cause from None  # what stopped the one case, as a test would see it
+            raise
         finally:
             if judge is not None and isinstance(self.judge, str):
                 await close_judge(judge)  # its connections belong to this event loop
+        return report.results[0]
 
     # --- verdicts and assertions ---------------------------------------------------------------
 
