@@ -14,7 +14,7 @@ import typer
 from ..reports import plain
 from ._common import EXIT_INPUT, app, consoles
 
-KINDS: dict[str, tuple[str, str] | None] = {
+KINDS: dict[str, tuple[str, str]] = {
     "checks": ("checkweigh.suites", "CHECK_TYPES"),
     "providers": ("checkweigh.judges", "JUDGE_PROVIDERS"),
     "targets": ("checkweigh.suites", "TARGETS"),
@@ -35,16 +35,8 @@ class Listed:
 
 
 def _registry(kind: str) -> Any:
-    from ..plugins import Registry
-
-    where = KINDS[kind]
-    if where is not None:
-        module, attribute = where
-        try:
-            return getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError):  # the kind's registry has not landed here yet
-            pass
-    return Registry(kind, {}, package="checkweigh", label=kind.rstrip("s"))
+    module, attribute = KINDS[kind]
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _verify(kind: str) -> Callable[[Any, str], object]:
