@@ -7,6 +7,8 @@ from .. import _lazy
 
 if _typing.TYPE_CHECKING:
     from ._labels import LabelFileError as LabelFileError
+    from ._labels import LabelLine as LabelLine
+    from ._labels import load_label_file as load_label_file
     from ._labels import load_labels as load_labels
     from ._report import alignment_document as alignment_document
     from ._report import render_alignment as render_alignment

@@ -8,7 +8,7 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._text import safe_data
 from ..core import HumanLabel
@@ -17,7 +17,9 @@ from ..suites import TextFileError, key_text, read_text, shown
 
 REQUIRED = ("case", "check", "label")
 OPTIONAL = ("repeat", "note")
-_COLUMNS = "case, check, label (optional repeat, note)"
+STORED = ("reviewer", "criterion", "evidence", "run", "judge", "verdict", "created_at")
+"""What ``checkweigh labels export`` adds: who, the fingerprints, the run and the verdict seen."""
+_COLUMNS = "case, check, label (optional repeat, note, reviewer)"
 
 _ANSWERS = {
     "yes": True,
@@ -42,11 +44,30 @@ _Fail = Callable[[str, str], LabelFileError]
 """Builds the error for a field: (field, what was expected)."""
 
 
+class LabelLine(NamedTuple):
+    """One label of a file, with its line and what an export adds to it."""
+
+    line: int
+    label: HumanLabel
+    extra: dict[str, str]
+    """The optional export columns given (reviewer, criterion, evidence, run, judge, verdict,
+    created_at), as text."""
+
+
 def load_labels(path: str | Path) -> list[HumanLabel]:
     """Every label of a ``.csv`` or ``.jsonl`` file, in file order.
 
-    The same case, check and repeat labelled twice alike counts once; labelled differently,
-    it is an error.
+    The same case, check and repeat labelled twice alike by one reviewer counts once;
+    labelled differently, it is an error.
+
+    Raises:
+        LabelFileError: the file cannot be read, or a line is not a valid label.
+    """
+    return [line.label for line in load_label_file(path)]
+
+
+def load_label_file(path: str | Path) -> list[LabelLine]:
+    """Every label of a ``.csv`` or ``.jsonl`` file with its line and export columns.
 
     Raises:
         LabelFileError: the file cannot be read, or a line is not a valid label.
@@ -62,8 +83,8 @@ def load_labels(path: str | Path) -> list[HumanLabel]:
             f"expected a .csv or .jsonl labels file, got {path.suffix or 'no extension'}",
             file=path,
         )
-    labels: list[HumanLabel] = []
-    first_line: dict[tuple[str, str, int | None], tuple[int, HumanLabel]] = {}
+    labels: list[LabelLine] = []
+    first_line: dict[tuple[str, ...], tuple[int, HumanLabel]] = {}
     try:
         text = read_text(path, limit=LABELS_FILE_LIMIT, what="labels file")
     except FileNotFoundError as exc:
@@ -73,8 +94,15 @@ def load_labels(path: str | Path) -> list[HumanLabel]:
     except OSError as exc:
         raise LabelFileError(f"cannot read: {exc.strerror or exc}", file=path) from None
     with io.StringIO(text, newline="") as fh:
-        for line, label in rows(path, fh):
-            key = (label.case_id, label.check, label.repeat)
+        for line, label, extra in rows(path, fh):
+            key = (
+                label.case_id,
+                label.check,
+                str(label.repeat),
+                extra.get("reviewer", ""),
+                extra.get("evidence", ""),
+                extra.get("run", ""),
+            )
             if key in first_line:
                 earlier, before = first_line[key]
                 if before.label != label.label:
@@ -89,7 +117,7 @@ def load_labels(path: str | Path) -> list[HumanLabel]:
                     )
                 continue
             first_line[key] = (line, label)
-            labels.append(label)
+            labels.append(LabelLine(line, label, extra))
     if not labels:
         raise LabelFileError(f"holds no labels; expected rows of {_COLUMNS}", file=path)
     return labels
@@ -99,7 +127,10 @@ def _word(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def _csv_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
+_Row = tuple[int, HumanLabel, dict[str, str]]
+
+
+def _csv_rows(path: Path, fh: Any) -> Iterator[_Row]:
     reader = csv.reader(fh, strict=True)
     try:
         header = next(reader, None)
@@ -120,14 +151,15 @@ def _csv_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
                     file=path,
                     line=start,
                 )
-            yield start, _label(dict(zip(columns, row, strict=True)), path, start)
+            raw = dict(zip(columns, row, strict=True))
+            yield start, _label(raw, path, start), _extra(raw, path, start)
     except csv.Error as exc:
         raise LabelFileError(f"invalid CSV: {exc}", file=path, line=reader.line_num) from None
 
 
 def _check_columns(columns: list[str], path: Path, line: int) -> None:
     for name in columns:
-        if name not in REQUIRED + OPTIONAL:
+        if name not in REQUIRED + OPTIONAL + STORED:
             raise LabelFileError(
                 f"unknown column {shown(name)}; expected {_COLUMNS}",
                 file=path,
@@ -148,7 +180,7 @@ def _check_columns(columns: list[str], path: Path, line: int) -> None:
         )
 
 
-def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
+def _jsonl_rows(path: Path, fh: Any) -> Iterator[_Row]:
     for line, text in enumerate(fh, start=1):
         if not text.strip():
             continue
@@ -167,7 +199,7 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
                 line=line,
             )
         for key in raw:
-            if key not in REQUIRED + OPTIONAL:
+            if key not in REQUIRED + OPTIONAL + STORED:
                 raise LabelFileError(
                     f"unknown key; expected {_COLUMNS}", file=path, line=line, field=key_text(key)
                 )
@@ -176,7 +208,7 @@ def _jsonl_rows(path: Path, fh: Any) -> Iterator[tuple[int, HumanLabel]]:
                 raise LabelFileError(
                     f"missing; expected {_COLUMNS}", file=path, line=line, field=key
                 )
-        yield line, _label(raw, path, line)
+        yield line, _label(raw, path, line), _extra(raw, path, line)
 
 
 def _label(raw: dict[str, Any], path: Path, line: int) -> HumanLabel:
@@ -200,6 +232,25 @@ def _label(raw: dict[str, Any], path: Path, line: int) -> HumanLabel:
         repeat=_repeat(raw.get("repeat"), fail),
         note=_note(raw.get("note"), fail),
     )
+
+
+def _extra(raw: dict[str, Any], path: Path, line: int) -> dict[str, str]:
+    out = {}
+    for name in STORED:
+        value = raw.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        if not isinstance(value, str):
+            raise LabelFileError(
+                f"expected text, got {shown(value)}", file=path, line=line, field=name
+            )
+        out[name] = value.strip()
+    verdict = out.get("verdict")
+    if verdict is not None and verdict not in ("yes", "no"):
+        raise LabelFileError(
+            f"expected yes or no, got {shown(verdict)}", file=path, line=line, field="verdict"
+        )
+    return out
 
 
 def _answer(value: Any, fail: _Fail) -> bool:

@@ -55,6 +55,11 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._labels import CRITERION_IGNORED as CRITERION_IGNORED
+    from ._labels import Label as Label
+    from ._labels import LabelSource as LabelSource
+    from ._labels import criterion_fingerprint as criterion_fingerprint
+    from ._labels import evidence_fingerprint as evidence_fingerprint
     from ._noise import CheckNoise as CheckNoise
     from ._noise import answer_noise_from_share as answer_noise_from_share
     from ._noise import expected_minority_share as expected_minority_share

@@ -13,6 +13,16 @@ if _typing.TYPE_CHECKING:
     from ._detail import result_detail as result_detail
     from ._handoff import Handoff as Handoff
     from ._handoff import Rows as Rows
+    from ._labels import CheckLabels as CheckLabels
+    from ._labels import JudgedExecution as JudgedExecution
+    from ._labels import LabelledExecution as LabelledExecution
+    from ._labels import add_labels as add_labels
+    from ._labels import count_labels as count_labels
+    from ._labels import criteria as criteria
+    from ._labels import judged_executions as judged_executions
+    from ._labels import label_for as label_for
+    from ._labels import read_labels as read_labels
+    from ._labels import run_labels as run_labels
     from ._owner import STALE_AFTER as STALE_AFTER
     from ._pages import RunExists as RunExists
     from ._pages import RunPage as RunPage

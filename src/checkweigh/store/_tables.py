@@ -96,3 +96,27 @@ class VerdictRow(Base):
     state: Mapped[str] = mapped_column(String(16), primary_key=True)
     idx: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     repeat: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+
+
+class LabelRow(Base):
+    """A person's yes/no on one check of one case (revision 0004), with the fingerprints of
+    the criterion and of the evidence it was made on (see :class:`checkweigh.core.Label`).
+    Not tied to a run by a foreign key: a label outlives the run it was made in and follows
+    the same evidence into later runs."""
+
+    __tablename__ = "labels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    check: Mapped[str] = mapped_column(String(200), index=True)
+    case_id: Mapped[str] = mapped_column(String(200))
+    label: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str] = mapped_column(Text, default="")
+    reviewer: Mapped[str] = mapped_column(String(200), default="")
+    criterion: Mapped[str | None] = mapped_column(String(64))
+    evidence: Mapped[str | None] = mapped_column(String(64))
+    run_id: Mapped[str | None] = mapped_column(String(40))
+    repeat: Mapped[int | None] = mapped_column(Integer)
+    judge: Mapped[str | None] = mapped_column(String(200))
+    verdict: Mapped[str | None] = mapped_column(String(3))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(8))
