@@ -14,9 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from ..core import HumanLabel, Label, LabelPair, LabelSource, NotCompared, Verdict
-from ..store import CheckLabels, JudgedExecution, Store, criteria, judged_executions, label_for
+from ..store import (
+    CheckLabels,
+    JudgedExecution,
+    RunInfo,
+    Store,
+    criteria,
+    judged_executions,
+    label_for,
+)
 from ..suites import shown
 from ._labels import STORED, LabelFileError, LabelLine
+
+_ByCheck = dict[str, list[JudgedExecution]]
 
 EXPORT_COLUMNS = ("case", "check", "label", "repeat", "note", *STORED)
 """The columns of an export, in order."""
@@ -35,14 +45,14 @@ def labels_of_file(
         LabelFileError: a line names no execution of the run, or has no run to be bound to.
         InputError: the run is not in the store.
     """
-    executions: dict[str, tuple[str, dict[str, str | None], dict[str, list[JudgedExecution]]]] = {}
+    executions: dict[str, tuple[RunInfo, dict[str, str | None], _ByCheck]] = {}
 
-    def executions_of(ref: str) -> tuple[str, dict[str, str | None], dict[str, Any]]:
+    def executions_of(ref: str) -> tuple[RunInfo, dict[str, str | None], _ByCheck]:
         if ref not in executions:
             info = store.get_run(ref)
             checks = list((info.config.get("checks") or {}).keys())
             executions[ref] = (
-                info.id,
+                info,
                 criteria(info.config, checks),
                 judged_executions(store, info.id, checks),
             )
@@ -63,7 +73,8 @@ def labels_of_file(
                 line=line,
                 field="run",
             )
-        run_id, fingerprints, by_check = executions_of(ref)
+        info, fingerprints, by_check = executions_of(ref)
+        run_id = info.id
         if human.check not in by_check:
             raise LabelFileError(
                 f"run {run_id} has no check {shown(human.check)}",
@@ -99,7 +110,7 @@ def labels_of_file(
                     label=human.label,
                     reviewer=who,
                     note=human.note,
-                    judge=extra.get("judge"),
+                    judge=extra.get("judge", info.config.get("judge")),
                     source=LabelSource.FILE,
                 )
             )
