@@ -184,9 +184,10 @@ class Gate:
             more = [labels_to_decide(cal, b) for b in held]
             if any(n is None for n in more):
                 needs = (
-                    f"its 95% interval {low:.3f}-{high:.3f} holds the bound, and no number of "
-                    "labels on this run would settle it (the estimate sits on the bound): "
-                    "more cases would"
+                    f"its 95% interval {low:.3f}-{high:.3f} holds the bound, and labelling the "
+                    f"rest of this run ({cal.labels} of {cal.judged_yes + cal.judged_no} "
+                    "labelled) would not settle it: a run of more cases might, unless the rate "
+                    "sits on the bound"
                 )
             else:
                 needs = (
