@@ -8,8 +8,10 @@ the site):
 - a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...``
   through the CLI, expecting exit 0 unless a comment on the line says ``# exit N``; ``cd DIR``
   moves within the copy for the rest of the block (each block starts where the page's
-  commands start). Any other command fails the test: such a block says
-  ``<!-- not run: REASON -->``.
+  commands start); ``export NAME=VALUE`` sets a variable for the page's later commands, and
+  ``NAME=VALUE checkweigh ...`` for that command only (``CHECKWEIGH_DB`` and
+  ``CHECKWEIGH_CACHE_DIR`` point into the copy unless a page sets them). Any other command
+  fails the test: such a block says ``<!-- not run: REASON -->``.
 - a ```` ```yaml ```` block must parse. A suite (``name:``, ``checks:`` and ``rubrics:``) is
   loaded with checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
@@ -137,13 +139,15 @@ class Copy:
     env: dict[str, str]
     ran: set[Path] = field(default_factory=set)  # the suites a command of the page ran
 
-    def checkweigh(self, args: list[str], expected: int, where: str) -> None:
+    def checkweigh(
+        self, args: list[str], expected: int, where: str, env: dict[str, str] | None = None
+    ) -> None:
         if args[:1] == ["run"] and len(args) > 1:
             self.ran.add((self.cwd / args[1]).resolve())
         proc = subprocess.run(
             [sys.executable, "-c", ENTRY, *args],
             cwd=self.cwd,
-            env=self.env,
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=120,
@@ -172,16 +176,33 @@ def _shell(copy: Copy, block: Block) -> None:
     copy.cwd = copy.start  # each block starts where the page's commands do
     for line, expected in commands(block):
         args = shlex.split(line, comments=True)
+        assigned = _assignments(args)
         if args[0] == "cd" and len(args) == 2:
             copy.cwd = (copy.cwd / args[1]).resolve()
             assert copy.cwd.is_relative_to(copy.root), f"{block.where}: cd leaves the copy"
-        elif args[0] == "checkweigh":
-            copy.checkweigh(args[1:], expected, block.where)
+        elif args[0] == "export" and len(args) > 1 and len(_assignments(args[1:])) == len(args) - 1:
+            copy.env.update(_assignments(args[1:]))
+        elif args[len(assigned) : len(assigned) + 1] == ["checkweigh"]:
+            copy.checkweigh(args[len(assigned) + 1 :], expected, block.where, assigned)
         else:
             pytest.fail(
                 f"{block.where}: `{line}` is not a checkweigh command; mark the block "
                 "<!-- not run: REASON --> if it cannot run in a test"
             )
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+def _assignments(args: list[str]) -> dict[str, str]:
+    """The leading ``NAME=VALUE`` words of a command, as a shell reads them."""
+    out = {}
+    for arg in args:
+        found = _ASSIGN.match(arg)
+        if not found:
+            break
+        out[found.group(1)] = found.group(2)
+    return out
 
 
 def _yaml(copy: Copy, block: Block) -> None:
@@ -339,3 +360,22 @@ def test_a_part_of_a_suite_shown_is_loaded(tmp_path: Path) -> None:
         pytest.fail.Exception, match=r"page.md:5: the suite part shown does not load"
     ):
         _yaml(copy, bad)
+
+
+def test_a_page_sets_variables_for_one_command_or_the_rest_of_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```bash\nexport CHECKWEIGH_DB=sqlite:///exported.db\ncheckweigh labels export a.csv\n"
+        "CHECKWEIGH_DB=sqlite:///once.db checkweigh labels export b.csv\n"
+        "checkweigh labels export c.csv\nNOT_A_COMMAND=1\n```\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "CHECKWEIGH_DB": f"sqlite:///{tmp_path / 'page.db'}"}
+    copy = Copy(tmp_path, tmp_path, tmp_path, env)
+    with pytest.raises(pytest.fail.Exception, match="`NOT_A_COMMAND=1` is not a checkweigh"):
+        _shell(copy, blocks(page)[0])
+    assert (tmp_path / "exported.db").is_file()
+    assert (tmp_path / "once.db").is_file()
+    assert not (tmp_path / "page.db").exists()
+    assert copy.env["CHECKWEIGH_DB"] == "sqlite:///exported.db"
+    assert {p.name for p in tmp_path.glob("*.csv")} == {"a.csv", "b.csv", "c.csv"}
