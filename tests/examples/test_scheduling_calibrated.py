@@ -50,7 +50,7 @@ def test_calibrated_suite_is_the_demo_with_a_trust_bar_and_a_calibrated_gate() -
 def test_the_walkthrough_replays_offline_and_computes_the_figures_it_quotes(
     tmp_path: Path,
 ) -> None:
-    shutil.copytree(EXAMPLE / "judge-cache", tmp_path / "judge-cache")
+    shutil.copytree(EXAMPLE / "smollm2-cache", tmp_path / "judge-cache")
     code, out, report = _replay("suite.yaml", tmp_path, tmp_path / "demo.json")
     assert code == 0, out
     states = [r["verdicts"]["appropriate_tone"]["state"] for r in report["results"]]
