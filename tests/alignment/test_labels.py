@@ -115,13 +115,13 @@ def test_csv_and_jsonl_read_back_the_labels_written(
 CSV_HEADER = "case,check,label,repeat\n"
 
 CSV_ERRORS = [
-    ("", "l.csv: is empty; expected a header row of case, check, label (optional repeat, note, reviewer)"),
+    ("", "l.csv: is empty; expected a header row of case, check, label (optional repeat, note, grade, reviewer)"),
     ("\n\n", "l.csv: is empty; expected a header row of case, check, label"),
     (CSV_HEADER, "l.csv: holds no labels; expected rows of case, check, label"),
     (
         "case,check,answer\n",
         "l.csv:1: header: unknown column 'answer'; expected case, check, label (optional "
-        "repeat, note, reviewer)",
+        "repeat, note, grade, reviewer)",
     ),
     ("case,check\n", "l.csv:1: header: missing column label; expected case, check, label"),
     ("case,check,label,case\n", "l.csv:1: header: column 'case' appears twice"),
@@ -174,7 +174,7 @@ JSONL_ERRORS = [
     (_jsonl(ROW, "{not json"), "l.jsonl:2: invalid JSON: Expecting property name"),
     (
         _jsonl(["a", "tone", "yes"]),
-        "l.jsonl:1: expected a JSON object with keys case, check, label (optional repeat, note, reviewer), "
+        "l.jsonl:1: expected a JSON object with keys case, check, label (optional repeat, note, grade, reviewer), "
         "got list",
     ),
     (_jsonl({**ROW, "answer": "yes"}), "l.jsonl:1: answer: unknown key; expected case, check"),

@@ -21,8 +21,8 @@ def align_command(
         Path,
         typer.Argument(
             metavar="LABELS",
-            help="Human labels: CSV with a header (case, check, label, optional repeat, note) "
-            "or JSONL objects with the same keys.",
+            help="Human labels: CSV with a header (case, check, label, optional repeat, note, "
+            "grade) or JSONL objects with the same keys.",
             show_default=False,
         ),
     ],
@@ -36,14 +36,22 @@ def align_command(
     ] = None,
 ) -> None:
     """Compare RUN's verdicts with human LABELS: accuracy, Cohen's kappa, precision and recall
-    of yes per check, and the cases where they disagree."""
-    from ..alignment import load_labels, render_alignment, write_alignment_json
+    of yes per check, and the cases where they disagree; for graded metrics, the rank
+    correlation with human grades, and yes/no judge checks against graded metrics."""
+    from ..alignment import (
+        check_grades,
+        check_roles,
+        load_label_file,
+        render_alignment,
+        write_alignment_json,
+    )
     from ..core import align, pair_labels
     from ..store import Store
 
     out, err = consoles()
     try:
-        labels = load_labels(labels_path)
+        lines = load_label_file(labels_path)
+        labels = [line.label for line in lines]
         if checks:
             labelled = sorted({label.check for label in labels})
             unknown = [name for name in checks if name not in labelled]
@@ -53,12 +61,15 @@ def align_command(
                     f"labelled checks: {', '.join(labelled)}",
                     field="--check",
                 )
-            labels = [label for label in labels if label.check in checks]
+            lines = [line for line in lines if line.label.check in checks]
+            labels = [line.label for line in lines]
         store = Store(db)
         info = store.get_run(run_ref)
+        roles = check_roles(info.config, {label.check for label in labels})
+        check_grades(lines, roles, labels_path)
     except InputError as exc:
         fail_input(err, exc)
-    report = align(pair_labels(labels, store.iter_results(info.id)))
+    report = align(pair_labels(labels, store.iter_results(info.id)), roles)
     render_alignment(
         out,
         report,

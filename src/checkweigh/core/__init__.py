@@ -9,17 +9,17 @@ from .. import _lazy
 
 if _typing.TYPE_CHECKING:
     from ._aggregate import RunAggregator as RunAggregator
-    from ._alignment import AlignmentFigures as AlignmentFigures
+    from ._agreement import AlignmentFigures as AlignmentFigures
+    from ._agreement import Confusion as Confusion
+    from ._agreement import KappaBand as KappaBand
+    from ._agreement import NotCompared as NotCompared
+    from ._agreement import kappa_band as kappa_band
     from ._alignment import AlignmentReport as AlignmentReport
     from ._alignment import CheckAlignment as CheckAlignment
-    from ._alignment import Confusion as Confusion
     from ._alignment import Disagreement as Disagreement
     from ._alignment import HumanLabel as HumanLabel
-    from ._alignment import KappaBand as KappaBand
     from ._alignment import LabelPair as LabelPair
-    from ._alignment import NotCompared as NotCompared
     from ._alignment import align as align
-    from ._alignment import kappa_band as kappa_band
     from ._alignment import pair_labels as pair_labels
     from ._case import Case as Case
     from ._case import Step as Step
@@ -55,6 +55,14 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._grades import CheckKind as CheckKind
+    from ._grades import CheckRole as CheckRole
+    from ._grades import GradeAgreement as GradeAgreement
+    from ._grades import KindAlignment as KindAlignment
+    from ._grades import KindComparison as KindComparison
+    from ._grades import average_ranks as average_ranks
+    from ._grades import spearman as spearman
+    from ._grades import spearman_interval as spearman_interval
     from ._labels import CRITERION_IGNORED as CRITERION_IGNORED
     from ._labels import Label as Label
     from ._labels import LabelSource as LabelSource
