@@ -10,10 +10,10 @@ if _typing.TYPE_CHECKING:
     from ._labels import LabelLine as LabelLine
     from ._labels import load_label_file as load_label_file
     from ._labels import load_labels as load_labels
-    from ._roles import check_grades as check_grades
-    from ._roles import check_roles as check_roles
     from ._report import alignment_document as alignment_document
     from ._report import render_alignment as render_alignment
     from ._report import write_alignment_json as write_alignment_json
+    from ._roles import check_grades as check_grades
+    from ._roles import check_roles as check_roles
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

@@ -25,7 +25,6 @@ class NotCompared(StrEnum):
     CASE_MISSING = "case_missing"
 
 
-
 class KappaBand(StrEnum):
     """Landis and Koch's (1977) words for a kappa value."""
 
@@ -158,7 +157,6 @@ class AlignmentFigures(BaseModel):
             recall=c.true_yes / labelled_yes if labelled_yes else None,
             not_compared={r: not_compared[r] for r in NotCompared if not_compared.get(r)},
         )
-
 
 
 def answer(value: bool) -> Answer:
