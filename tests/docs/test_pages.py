@@ -6,7 +6,8 @@ page's blocks mean to this test (an HTML comment on the line just above a block,
 the site):
 
 - a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...``
-  through the CLI, expecting exit 0 unless a comment on the line says ``# exit N``; ``cd DIR``
+  through the CLI (after any ``NAME=value`` words, set in its environment), expecting exit 0
+  unless a comment on the line says ``# exit N``; ``cd DIR``
   moves within the copy for the rest of the block (each block starts where the page's
   commands start). Any other command fails the test: such a block says
   ``<!-- not run: REASON -->``.
@@ -52,6 +53,7 @@ SHELLS = {"bash", "sh"}
 _FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 _MARK = re.compile(r"^\s*<!-- ([\w ]+): (.+?) -->\s*$")
 _EXIT = re.compile(r"#\s*exit (\d+)\b")
+_ASSIGN = re.compile(r"[A-Z_][A-Z0-9_]*=.*")
 
 
 @dataclass
@@ -137,13 +139,15 @@ class Copy:
     env: dict[str, str]
     ran: set[Path] = field(default_factory=set)  # the suites a command of the page ran
 
-    def checkweigh(self, args: list[str], expected: int, where: str) -> None:
+    def checkweigh(
+        self, args: list[str], expected: int, where: str, env: dict[str, str] | None = None
+    ) -> None:
         if args[:1] == ["run"] and len(args) > 1:
             self.ran.add((self.cwd / args[1]).resolve())
         proc = subprocess.run(
             [sys.executable, "-c", ENTRY, *args],
             cwd=self.cwd,
-            env=self.env,
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=120,
@@ -172,11 +176,15 @@ def _shell(copy: Copy, block: Block) -> None:
     copy.cwd = copy.start  # each block starts where the page's commands do
     for line, expected in commands(block):
         args = shlex.split(line, comments=True)
+        env = {}
+        while len(args) > 1 and _ASSIGN.fullmatch(args[0]):
+            name, _, value = args.pop(0).partition("=")
+            env[name] = value
         if args[0] == "cd" and len(args) == 2:
             copy.cwd = (copy.cwd / args[1]).resolve()
             assert copy.cwd.is_relative_to(copy.root), f"{block.where}: cd leaves the copy"
         elif args[0] == "checkweigh":
-            copy.checkweigh(args[1:], expected, block.where)
+            copy.checkweigh(args[1:], expected, block.where, env)
         else:
             pytest.fail(
                 f"{block.where}: `{line}` is not a checkweigh command; mark the block "

@@ -130,10 +130,10 @@ def _render_grades(console: Console, report: AlignmentReport) -> None:
         return
     console.print(Text("Graded metrics against human grades", style="bold"))
     table = Table(header_style="bold")
-    table.add_column("check")
+    table.add_column("check", overflow="fold")
     for col in ("passes at", "graded", "spearman", "95% CI", "mean |diff|"):
         table.add_column(col, justify="right")
-    table.add_column("note")
+    table.add_column("note", overflow="fold")
     for check in graded:
         g = check.grades
         assert g is not None
@@ -165,7 +165,8 @@ def _render_kinds(console: Console, report: AlignmentReport) -> None:
     console.print(Text("Yes/no judge checks against graded metrics", style="bold"))
     table = Table(header_style="bold")
     for col in ("kind", "n", "accuracy", "kappa", "95% CI (bootstrap)", "checks"):
-        table.add_column(col, justify="right" if col in ("n", "accuracy", "kappa") else "left")
+        right = col in ("n", "accuracy", "kappa")
+        table.add_column(col, justify="right" if right else "left", overflow="fold")
     for k in (binary, graded):
         table.add_row(
             Text(KIND_WORDS[k.kind]),
