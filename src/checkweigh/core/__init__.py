@@ -58,7 +58,10 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._judge_calibration import CalibratedChange as CalibratedChange
+    from ._judge_calibration import CalibratedRate as CalibratedRate
     from ._judge_calibration import CheckCalibration as CheckCalibration
+    from ._judge_calibration import calibrated_changes as calibrated_changes
     from ._label_budget import labels_for_width as labels_for_width
     from ._label_budget import labels_to_decide as labels_to_decide
     from ._label_budget import projected_half_width as projected_half_width

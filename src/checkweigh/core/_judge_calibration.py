@@ -63,3 +63,58 @@ class CheckCalibration(BaseModel):
                 f"{', '.join(self.other_judges)}; the figures measure this run's judge"
             )
         return out
+
+
+class CalibratedRate(BaseModel):
+    """A judge check's raw and calibrated pass rates in one run."""
+
+    raw: float | None
+    """The judge's pass rate."""
+    calibrated: float | None
+    """Corrected by the labels."""
+    low: float | None
+    """The calibrated rate's 95% interval, lower end."""
+    high: float | None
+    """Its upper end."""
+    labels: int
+    """Labels behind it."""
+
+    @classmethod
+    def of(cls, c: CheckCalibration) -> CalibratedRate:
+        """The rates of ``c``."""
+        f = c.figures
+        return cls(
+            raw=f.raw_pass_rate,
+            calibrated=f.calibrated_pass_rate,
+            low=f.calibrated_low,
+            high=f.calibrated_high,
+            labels=f.labels,
+        )
+
+
+class CalibratedChange(BaseModel):
+    """A judge check's rates in two runs, for ``compare``."""
+
+    check: str
+    """The check."""
+    base: CalibratedRate | None
+    """In the base run; None when it has no labels there."""
+    candidate: CalibratedRate | None
+    """In the candidate run; None when it has no labels there."""
+
+
+def calibrated_changes(
+    base: list[CheckCalibration], candidate: list[CheckCalibration]
+) -> list[CalibratedChange]:
+    """The judge checks calibrated in either run, base order first."""
+    before = {c.check: c for c in base if c.figures.labels}
+    after = {c.check: c for c in candidate if c.figures.labels}
+    names = list(before) + [n for n in after if n not in before]
+    return [
+        CalibratedChange(
+            check=n,
+            base=CalibratedRate.of(before[n]) if n in before else None,
+            candidate=CalibratedRate.of(after[n]) if n in after else None,
+        )
+        for n in names
+    ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..core import CheckCalibration, GateResult, RunSummary
+from ..core import CalibratedChange, CalibratedRate, CheckCalibration, GateResult, RunSummary
 from ._safe import plain
 
 CALIBRATION_NOTE = (
@@ -103,3 +103,23 @@ def gate_text(g: GateResult) -> str:
     if g.low is not None and g.high is not None:
         return f"{g.actual:.4g} (95% {g.low:.3f}-{g.high:.3f})"
     return f"{g.actual:.4g}"
+
+
+def _side(r: CalibratedRate | None) -> tuple[str, str]:
+    if r is None:
+        return "—", "— (no labels)"
+    return rate(r.raw), f"{rate(r.calibrated, r.low, r.high)} [{r.labels} labels]"
+
+
+def calibrated_change_rows(changes: list[CalibratedChange]) -> list[list[str]]:
+    """``compare``'s rows: per judge check, each run's raw and calibrated pass rates."""
+    return [[c.check, *_side(c.base), *_side(c.candidate)] for c in changes]
+
+
+CHANGE_COLUMNS = (
+    "judge check",
+    "base raw",
+    "base calibrated",
+    "candidate raw",
+    "candidate calibrated",
+)
