@@ -1,23 +1,6 @@
 """Adaptive judge samples (``samples: auto``): ask again only while the majority could still
-change, and what that rule means for a rerun and for measuring the judge's noise.
-
-The stopping rule. After each answer, with ``a`` valid answers for the leading verdict, ``b``
-for the other, ``r = max - asked`` answers still in the budget, and the assumed per-answer
-noise ``p`` (``noise``): the leader is the judge's usual answer with posterior probability
-``w = (1-p)^(a-b) / ((1-p)^(a-b) + p^(a-b))`` (even prior odds), and the chance that asking
-the whole budget would not keep it the strict majority is
-
-    P(flip) = w * P(X_r(1-p) <= m) + (1 - w) * P(X_r(p) <= m),   m = floor((b + r - a) / 2)
-
-where ``X_r(q) ~ Binomial(r, q)`` counts the remaining answers that go to the leader. Ask
-again while the answers are tied or P(flip) >= ``error``; stop when it falls below, or when
-``max`` answers were asked. Errored answers do not vote but use up the budget; the verdict
-is the majority of the valid answers (no valid answer, or a tie at ``max``, is errored).
-
-With the defaults (``max: 9``, ``error: 0.05``, ``noise: 0.1``) a lead of two answers gives
-P(flip) of about 0.012 and a lead of one about 0.1, so the rule is "ask until one verdict
-leads by two, at most 9": two agreeing answers settle it. The rule reads only the answers,
-in order: the same answers give the same verdict.
+change (:class:`AutoSamples` states the rule), what that rule means for a rerun, and how the
+judge's noise is measured from the splits it leaves.
 """
 
 from __future__ import annotations
@@ -36,10 +19,27 @@ _SHAPE = "a whole number from 1 to 25, 'auto', or {auto: true, max, error, noise
 
 
 class AutoSamples(BaseModel):
-    """``samples: auto``: ask one answer at a time until the majority is settled (see the
-    module's stopping rule)."""
+    """``samples: auto``: ask one answer at a time until the majority is settled.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    After each answer, with ``a`` valid answers for the leading verdict, ``b`` for the other,
+    ``r = max - asked`` answers left in the budget and the assumed per-answer noise ``p``
+    (``noise``), the leader is the judge's usual answer with posterior probability
+    ``w = (1-p)^(a-b) / ((1-p)^(a-b) + p^(a-b))`` (even prior odds), and the chance that
+    asking the rest of the budget would leave it without a strict majority is::
+
+        P(flip) = w * P(Bin(r, 1-p) <= m) + (1 - w) * P(Bin(r, p) <= m),  m = floor((b + r - a) / 2)
+
+    Ask again while the answers are tied or ``P(flip) >= error``; stop when it falls below,
+    or once ``max`` answers were asked. Errored answers do not vote but use up the budget; the
+    verdict is the majority of the valid answers (none, or a tie at ``max``: errored).
+
+    With the defaults (``max: 9``, ``error: 0.05``, ``noise: 0.1``) a lead of two answers
+    gives P(flip) of about 0.012 and a lead of one about 0.1, so the rule is "ask until one
+    verdict leads by two, at most 9": two agreeing answers settle it. The rule reads only the
+    answers, in order: the same answers give the same verdict.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"required": ["auto"]})
 
     auto: Literal[True] = True
     """Marks the adaptive form (``samples: {auto: true, ...}``)."""
