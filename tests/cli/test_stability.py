@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.core import CaseGates, CaseResult, CaseTally, PassPolicy
 from checkweigh.judges import JudgeReply, JudgeRequest
 from checkweigh.runs import Evaluator
+from checkweigh.server import create_app
 from checkweigh.store import Store
 from checkweigh.suites import Suite, iter_cases, load_suite
 from support import cli_process
@@ -264,9 +266,15 @@ def test_adaptive_noise_is_measured_by_maximum_likelihood(tmp_path: Path) -> Non
         assert (got["source"], got["adaptive"]) == ("measured", True)
         assert got["answer_noise"] == pytest.approx(0.15, abs=0.035), got
         assert 300 * 2 < got["answers"] < 300 * 3.2
-    code, out = stability(db, "--sims", "200")
+    shown = f"auto, at most 9 ({noise['grounded']['mean_samples']:.1f} on average)"
+    code, out = stability(db, "--sims", "200", "--html", str(tmp_path / "s.html"))
     assert code == 0, out
-    assert "auto, at most 9" in out
+    assert shown in out
+    assert shown in (tmp_path / "s.html").read_text()
+    with Store(db) as store, TestClient(create_app(store)) as client:
+        answer = client.get(f"/runs/{store.get_run('latest').id}/stability?sims=200")
+    assert answer.status_code == 200
+    assert shown in answer.text
 
 
 def test_console_report_png_and_html(tmp_path: Path) -> None:
