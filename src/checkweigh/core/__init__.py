@@ -8,6 +8,11 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._adaptive import MAX_SAMPLES as MAX_SAMPLES
+    from ._adaptive import AutoSamples as AutoSamples
+    from ._adaptive import adaptive_rerun as adaptive_rerun
+    from ._adaptive import answer_noise_mle as answer_noise_mle
+    from ._adaptive import parse_samples as parse_samples
     from ._aggregate import RunAggregator as RunAggregator
     from ._alignment import AlignmentFigures as AlignmentFigures
     from ._alignment import AlignmentReport as AlignmentReport
