@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from ._agreement import AlignmentFigures, Answer, Confusion, NotCompared, answer
+from ._agreement import AlignmentFigures, Answer, NotCompared, answer
+from ._agreement import Confusion as Confusion  # the calibration modules import it from here
 from ._grades import (
     CheckKind,
     CheckRole,
