@@ -150,3 +150,17 @@ def test_the_committed_cache_holds_the_stand_in_judges_answers(
 
     assert answers(cache) == answers(CACHE)
     assert len(answers(CACHE)) == 2 * CASES
+
+
+@pytest.mark.usefixtures("fresh_modules")
+def test_labels_import_refuses_grades_it_cannot_keep(replayed: str, example: Path) -> None:
+    labels = example / "judged-labels.csv"
+    code, out, err = _invoke("labels", "import", str(labels), "--run", "latest", "--db", replayed)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {labels}:3: grade: the store keeps yes/no labels only, so a grade would be "
+        f"lost; expected no grade (compare grades with `checkweigh align RUN {labels}`)"
+    ]
+    code, _, err = _invoke("align", "latest", "--db", replayed)
+    assert code == 2  # nothing was stored
+    assert "the store holds no labels of run" in err

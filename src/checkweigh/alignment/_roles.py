@@ -83,3 +83,20 @@ def check_grades(lines: Iterable[LabelLine], roles: Mapping[str, CheckRole], pat
                 line=line,
                 field="label",
             )
+
+
+def refuse_grades(lines: Iterable[LabelLine], path: Path) -> None:
+    """Refuse a grade where only yes/no labels are kept (the store), rather than drop it.
+
+    Raises:
+        LabelFileError: naming the file, the first graded line and ``grade``.
+    """
+    for line, label, _ in lines:
+        if label.grade is not None:
+            raise LabelFileError(
+                "the store keeps yes/no labels only, so a grade would be lost; expected no "
+                f"grade (compare grades with `checkweigh align RUN {path}`)",
+                file=path,
+                line=line,
+                field="grade",
+            )
