@@ -247,3 +247,16 @@ def test_compare_kinds_names_a_winner_only_when_the_interval_excludes_zero(
     assert low_g is not None
     assert low_g[0] < (g.kappa() or 0) < low_g[1]
     assert compare_kinds(b, g) == (low_b, low_g, comparison)  # the same report twice
+
+
+def test_a_score_of_a_yes_no_judge_is_not_read_as_a_grade() -> None:
+    # a faithfulness check stores the share of supported statements as its score
+    verdict = measured(passed("4 of 5 statements supported"), {"score": 0.8})
+    results = [CaseResult("a", 0, {"grounded": verdict}, {}, None, None)]
+    report = align(
+        pair_labels([HumanLabel("a", "grounded", False)], results),
+        {"grounded": CheckRole(CheckKind.BINARY)},
+    )
+    (check,) = report.checks
+    assert check.grades is None
+    assert [(d.judge, d.judge_grade) for d in check.disagreements] == [("yes", None)]

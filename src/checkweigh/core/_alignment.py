@@ -188,7 +188,8 @@ def align(
             continue
         judge = verdict.state is VerdictState.PASSED
         confusion.add(label.label, judge)
-        judge_grade = verdict.measures.get("score") if check in roles else None
+        metric = check in roles and roles[check].pass_threshold is not None
+        judge_grade = verdict.measures.get("score") if metric else None
         if judge_grade is not None and label.grade is not None:
             grades.setdefault(check, []).append((judge_grade, label.grade))
         if judge != label.label and repeat is not None:
