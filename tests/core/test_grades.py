@@ -5,6 +5,7 @@ checks against graded metrics by the bootstrap of the kappa difference."""
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -260,3 +261,28 @@ def test_a_score_of_a_yes_no_judge_is_not_read_as_a_grade() -> None:
     (check,) = report.checks
     assert check.grades is None
     assert [(d.judge, d.judge_grade) for d in check.disagreements] == [("yes", None)]
+
+
+def _drawn(rng: random.Random, n: int, shares: list[float]) -> Confusion:
+    counts = [0, 0, 0, 0]
+    for cell in rng.choices(range(4), weights=shares, k=n):
+        counts[cell] += 1
+    return Confusion(true_yes=counts[0], false_yes=counts[1], false_no=counts[2], true_no=counts[3])
+
+
+def test_equal_kinds_are_rarely_ranked_and_different_ones_usually_are() -> None:
+    """The comparison's false claims stay near its 5% level when both kinds agree alike with
+    people, and a real gap (kappa 0.9 against 0.5 on 100 labels each) is usually found."""
+    rng = random.Random(11)
+    alike = [0.45, 0.1, 0.1, 0.35]  # kappa 0.6 on both sides
+    claims = sum(
+        compare_kinds(_drawn(rng, 60, alike), _drawn(rng, 60, alike))[2].better is not None
+        for _ in range(150)
+    )
+    assert claims <= 15  # at most 10% (about 5% expected)
+    sharp, loose = [0.475, 0.025, 0.025, 0.475], [0.375, 0.125, 0.125, 0.375]
+    found = [
+        compare_kinds(_drawn(rng, 100, sharp), _drawn(rng, 100, loose))[2].better for _ in range(60)
+    ]
+    assert found.count(CheckKind.BINARY) >= 48  # at least 80%
+    assert CheckKind.GRADED not in found
