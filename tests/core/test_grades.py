@@ -22,6 +22,7 @@ from checkweigh.core import (
     average_ranks,
     errored,
     failed,
+    kendall_tau_b,
     measured,
     pair_labels,
     passed,
@@ -181,6 +182,14 @@ def test_a_report_with_a_graded_metric_a_yes_no_judge_and_a_code_check() -> None
     assert grades.spearman_high is not None
     assert grades.spearman_low < grades.spearman < grades.spearman_high
     assert grades.mean_abs_diff == pytest.approx(7 / 12)
+    # tau-b by counting the 66 pairs one by one
+    sign = [
+        (j1, h1, j2, h2) for i, (_, j1, h1) in enumerate(GRADED) for _, j2, h2 in GRADED[i + 1 :]
+    ]
+    score = sum(((j1 > j2) - (j1 < j2)) * ((h1 > h2) - (h1 < h2)) for j1, h1, j2, h2 in sign)
+    tied_j = sum(j1 == j2 for j1, _, j2, _ in sign)
+    tied_h = sum(h1 == h2 for _, h1, _, h2 in sign)
+    assert grades.kendall_tau_b == pytest.approx(score / math.sqrt((66 - tied_j) * (66 - tied_h)))
     assert grades.note is None
     assert [(d.case_id, d.judge_grade, d.human_grade) for d in metric.disagreements] == [
         ("c05", 3, 2),
@@ -286,3 +295,22 @@ def test_equal_kinds_are_rarely_ranked_and_different_ones_usually_are() -> None:
     ]
     assert found.count(CheckKind.BINARY) >= 48  # at least 80%
     assert CheckKind.GRADED not in found
+
+
+@pytest.mark.parametrize(
+    ("xs", "ys", "tau"),
+    [
+        # no ties: 8 concordant and 2 discordant of 10 pairs
+        ([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], (8 - 2) / 10),
+        # a tie in x: 5 concordant, 1 tied pair in x, none in y: 5 / sqrt((6 - 1) * 6)
+        ([1, 2, 2, 3], [1, 3, 2, 4], 5 / math.sqrt(30)),
+        # ties on both sides: pairs (1,3), (1,4), (2,4) concordant, x tied in (1,2) and (3,4),
+        # y tied in (2,3): 3 / sqrt((6 - 2) * (6 - 1))
+        ([0, 0, 5, 5], [1, 3, 3, 4], 3 / math.sqrt(4 * 5)),
+    ],
+)
+def test_kendall_tau_b_by_hand(xs: list[float], ys: list[float], tau: float) -> None:
+    assert kendall_tau_b(xs, ys) == pytest.approx(tau)
+    assert kendall_tau_b(ys, xs) == pytest.approx(tau)
+    assert kendall_tau_b([4, 4, 4], [1, 2, 3]) is None
+    assert kendall_tau_b([1], [1]) is None

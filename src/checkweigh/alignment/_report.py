@@ -133,7 +133,7 @@ def _render_grades(console: Console, report: AlignmentReport) -> None:
     console.print(Text("Graded metrics against human grades", style="bold"))
     table = Table(header_style="bold")
     table.add_column("check", overflow="fold")
-    for col in ("passes at", "graded", "spearman", "95% CI", "mean |diff|"):
+    for col in ("passes at", "graded", "spearman", "95% CI", "kendall tau-b", "mean |diff|"):
         table.add_column(col, justify="right")
     table.add_column("note", overflow="fold")
     for check in graded:
@@ -145,6 +145,7 @@ def _render_grades(console: Console, report: AlignmentReport) -> None:
             Text(str(g.graded)),
             Text(_num(g.spearman)),
             Text(_interval(g.spearman_low, g.spearman_high)),
+            Text(_num(g.kendall_tau_b)),
             Text(_num(g.mean_abs_diff)),
             plain(g.note or ""),
         )

@@ -69,6 +69,7 @@ if _typing.TYPE_CHECKING:
     from ._grades import KindAlignment as KindAlignment
     from ._grades import KindComparison as KindComparison
     from ._grades import average_ranks as average_ranks
+    from ._grades import kendall_tau_b as kendall_tau_b
     from ._grades import spearman as spearman
     from ._grades import spearman_interval as spearman_interval
     from ._judge_calibration import CalibratedChange as CalibratedChange

@@ -98,6 +98,33 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
+def kendall_tau_b(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Kendall's tau-b: (concordant - discordant pairs) / sqrt((n0 - tied x)(n0 - tied y)),
+    n0 = n(n - 1) / 2, so ties on either side are accounted for.
+
+    None with fewer than two pairs or when one side gives one value throughout.
+
+    Raises:
+        ValueError: ``xs`` and ``ys`` differ in length.
+    """
+    import numpy as np
+
+    if len(xs) != len(ys):
+        raise ValueError(f"expected pairs, got {len(xs)} and {len(ys)} values")
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    n = len(x)
+    score = tied_x = tied_y = 0
+    for i in range(n - 1):  # one row of the pair matrix at a time: memory stays O(n)
+        dx, dy = np.sign(x[i + 1 :] - x[i]), np.sign(y[i + 1 :] - y[i])
+        score += int(np.sum(dx * dy))
+        tied_x += int(np.sum(dx == 0))
+        tied_y += int(np.sum(dy == 0))
+    pairs = n * (n - 1) // 2
+    if pairs == 0 or tied_x == pairs or tied_y == pairs:
+        return None
+    return max(-1.0, min(1.0, score / math.sqrt((pairs - tied_x) * (pairs - tied_y))))
+
+
 def spearman_interval(rho: float, n: int) -> tuple[float, float] | None:
     """A 95% interval for Spearman's rho by Fisher's z with the variance 1.06 / (n - 3)
     (Fieller, Hartley and Pearson, 1957). None for n < 4 or |rho| = 1, where it is undefined."""
@@ -122,6 +149,9 @@ class GradeAgreement(BaseModel):
     """Lower end of its 95% Fisher-z interval (None with fewer than 4 pairs or |rho| = 1)."""
     spearman_high: float | None
     """Upper end of that interval."""
+    kendall_tau_b: float | None = None
+    """Kendall's tau-b of the same pairs (ties on either side accounted for); None when
+    undefined."""
     mean_abs_diff: float | None
     """Mean of |judge grade - human grade|, in grade points; None without grades."""
     note: str | None
@@ -154,6 +184,7 @@ def grade_agreement(pairs: Sequence[tuple[float, float]], threshold: float) -> G
         spearman=rho,
         spearman_low=interval[0] if interval else None,
         spearman_high=interval[1] if interval else None,
+        kendall_tau_b=kendall_tau_b(judge, human),
         mean_abs_diff=math.fsum(abs(a - b) for a, b in pairs) / n if n else None,
         note=note,
     )
