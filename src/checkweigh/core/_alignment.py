@@ -29,7 +29,8 @@ from ._verdict import Verdict, VerdictState
 
 
 class HumanLabel(NamedTuple):
-    """A person's yes/no answer to one check on one case."""
+    """A person's yes/no answer to one check on one case (and, for a graded metric, their
+    grade)."""
 
     case_id: str
     check: str
