@@ -14,6 +14,9 @@ from ._calibration import Calibration
 KAPPA_RESAMPLES = 2000
 """Bootstrap resamples behind a kappa's interval."""
 
+MAX_MORE_LABELS = 10_000
+"""Beyond this many more labels, a straddling kappa is said to sit on its bar."""
+
 
 class TrustStatus(StrEnum):
     """Whether a judge check's agreement with people clears its bar."""
@@ -47,7 +50,8 @@ class TrustVerdict(BaseModel):
     more_labels: int | None
     """More labels that would decide an inconclusive verdict: what ``min_labels`` still asks,
     or, for a straddling interval, an estimate (the interval's width taken to shrink as one
-    over the square root of the labels). None when no count of labels would tell."""
+    over the square root of the labels). None when no count of labels (up to 10,000 more)
+    would tell."""
     needs: str
     """In words, what is short or would decide; empty when trusted."""
 
@@ -81,9 +85,15 @@ def trust(cal: Calibration, *, min_kappa: float | None, min_labels: int | None) 
         if gap > 0:
             half = (high - low) / 2
             more = max(1, math.ceil(n * (half / gap) ** 2) - n)
-        settle = f": about {more} more labels would settle it" if more else ""
+        if more is not None and more > MAX_MORE_LABELS:
+            more = None
+        settle = (
+            f": about {more} more labels would settle it"
+            if more
+            else ": it sits on the bar, more labels may never settle it"
+        )
         needs = (
-            f"kappa {kappa:.2f} (95% {low:.2f}-{high:.2f}) straddles the required "
+            f"kappa {kappa:.2f} (95% {low:.2f} to {high:.2f}) straddles the required "
             f"{min_kappa}{settle}"
         )
     return TrustVerdict(
