@@ -17,9 +17,12 @@ from checkweigh.core import (
 )
 
 
-def _cal(tp: int, fp: int, fn: int, tn: int) -> Calibration:
+def _cal(tp: int, fp: int, fn: int, tn: int, judged: tuple[int, int] | None = None) -> Calibration:
+    """Ten executions per label on each verdict (labels in proportion: the weighted kappa is
+    the raw one), unless ``judged`` says how many yes and no verdicts the run had."""
     confusion = Confusion(true_yes=tp, false_yes=fp, false_no=fn, true_no=tn)
-    return calibrate("tone", 500, 300, confusion)
+    yes, no = judged or (10 * (tp + fp), 10 * (fn + tn))
+    return calibrate("tone", yes, no, confusion)
 
 
 def test_too_few_labels_is_inconclusive_whatever_the_kappa() -> None:
@@ -27,6 +30,28 @@ def test_too_few_labels_is_inconclusive_whatever_the_kappa() -> None:
     assert verdict.status is TrustStatus.INCONCLUSIVE
     assert verdict.more_labels == 12
     assert verdict.needs == "12 more labels (50 required, 38 made)"
+
+
+def test_trust_reads_the_kappa_the_whole_run_would_show_not_the_labelling_policys() -> None:
+    # the same judge, labelled mostly on its no verdicts (as the queue does on a lenient
+    # judge): the raw kappa moves with that choice, the weighted one stays the run's
+    run = (900, 100)
+    even = _cal(81, 9, 3, 7, judged=run)  # labels in proportion to the verdicts
+    skewed = _cal(27, 3, 21, 49, judged=run)  # 30 yes, 70 no verdicts labelled
+    assert even.kappa == pytest.approx(even.weighted_kappa)
+    assert skewed.kappa is not None
+    assert skewed.weighted_kappa is not None
+    assert skewed.kappa > 0.5 > skewed.weighted_kappa
+    assert skewed.weighted_kappa == pytest.approx(even.weighted_kappa)
+    verdict = trust(skewed, min_kappa=0.5, min_labels=50)
+    assert verdict.kappa == pytest.approx(skewed.weighted_kappa)
+    assert verdict.status is not TrustStatus.TRUSTED
+
+
+def test_no_label_on_one_verdict_is_inconclusive() -> None:
+    verdict = trust(_cal(40, 10, 0, 0, judged=(900, 100)), min_kappa=0.5, min_labels=None)
+    assert verdict.status is TrustStatus.INCONCLUSIVE
+    assert verdict.needs.startswith("no label on the judge's no verdicts yet")
 
 
 def test_a_judge_that_agrees_is_trusted() -> None:
