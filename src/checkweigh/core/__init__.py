@@ -76,6 +76,7 @@ if _typing.TYPE_CHECKING:
     from ._judge_calibration import CalibratedRate as CalibratedRate
     from ._judge_calibration import CheckCalibration as CheckCalibration
     from ._judge_calibration import calibrated_changes as calibrated_changes
+    from ._judge_calibration import calibrated_tcr as calibrated_tcr
     from ._label_budget import labels_for_width as labels_for_width
     from ._label_budget import labels_to_decide as labels_to_decide
     from ._label_budget import projected_half_width as projected_half_width

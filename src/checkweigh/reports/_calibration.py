@@ -12,7 +12,8 @@ from ._safe import plain
 CALIBRATION_NOTE = (
     "calibrated = the share of executions a person would pass, from the judge's verdicts "
     "corrected by the labels (Rogan-Gladen, 95% interval over the run's sampling and the "
-    "judge's measured error); only check pass rates are corrected, not scores, TCR or outcomes"
+    "judge's measured error); check pass rates are corrected, and a rubric's TCR where it is "
+    "linear in them; outcome classes, case pass/fail and pass^k are not"
 )
 
 
