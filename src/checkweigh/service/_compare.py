@@ -179,6 +179,8 @@ def _calibrated(store: Store, result: Comparison, base: RunInfo, cand: RunInfo) 
     """``result`` with both runs' judge checks calibrated against the labels as they stand
     now (labels made since either run ended count): never memoized."""
     changes = calibrated_changes(calibrate_run(store, base), calibrate_run(store, cand))
+    if changes == result.calibrated:
+        return result  # the kept comparison itself, when no label changed it
     return result.model_copy(update={"calibrated": changes})
 
 
