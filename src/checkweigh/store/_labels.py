@@ -251,8 +251,18 @@ class CheckLabels:
         return sum(bool(e.labels) and e.truth is None for e in self.decided)
 
     def reviewer_pairs(self) -> list[tuple[bool, bool]]:
-        """The answers of the two first reviewers on every execution two labelled."""
-        return [(e.labels[0].label, e.labels[1].label) for e in self.decided if len(e.labels) >= 2]
+        """The answers of the two reviewers who labelled most here (by name on a tie), each
+        pair in the same reviewers' order, on every execution both labelled."""
+        ranked = sorted(self.reviewers().items(), key=lambda item: (-item[1], item[0]))
+        if len(ranked) < 2:
+            return []
+        first, second = ranked[0][0], ranked[1][0]
+        pairs = []
+        for e in self.decided:
+            said = {label.reviewer: label.label for label in e.labels}
+            if first in said and second in said:
+                pairs.append((said[first], said[second]))
+        return pairs
 
     def reviewers(self) -> Counter[str]:
         """Labels per reviewer, over this run's executions."""
