@@ -115,7 +115,11 @@ def test_csv_and_jsonl_read_back_the_labels_written(
 CSV_HEADER = "case,check,label,repeat\n"
 
 CSV_ERRORS = [
-    ("", "l.csv: is empty; expected a header row of case, check, label (optional repeat, note, reviewer)"),
+    (
+        "",
+        "l.csv: is empty; expected a header row of case, check, label (optional repeat, note, "
+        "reviewer)",
+    ),
     ("\n\n", "l.csv: is empty; expected a header row of case, check, label"),
     (CSV_HEADER, "l.csv: holds no labels; expected rows of case, check, label"),
     (
@@ -174,8 +178,8 @@ JSONL_ERRORS = [
     (_jsonl(ROW, "{not json"), "l.jsonl:2: invalid JSON: Expecting property name"),
     (
         _jsonl(["a", "tone", "yes"]),
-        "l.jsonl:1: expected a JSON object with keys case, check, label (optional repeat, note, reviewer), "
-        "got list",
+        "l.jsonl:1: expected a JSON object with keys case, check, label (optional repeat, note, "
+        "reviewer), got list",
     ),
     (_jsonl({**ROW, "answer": "yes"}), "l.jsonl:1: answer: unknown key; expected case, check"),
     (_jsonl({"case": "a", "label": "yes"}), "l.jsonl:1: check: missing; expected case, check"),

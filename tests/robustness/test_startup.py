@@ -92,7 +92,8 @@ def test_a_database_of_an_older_revision_is_migrated_with_its_runs(folder: Path)
     done = cli.run(["run", "suite.yaml", "--db", f"sqlite:///{db}", "-q"], folder)
     assert done.code == 0, done.out + done.err
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(HEAD_REVISION,)]
+        version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        assert version == [(HEAD_REVISION,)]
         runs = [row[0] for row in conn.execute("SELECT suite FROM runs ORDER BY created_at")]
     assert runs == ["bookings", "bookings"]
 

@@ -51,6 +51,7 @@ def test_a_new_database_is_created_at_head(db_url: str) -> None:
             "case_results",
             "case_bodies",
             "verdicts_not_passed",
+            "labels",
         }
     # opening it again changes nothing
     with Store(db_url) as store:
@@ -180,7 +181,8 @@ def test_the_migrations_ship_inside_the_package() -> None:
     assert (folder / "versions" / f"{INITIAL_REVISION}_initial.py").is_file()
     assert (folder / "versions" / "0002_run_owner.py").is_file()
     assert (folder / "versions" / "0003_cases_verdicts.py").is_file()
-    assert head_revision() == "0003"
+    assert (folder / "versions" / "0004_labels.py").is_file()
+    assert head_revision() == "0004"
 
 
 def test_revision_0003_gives_the_results_already_stored_their_verdict_rows(db_url: str) -> None:
@@ -234,7 +236,7 @@ def test_revision_0003_gives_the_results_already_stored_their_verdict_rows(db_ur
     engine.dispose()
 
     with Store(db_url) as store:
-        assert _version(store) == ["0003"]
+        assert _version(store) == [head_revision()]
         with store.engine.connect() as conn:
             rows = conn.execute(
                 text('SELECT "check", state, idx FROM verdicts_not_passed ORDER BY idx, "check"')

@@ -13,5 +13,10 @@ if _typing.TYPE_CHECKING:
     from ._report import alignment_document as alignment_document
     from ._report import render_alignment as render_alignment
     from ._report import write_alignment_json as write_alignment_json
+    from ._stored import EXPORT_COLUMNS as EXPORT_COLUMNS
+    from ._stored import export_rows as export_rows
+    from ._stored import export_text as export_text
+    from ._stored import labels_of_file as labels_of_file
+    from ._stored import stored_pairs as stored_pairs
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

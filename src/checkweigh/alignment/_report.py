@@ -22,6 +22,8 @@ NOT_COMPARED_WORDS = {
     NotCompared.CHECK_MISSING: "check not in the run",
     NotCompared.REPEAT_MISSING: "repeat not in the run",
     NotCompared.CASE_MISSING: "case not in the run",
+    NotCompared.STALE: "stale (made on another criterion or other evidence)",
+    NotCompared.REVIEWERS_SPLIT: "reviewers split evenly",
 }
 
 

@@ -7,6 +7,7 @@ from . import (
     _app,  # noqa: F401  (registers run, runs, show)
     _compare,  # noqa: F401  (registers compare)
     _import,  # noqa: F401  (registers import)
+    _labels,  # noqa: F401  (registers labels import|export)
     _plugins,  # noqa: F401  (registers plugins)
     _serve,  # noqa: F401  (registers serve)
     _stability,  # noqa: F401  (registers stability)

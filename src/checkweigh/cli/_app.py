@@ -34,6 +34,7 @@ from ._common import (
     check_writable,
     consoles,
     fail_input,
+    gates_exit,
     labelled,
     user_output_inert,
     warn_abandoned,
@@ -402,7 +403,7 @@ def run(
             plain(f"note: signal received after run {outcome.run_id} was stored; it is complete"),
             soft_wrap=True,
         )
-    raise typer.Exit(0 if outcome.summary.gates_passed else EXIT_GATES_FAILED)
+    raise typer.Exit(gates_exit(outcome.summary))
 
 
 def _end(progress: Progress, started: list[Any]) -> None:
@@ -571,7 +572,7 @@ def show(
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_GATES_FAILED)
-    raise typer.Exit(0 if info.summary.gates_passed else EXIT_GATES_FAILED)
+    raise typer.Exit(gates_exit(info.summary))
 
 
 def main() -> None:

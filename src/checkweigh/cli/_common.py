@@ -20,6 +20,7 @@ from ..reports import clean
 from ._usage import Context, NoArgsIsHelpError, UsageError, usage_line
 
 if TYPE_CHECKING:
+    from ..core import RunSummary
     from ..importers import OnBadRecord
     from ..store import RunInfo
 
@@ -215,7 +216,20 @@ EXIT_GATES_FAILED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 """An unexpected error inside checkweigh: a bug to report."""
+EXIT_NOT_DECIDED = 4
+"""The run is complete but a gate could not be decided: it rests on a judge check below its
+``trust:`` bar, or reads a calibrated rate whose interval holds its bound."""
 EXIT_INTERRUPTED = 130
+
+
+def gates_exit(summary: RunSummary) -> int:
+    """The exit code of a complete run's gates: 0 passed, 1 failed, 4 not decided."""
+    passed = summary.gates_passed
+    if passed:
+        return 0
+    if passed is None and summary.gates_not_decided is None:
+        return EXIT_NOT_DECIDED
+    return EXIT_GATES_FAILED
 
 
 def labelled(label: str, text: str) -> Text:

@@ -21,6 +21,9 @@ if _typing.TYPE_CHECKING:
     from ._alignment import align as align
     from ._alignment import kappa_band as kappa_band
     from ._alignment import pair_labels as pair_labels
+    from ._calibration import Calibration as Calibration
+    from ._calibration import WeightedConfusion as WeightedConfusion
+    from ._calibration import calibrate as calibrate
     from ._case import Case as Case
     from ._case import Step as Step
     from ._case import StepKind as StepKind
@@ -55,6 +58,13 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._judge_calibration import CheckCalibration as CheckCalibration
+    from ._label_budget import labels_for_width as labels_for_width
+    from ._label_budget import labels_to_decide as labels_to_decide
+    from ._label_budget import projected_half_width as projected_half_width
+    from ._label_queue import next_stratum as next_stratum
+    from ._label_queue import queue_order as queue_order
+    from ._label_queue import random_order as random_order
     from ._labels import CRITERION_IGNORED as CRITERION_IGNORED
     from ._labels import Label as Label
     from ._labels import LabelSource as LabelSource
@@ -134,6 +144,12 @@ if _typing.TYPE_CHECKING:
     from ._summary import UnheldPath as UnheldPath
     from ._summary import WorstCase as WorstCase
     from ._thresholds import CompareThresholds as CompareThresholds
+    from ._trust import KAPPA_RESAMPLES as KAPPA_RESAMPLES
+    from ._trust import TrustStatus as TrustStatus
+    from ._trust import TrustVerdict as TrustVerdict
+    from ._trust import kappa_interval as kappa_interval
+    from ._trust import reviewer_kappa as reviewer_kappa
+    from ._trust import trust as trust
     from ._usage import CaseUsage as CaseUsage
     from ._usage import trace_usage as trace_usage
     from ._verdict import MeasuredVerdict as MeasuredVerdict

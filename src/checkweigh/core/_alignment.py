@@ -43,6 +43,10 @@ class NotCompared(StrEnum):
     CHECK_MISSING = "check_missing"
     REPEAT_MISSING = "repeat_missing"
     CASE_MISSING = "case_missing"
+    STALE = "stale"
+    """A stored label made under another criterion, or on evidence no execution here has."""
+    REVIEWERS_SPLIT = "reviewers_split"
+    """Reviewers labelled the execution yes and no as often."""
 
 
 class LabelPair(NamedTuple):

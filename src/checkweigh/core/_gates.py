@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ._judge_calibration import CheckCalibration
+from ._label_budget import labels_to_decide
 from ._outcome import OutcomeClass
 from ._summary import GateResult, RunSummary
+from ._trust import TrustStatus
 
 
 class GateMetric(StrEnum):
@@ -28,6 +31,10 @@ class GateMetric(StrEnum):
     """The chance that all ``k`` tries of a task pass: pass^k (runs with repeats)."""
     FLAKY_RATE = "flaky_rate"
     """The share of repeated tasks that passed on some tries and not on others."""
+    CALIBRATED_PASS_RATE = "calibrated_pass_rate"
+    """A judge check's pass rate corrected by people's labels (see
+    :class:`~checkweigh.core.Calibration`): the gate passes when its 95% interval is within
+    the bounds, fails when it is wholly outside, and is not decided while it holds a bound."""
 
 
 RUN_METRICS = frozenset(
@@ -77,6 +84,9 @@ class Gate:
 
     def measure(self, summary: RunSummary) -> float | None:
         """The gate's metric on ``summary``; None when it cannot be measured."""
+        if self.metric is GateMetric.CALIBRATED_PASS_RATE:
+            found = self._calibration(summary)
+            return None if found is None else found.figures.calibrated_pass_rate
         if self.metric is GateMetric.ERRORED_EXECUTIONS:
             return float(summary.errored_executions)
         if self.metric in RUN_METRICS:  # reliability: unmeasurable without repeats
@@ -109,15 +119,84 @@ class Gate:
             return None
         return row.pass_hat_k if self.metric is GateMetric.PASS_HAT_K else row.pass_at_k
 
+    def _calibration(self, summary: RunSummary) -> CheckCalibration | None:
+        for found in summary.calibration:
+            if found.check == self.check:
+                return found
+        return None
+
+    def rests_on(self, summary: RunSummary) -> set[str]:
+        """The checks whose verdicts the gate's metric is made of."""
+        if self.metric in (GateMetric.CHECK_PASS_RATE, GateMetric.CALIBRATED_PASS_RATE):
+            return {self.check} if self.check else set()
+        if self.metric is GateMetric.ERRORED_EXECUTIONS:
+            return set()
+        rubrics = summary.rubrics
+        if self.metric not in RUN_METRICS and self.rubric is not None:
+            rubrics = [r for r in rubrics if r.rubric == self.rubric]
+        return {stats.check for r in rubrics for stats in r.checks}
+
     def evaluate(self, summary: RunSummary) -> GateResult:
-        """Whether ``summary`` meets the gate; an unmeasurable metric fails it."""
+        """Whether ``summary`` meets the gate; an unmeasurable metric fails it. A gate resting
+        on a judge check below its ``trust:`` bar, or reading a calibrated rate whose interval
+        holds a bound, is not decided."""
         actual = self.measure(summary)
         ok = actual is not None
         if actual is not None and self.minimum is not None:
             ok = ok and actual >= self.minimum - 1e-12
         if actual is not None and self.maximum is not None:
             ok = ok and actual <= self.maximum + 1e-12
-        return GateResult(gate=self.describe(), passed=ok, actual=actual)
+        result = GateResult(gate=self.describe(), passed=ok, actual=actual)
+        short = [
+            f"{c.check}'s agreement with people is {c.trust.status.value}: {c.trust.needs}"
+            for c in summary.calibration
+            if c.trust is not None
+            and c.trust.status is not TrustStatus.TRUSTED
+            and c.check in self.rests_on(summary)
+        ]
+        if short:
+            return result.model_copy(
+                update={"passed": False, "decided": False, "needs": "; ".join(short)}
+            )
+        if self.metric is GateMetric.CALIBRATED_PASS_RATE and actual is not None:
+            return self._by_interval(result, summary)
+        return result
+
+    def _by_interval(self, result: GateResult, summary: RunSummary) -> GateResult:
+        found = self._calibration(summary)
+        assert found is not None  # measured
+        cal = found.figures
+        low, high = cal.calibrated_low, cal.calibrated_high
+        assert low is not None
+        assert high is not None
+        update: dict[str, object] = {"low": low, "high": high}
+        bounds = [b for b in (self.minimum, self.maximum) if b is not None]
+        outside = (self.minimum is not None and high < self.minimum) or (
+            self.maximum is not None and low > self.maximum
+        )
+        inside = all(not low <= b <= high for b in bounds)
+        if outside:
+            update["passed"] = False
+        elif inside:
+            update["passed"] = True
+        else:
+            held = [b for b in bounds if low <= b <= high]
+            more = [labels_to_decide(cal, b) for b in held]
+            if any(n is None for n in more):
+                needs = (
+                    f"its 95% interval {low:.3f}-{high:.3f} holds the bound, and labelling the "
+                    f"rest of this run ({cal.labels} of {cal.judged_yes + cal.judged_no} "
+                    "labelled) would not settle it: a run of more cases might, unless the rate "
+                    "sits on the bound"
+                )
+            else:
+                needs = (
+                    f"its 95% interval {low:.3f}-{high:.3f} holds the bound: about "
+                    f"{max(n for n in more if n is not None)} more label(s) of "
+                    f"{self.check} would decide it ({cal.labels} made)"
+                )
+            update.update(passed=False, decided=False, needs=needs)
+        return result.model_copy(update=update)
 
 
 DEFAULT_GATES: tuple[Gate, ...] = ()
@@ -126,5 +205,17 @@ DEFAULT_GATES: tuple[Gate, ...] = ()
 
 
 def apply_gates(summary: RunSummary, gates: tuple[Gate, ...]) -> RunSummary:
-    """A copy of ``summary`` with its gate results filled in."""
-    return summary.model_copy(update={"gates": [g.evaluate(summary) for g in gates]})
+    """A copy of ``summary`` with its gate results filled in, and its pass dimensions not
+    decided when a judge check weighed in a rubric is below its ``trust:`` bar."""
+    weighed = {stats.check for r in summary.rubrics for stats in r.checks}
+    short = [
+        f"{c.check}'s agreement with people is {c.trust.status.value}: {c.trust.needs}"
+        for c in summary.calibration
+        if c.trust is not None and c.trust.status is not TrustStatus.TRUSTED and c.check in weighed
+    ]
+    return summary.model_copy(
+        update={
+            "gates": [g.evaluate(summary) for g in gates],
+            "case_gates_undecided": "; ".join(short) or None,
+        }
+    )

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from ._judge_calibration import CheckCalibration
 from ._reliability import Reliability
 
 
@@ -130,6 +131,22 @@ class GateResult(BaseModel):
     decides nothing (the run's ``gates_passed`` is None)."""
     actual: float | None
     """The measured value (None when it could not be measured, which fails the gate)."""
+    decided: bool = True
+    """False when the gate rests on a judge check below its ``trust:`` bar, or reads a
+    calibrated rate whose interval holds its bound: it neither passed nor failed (``passed``
+    is then False) and ``needs`` says what would decide it."""
+    needs: str | None = None
+    """What would decide a gate that is not decided: more labels, or a judge's agreement."""
+    low: float | None = None
+    """The lower end of the measured value's 95% interval, for a calibrated rate."""
+    high: float | None = None
+    """The upper end of that interval."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> Literal["passed", "failed", "not_decided"]:
+        """The gate's result in one word."""
+        return "not_decided" if not self.decided else "passed" if self.passed else "failed"
 
 
 class FailingCase(BaseModel):
@@ -295,6 +312,13 @@ class RunSummary(BaseModel):
     """The agent's tokens, cost and mean latency, when some execution recorded any."""
     reliability: Reliability | None = None
     """pass@k, pass^k and flaky tasks over each task's tries (runs with ``--repeat`` > 1)."""
+    calibration: list[CheckCalibration] = Field(default_factory=list)
+    """The judge checks measured against people's labels (those with labels in the store, a
+    ``trust:`` bar, or a gate on their calibrated rate), as the labels stood when the run
+    ended."""
+    case_gates_undecided: str | None = None
+    """Why the two pass dimensions are not decided although the run is complete: a judge check
+    weighed in a rubric is below its ``trust:`` bar. None when they are decided."""
     gates_not_decided: str | None = None
     """Why the run's gates are not decided (it ended before every case finished: interrupted,
     stopped by an error, abandoned); None when they are. The gate values are then measured on
@@ -307,8 +331,25 @@ class RunSummary(BaseModel):
         not decided (see :attr:`gates_not_decided`)."""
         if self.gates_not_decided is not None:
             return None
-        dims = self.case_gates is None or self.case_gates.passed_both
-        return dims and all(g.passed for g in self.gates)
+        dims_decided = self.case_gates is None or self.case_gates_undecided is None
+        if dims_decided and self.case_gates is not None and not self.case_gates.passed_both:
+            return False
+        if any(g.decided and not g.passed for g in self.gates):
+            return False  # a gate that failed decides, whatever the undecided ones would do
+        if not dims_decided or not all(g.decided for g in self.gates):
+            return None
+        return True
+
+    def to_decide(self) -> list[str]:
+        """What each gate that is not decided needs (the run itself being complete), in words;
+        empty when every gate is decided."""
+        if self.gates_not_decided is not None:
+            return []
+        out = []
+        if self.case_gates is not None and self.case_gates_undecided is not None:
+            out.append(f"pass dimensions: {self.case_gates_undecided}")
+        out += [f"{g.gate}: {g.needs}" for g in self.gates if not g.decided]
+        return out
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -51,6 +51,7 @@ if _typing.TYPE_CHECKING:
     from ._graded import overall_score as overall_score
     from ._graded import reweighted as reweighted
     from ._judged import JudgedCheck as JudgedCheck
+    from ._judged import Trust as Trust
     from ._judged import judge_failure as judge_failure
     from ._metered import MeteredJudge as MeteredJudge
     from ._metered import Prices as Prices

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..checks import Probe, model_probes
 from ..core import Case, Verdict, errored
@@ -27,12 +27,27 @@ def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
     return errored(str(exc), reason="judge answer invalid")
 
 
+class Trust(BaseModel):
+    """What a judge check must show against people's labels before a gate may rest on it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
+    """The lowest Cohen's kappa between the judge and the labels a gate accepts."""
+    min_labels: int | None = Field(default=None, ge=1)
+    """The fewest labelled executions (of this run's verdicts) a gate accepts."""
+
+
 class JudgedCheck(BaseModel):
     """Base of the built-in judge checks: strict frozen fields and a versioned ``evaluate``
     that asks the judge it is given. Subclasses set ``type`` and implement :meth:`evaluate`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trust: Trust | None = None
+    """Agreement with people's labels that gates resting on this check require (else they
+    are not decided); None: gates read it as they read any check."""
 
     decides_pass: ClassVar[bool] = False
     """True for checks that decide a case's pass/fail beside the score (expected outcomes)."""

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import CaseGates, JudgeStats, OutcomeClass, RubricSummary, RunSummary
+from ._calibration import calibration_lines, calibration_table, gate_text
 from ._safe import clean, plain
 
 _OUTCOME_STYLE = {
@@ -212,19 +213,33 @@ def render_summary(
         console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
+    if (calibrated := calibration_table(summary)) is not None:
+        console.print(calibrated)
+        for line in calibration_lines(summary):
+            console.print(line)
     decided = summary.gates_not_decided is None
     if summary.case_gates is not None:
-        _case_gates(console, summary.case_gates, decided)
+        _case_gates(console, summary.case_gates, decided and summary.case_gates_undecided is None)
     for g in summary.gates:
-        actual = "unmeasured" if g.actual is None else f"{g.actual:.4g}"
         console.print(
             Text.assemble(
-                "gate ", _mark(g.passed, decided), clean(f"  {g.gate}  (actual {actual})")
+                "gate ",
+                _mark(g.passed, decided and g.decided),
+                clean(f"  {g.gate}  (actual {gate_text(g)})"),
             )
         )
+        if decided and not g.decided and g.needs:
+            console.print(plain(f"     not decided: {g.needs}", style="yellow"))
     if summary.gates_not_decided is not None:
         console.print(
             Text.assemble(("gates not decided", "bold yellow"), f": {summary.gates_not_decided}")
+        )
+    elif summary.gates_passed is None and summary.to_decide():
+        console.print(
+            Text.assemble(
+                ("gates not decided", "bold yellow"),
+                clean(" (exit 4): " + "; ".join(summary.to_decide())),
+            )
         )
     elif summary.gates or summary.case_gates is not None:
         verdict = "passed" if summary.gates_passed else "FAILED"

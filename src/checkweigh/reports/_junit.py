@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..core import CaseResult, CaseState, PassPolicy, RunSummary, VerdictState
+from ._calibration import gate_text
 from ._files import replaced_at
 from ._safe import clean
 
@@ -56,8 +57,10 @@ def _testcase(suite: str, result: CaseResult, policy: PassPolicy, repeats: bool)
 
 
 def _gates_suite(suite: str, summary: RunSummary) -> ET.Element:
-    rows: list[tuple[str, bool, str]] = []
+    # (name, passed, text, why it is not decided: None when it is)
+    rows: list[tuple[str, bool, str, str | None]] = []
     g = summary.case_gates
+    dims = summary.case_gates_undecided
     if g is not None:
         metrics = g.weighted_metrics_score_pct
         shown = "unmeasured" if metrics is None else f"{metrics:.1f}%"
@@ -66,6 +69,7 @@ def _gates_suite(suite: str, summary: RunSummary) -> ET.Element:
                 "metrics",
                 g.metrics_passed,
                 f"mean case score {shown}, threshold {g.metrics_pass_threshold:g}%",
+                dims,
             )
         )
         rows.append(
@@ -74,32 +78,35 @@ def _gates_suite(suite: str, summary: RunSummary) -> ET.Element:
                 g.cases_passed,
                 f"pass rate {g.cases_pass_rate_pct:.1f}% ({g.passed} of {g.executions}), "
                 f"threshold {g.cases_pass_threshold:g}%",
+                dims,
             )
         )
     for gate in summary.gates:
-        actual = "unmeasured" if gate.actual is None else f"{gate.actual:.4g}"
-        rows.append((gate.gate, gate.passed, f"{gate.gate} (actual {actual})"))
-    undecided = summary.gates_not_decided
-    skipped = len(rows) if undecided is not None else 0
+        text = f"{gate.gate} (actual {gate_text(gate)})"
+        rows.append((gate.gate, gate.passed, text, None if gate.decided else gate.needs))
+    run_wide = summary.gates_not_decided
+    if run_wide is not None:  # measured on the finished part only: neither pass nor fail
+        rows = [(name, ok, text, run_wide) for name, ok, text, _ in rows]
+    skipped = sum(why is not None for *_, why in rows)
     node = ET.Element(
         "testsuite",
         {
             "name": _clean(f"{suite} gates"),
             "tests": str(len(rows)),
-            "failures": str(0 if skipped else sum(not ok for _, ok, _ in rows)),
+            "failures": str(sum(not ok and why is None for _, ok, _, why in rows)),
             "errors": "0",
             "skipped": str(skipped),
             "time": "0",
         },
     )
-    for name, ok, text in rows:
+    for name, ok, text, why in rows:
         case = ET.SubElement(
             node,
             "testcase",
             {"name": _clean(f"gate: {name}"), "classname": _clean(f"{suite}.gates"), "time": "0"},
         )
-        if undecided is not None:  # measured on the finished part only: neither pass nor fail
-            ET.SubElement(case, "skipped", {"message": _clean(f"not decided: {undecided}")})
+        if why is not None:
+            ET.SubElement(case, "skipped", {"message": _clean(f"not decided: {why}")})
             ET.SubElement(case, "system-out").text = _clean(text)
         elif ok:
             ET.SubElement(case, "system-out").text = _clean(text)

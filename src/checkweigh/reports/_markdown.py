@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from ..core import CaseGates, RunSummary
+from ._calibration import CALIBRATION_COLUMNS, CALIBRATION_NOTE, calibration_rows, gate_text
 from ._console import agent_line, case_pass_rule, headline, reliability_line, truncated_tcr
 from ._files import replaced_at
 from ._safe import clean
@@ -71,6 +72,9 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     ]
     if summary.gates_not_decided is not None:
         lines += [f"**Gates not decided**: {escape_md(summary.gates_not_decided)}.", ""]
+    elif ok is None and summary.to_decide():
+        waiting = "; ".join(summary.to_decide())
+        lines += [f"**Gates not decided** (exit 4): {escape_md(waiting, limit=1200)}.", ""]
     if summary.case_gates is not None:
         lines += [
             f"**{escape_md(headline(summary.case_gates))}**; "
@@ -80,11 +84,19 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     if summary.case_gates is not None or summary.gates:
         lines += ["| gate | actual | threshold | result |", "| --- | ---: | ---: | --- |"]
         if summary.case_gates is not None:
-            lines += _dimensions(summary.case_gates, decided)
+            lines += _dimensions(summary.case_gates, decided and not summary.case_gates_undecided)
         for gate in summary.gates:
-            actual = "unmeasured" if gate.actual is None else f"{gate.actual:.4g}"
-            lines.append(f"| {escape_md(gate.gate)} | {actual} | | {_mark(gate.passed, decided)} |")
+            mark = _mark(gate.passed, decided and gate.decided)
+            lines.append(f"| {escape_md(gate.gate)} | {gate_text(gate)} | | {mark} |")
         lines.append("")
+    if summary.calibration:
+        lines += [
+            "| " + " | ".join(CALIBRATION_COLUMNS) + " |",
+            "| --- | " + " | ".join("---:" for _ in CALIBRATION_COLUMNS[1:-1]) + " | --- |",
+        ]
+        for c in summary.calibration:
+            lines.append("| " + " | ".join(escape_md(cell) for cell in calibration_rows(c)) + " |")
+        lines += ["", f"_{escape_md(CALIBRATION_NOTE, limit=600)}._", ""]
     lines += [
         "| rubric | TCR (mean score) | 95% CI | band | scored | errored | top failing checks |",
         "| --- | ---: | ---: | --- | ---: | ---: | --- |",

@@ -17,6 +17,8 @@ from ..core import (
     CONFIG_VERSION,
     Case,
     CaseResult,
+    CheckCalibration,
+    GateMetric,
     PassPolicy,
     RunAggregator,
     RunConfig,
@@ -34,7 +36,7 @@ from ..judges import (
     judge_notes,
     judge_settings,
 )
-from ..store import Handoff, ResultWriter, Rows, RunStatus, Store, gate_specs
+from ..store import Handoff, ResultWriter, Rows, RunStatus, Store, calibrate_run, gate_specs
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
 from ._engine import Evaluator, close_target, judge_checks
@@ -182,10 +184,13 @@ async def _execute(
     tally = source.context()  # what the import skipped, for the report
 
     def summarize() -> RunSummary:
-        summary = apply_gates(aggregator.summary(), suite.gates)
+        calibrated = _calibration(store, run_id, suite)
+        summary = aggregator.summary().model_copy(update={"calibration": calibrated})
+        summary = apply_gates(summary, suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
         unheld = evaluator.watch.unheld()
         told = notes + [unheld_note(k) for k in unheld] + source.notes(tally) + judge_notes(judge)
+        told += [note for c in calibrated for note in c.notes()]
         paths = [UnheldPath(check=c, field=f, path=p) for c, f, p in unheld]
         return summary.model_copy(update={"notes": told, "judge": stats, "unheld_paths": paths})
 
@@ -247,6 +252,15 @@ async def _execute(
         outcome = _stop_early(store, run_id, writer, summarize, _why(exc))
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+def _calibration(store: Store, run_id: str, suite: Suite) -> list[CheckCalibration]:
+    """The suite's judge checks against the labels in the store, as they stand now (a gate
+    on a calibrated rate always has its check's figures)."""
+    named = {g.check for g in suite.gates if g.metric is GateMetric.CALIBRATED_PASS_RATE}
+    if not any(c.judged for c in suite.checks.values()):
+        return []
+    return calibrate_run(store, store.get_run(run_id), include={n for n in named if n})
 
 
 class _RunSink:

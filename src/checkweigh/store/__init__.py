@@ -6,6 +6,10 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._calibrate import calibrate_run as calibrate_run
+    from ._calibrate import calibration_of as calibration_of
+    from ._calibrate import judge_checks_of as judge_checks_of
+    from ._calibrate import trust_bars as trust_bars
     from ._connect import DB_ENV as DB_ENV
     from ._connect import DEFAULT_DB_PATH as DEFAULT_DB_PATH
     from ._connect import resolve_url as resolve_url

@@ -121,6 +121,8 @@ class RunInfo(BaseModel):
             )
         if self.summary.gates_passed:
             return RunVerdict("passed", "every pass threshold and gate was met")
+        if self.summary.gates_passed is None:
+            return RunVerdict("not decided", "; ".join(self.summary.to_decide()))
         return RunVerdict("failed", "a pass threshold or gate was not met")
 
 

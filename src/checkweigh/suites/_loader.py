@@ -460,6 +460,15 @@ def _build_gates(ctx: _Ctx, spec: SuiteSpec, rubrics: tuple[Rubric, ...]) -> tup
                 ("gates", i, "rubric"),
                 f"unknown rubric {shown(g.rubric)}; the suite defines: {', '.join(by_name)}",
             )
+        if g.metric is GateMetric.CALIBRATED_PASS_RATE:
+            found = ctx.checks.get(g.check or "")
+            if found is None or not found.judged:
+                judged = [n for n, c in ctx.checks.items() if c.judged]
+                raise ctx.error(
+                    ("gates", i, "check"),
+                    f"{shown(g.check)} is not a judge check of the suite; a calibrated pass "
+                    f"rate is a judge check's (judge checks: {', '.join(judged) or 'none'})",
+                )
         if g.metric is GateMetric.CHECK_PASS_RATE and g.rubric is not None:
             names = by_name[g.rubric].check_names
             if g.check not in names:

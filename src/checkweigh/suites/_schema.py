@@ -209,7 +209,7 @@ class GateSpec(_Strict):
     rubric: str | None = None
     """The rubric measured (all metrics but errored_executions)."""
     check: str | None = None
-    """The check (check_pass_rate)."""
+    """The check (check_pass_rate; a judge check for calibrated_pass_rate)."""
     outcome: OutcomeClass | None = None
     """The outcome class (outcome_rate)."""
     min: Number | None = None
@@ -228,11 +228,14 @@ class GateSpec(_Strict):
             raise ValueError(f"metric {self.metric.value} needs 'k' (tries per task)")
         if not reliability and self.k is not None:
             raise ValueError(f"'k' is for pass_at_k and pass_hat_k, not {self.metric.value}")
-        needs_rubric = self.metric not in RUN_METRICS
+        calibrated = self.metric is GateMetric.CALIBRATED_PASS_RATE
+        needs_rubric = self.metric not in RUN_METRICS and not calibrated
         if needs_rubric and self.rubric is None:
             raise ValueError(f"metric {self.metric.value} needs 'rubric'")
         if self.metric is GateMetric.CHECK_PASS_RATE and self.check is None:
             raise ValueError("metric check_pass_rate needs 'check'")
+        if calibrated and self.check is None:
+            raise ValueError("metric calibrated_pass_rate needs 'check' (a judge check)")
         if self.metric is GateMetric.OUTCOME_RATE and self.outcome is None:
             raise ValueError("metric outcome_rate needs 'outcome'")
         return self

@@ -85,6 +85,7 @@ class Suite:
                     "version": nc.version,
                     "spec": self.spec.checks[name],
                     "when": [c.describe() for c in nc.when],
+                    "judged": nc.judged,
                 }
                 for name, nc in self.checks.items()
             },
