@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from checkweigh.cli import app as cli
-from checkweigh.core import LabelSource, evidence_fingerprint
+from checkweigh.core import Confusion, LabelSource, evidence_fingerprint, queue_order
 from checkweigh.server import create_app
 from checkweigh.store import Store, criteria, judged_executions, read_labels
 from support.html_page import parse
@@ -182,6 +182,62 @@ def test_the_queue_shows_every_decided_execution_with_what_the_judge_saw(
     page = _queue(client, judged.first, offset=3, limit=2, budget=7)
     assert [i["case_id"] for i in page["items"]] == [i["case_id"] for i in q["items"][3:5]]
     assert page["progress"]["budget"] == 7
+
+
+def test_the_figures_are_the_labels_calibration_and_the_queue_is_the_cores_order(
+    client: TestClient, store: Store, judged: Judged
+) -> None:
+    run = judged.first
+    # people say the judge was wrong on tone-02 (it said no) and on tone-07 (it said yes)
+    truth = {"tone-00": False, "tone-01": False, "tone-02": True, "tone-06": True}
+    truth |= {"tone-07": False, "tone-08": True}
+    body = [_label(run, case, value, reviewer="ann") for case, value in truth.items()]
+    assert client.post("/api/labels", json=body).status_code == 201
+    q = _queue(client, run, limit=500)
+    cal = q["calibration"]
+    assert cal["confusion"] == {"true_yes": 2, "false_yes": 1, "false_no": 1, "true_no": 2}
+    assert (cal["judged_yes"], cal["judged_no"], cal["labels"]) == (8, 3, 6)
+    assert cal["raw_pass_rate"] == pytest.approx(8 / 11)
+    # by hand, per verdict: of the judge's 8 yes, people said yes to 2 of 3 labelled; of
+    # its 3 no, to 1 of 3: (8 * 2/3 + 3 * 1/3) / 11
+    assert cal["calibrated_pass_rate"] == pytest.approx((8 * 2 / 3 + 3 * 1 / 3) / 11)
+    assert cal["calibrated_low"] <= cal["calibrated_pass_rate"] <= cal["calibrated_high"]
+    assert q["trust"] is None  # the suite sets no bar
+
+    # the queue presents the unlabelled executions in the order the core chooses
+    info = store.get_run(run)
+    decided = judged_executions(store, info.id, ["polite"])["polite"]
+    verdicts = [e.state.value == "passed" for e in decided]
+    labelled = {i for i, e in enumerate(decided) if e.case_id in truth}
+    confusion = Confusion(true_yes=2, false_yes=1, false_no=1, true_no=2)
+    expected = [decided[i].case_id for i in queue_order(verdicts, labelled, confusion)]
+    assert [i["case_id"] for i in q["items"]] == expected
+
+
+def test_a_check_with_a_trust_bar_budgets_its_labels_and_says_what_it_needs(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    suite = write_tone_suite(tmp_path / "suite", _cases(), trust={"min_labels": 5})
+    with scripted_judge() as judge:
+        env = judged_run_env(tmp_path, judge.base_url)
+        result = CliRunner().invoke(
+            cli, ["run", str(suite), "--db", db, "-q", "--judge", JUDGE], env=env
+        )
+    assert result.exit_code in (0, 1, 4), result.output  # 4: a gate the judge cannot decide
+    with Store(db) as store, TestClient(create_app(store), base_url=ORIGIN) as c:
+        run = store.get_run("latest").id
+        body = [_label(run, case, True) for case in ("tone-05", "tone-06")]
+        assert c.post("/api/labels", json=body).status_code == 201
+        q = _queue(c, run)
+        assert q["progress"]["budget"] == 5
+        assert q["trust"]["status"] == "inconclusive"
+        assert q["trust"]["needs"] == "3 more labels (5 required, 2 made)"
+        assert _queue(c, run, budget=9)["progress"]["budget"] == 9
+        page = parse(c.get(f"/runs/{run}/label/polite").text)
+        assert page.by_id("progress-budget").text == "5"
+        assert page.by_id("trust").get("data-status") == "inconclusive"
+        assert "needs 3 more labels" in page.by_id("trust").text
 
 
 def test_a_second_reviewer_is_kept_beside_the_first_and_their_kappa_appears(

@@ -25,6 +25,7 @@ checks:
     type: judge
     question: {QUESTION}
     rubric: Answer no if the reply shouts.
+TRUST
 rubrics:
   clarity:
     weights: {{correct_time: 0.5, polite: 0.5}}
@@ -58,10 +59,13 @@ def _answer(body: dict[str, Any]) -> Reply:
     return Reply(json.dumps({"verdict": "yes", "reason": "plain and polite"}))
 
 
-def write_tone_suite(folder: Path, cases: list[dict[str, Any]]) -> Path:
-    """The suite and its cases in ``folder``."""
+def write_tone_suite(
+    folder: Path, cases: list[dict[str, Any]], trust: dict[str, Any] | None = None
+) -> Path:
+    """The suite and its cases in ``folder``; with ``trust``, the judge check's bar."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "suite.yaml").write_text(SUITE)
+    bar = "" if trust is None else f"    trust: {json.dumps(trust)}\n"
+    (folder / "suite.yaml").write_text(SUITE.replace("TRUST\n", bar))
     (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     return folder / "suite.yaml"
 

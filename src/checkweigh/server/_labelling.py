@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core import VerdictState
-from ..store import CheckLabels, LabelledExecution, RunInfo, Store, run_labels
+from ..core import CheckCalibration, VerdictState
+from ..store import CheckLabels, LabelledExecution, RunInfo, Store, judge_checks_of, run_labels
 from . import _calibrated
 from ._errors import ApiError, bad_parameter, quoted
 
@@ -33,13 +33,8 @@ TARGET_HALF_WIDTH = 0.05
 
 
 def judge_checks(info: RunInfo) -> list[str]:
-    """The run's judge checks (spec ``type: judge``), in its configuration's order."""
-    snapshots = info.config.get("checks") or {}
-    return [
-        name
-        for name, snapshot in snapshots.items()
-        if isinstance(snapshot, dict) and (snapshot.get("spec") or {}).get("type") == "judge"
-    ]
+    """The run's judge checks, in its configuration's order."""
+    return judge_checks_of(info.config)
 
 
 def _spec(info: RunInfo, check: str) -> dict[str, Any]:
@@ -80,11 +75,11 @@ class Queue:
     budget: int
     items: list[LabelledExecution]
     """The executions to present, in order (all of them; callers page)."""
-    calibration: dict[str, Any] | None
+    calibration: CheckCalibration
+    """The figures, the trust verdict and the reviewers' kappa as the labels now stand."""
     more_labels: int | None
     """Labels still needed for the calibrated interval to reach ±5 points; None when not
     known."""
-    reviewer_kappa: float | None
     overlap: int
     """Executions two reviewers labelled."""
 
@@ -112,9 +107,7 @@ def queue(store: Store, info: RunInfo, check: str, order: Order, budget: int | N
         labelled = {i for i, e in enumerate(decided) if e.labels}
         picked = _calibrated.presented(verdicts, labelled, confusion, shuffled=order == "random")
         items = [decided[i] for i in picked]
-    yes, no = labels.counts()
-    cal = _calibrated.calibration(check, yes, no, confusion)
-    pairs = labels.reviewer_pairs()
+    cal = _calibrated.measured(info, labels)
     return Queue(
         info=info,
         check=check,
@@ -125,9 +118,8 @@ def queue(store: Store, info: RunInfo, check: str, order: Order, budget: int | N
         budget=default_budget(info, check) if budget is None else budget,
         items=items,
         calibration=cal,
-        more_labels=_calibrated.labels_to_width(cal, TARGET_HALF_WIDTH),
-        reviewer_kappa=_calibrated.reviewers_kappa(pairs) if pairs else None,
-        overlap=len(pairs),
+        more_labels=_calibrated.labels_to_width(cal.figures, TARGET_HALF_WIDTH),
+        overlap=len(labels.reviewer_pairs()),
     )
 
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from .._text import safe_data, safe_text
-from ..core import Label, LabelSource
+from ..core import Calibration, Label, LabelSource, TrustVerdict
 from ..store import (
     JudgedExecution,
     LabelledExecution,
@@ -244,8 +244,13 @@ class QueueOut(BaseModel):
     progress: Progress
     judged_yes: int
     judged_no: int
-    calibration: dict[str, Any] | None
-    """The calibrated pass rate and the judge's measured error, as the labels now stand."""
+    calibration: Calibration
+    """The raw and the calibrated pass rate, the judge's sensitivity and specificity, as the
+    labels now stand."""
+    trust: TrustVerdict | None
+    """The check's ``trust:`` bar measured, when its suite sets one."""
+    notes: list[str]
+    """What the figures leave out (stale labels, reviewers split evenly), in words."""
     more_labels: int | None
     """Labels still needed for the calibrated interval to reach ±5 points."""
     reviewers: dict[str, int]
@@ -302,10 +307,12 @@ def queue_out(q: _labelling.Queue, offset: int, limit: int) -> QueueOut:
         ),
         judged_yes=yes,
         judged_no=no,
-        calibration=q.calibration,
+        calibration=q.calibration.figures,
+        trust=q.calibration.trust,
+        notes=[safe_text(note) for note in q.calibration.notes()],
         more_labels=q.more_labels,
         reviewers={safe_text(k): v for k, v in q.labels.reviewers().items()},
-        reviewer_kappa=q.reviewer_kappa,
+        reviewer_kappa=q.calibration.reviewer_kappa,
         overlap=q.overlap,
         total=len(q.items),
         offset=offset,

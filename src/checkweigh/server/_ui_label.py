@@ -68,7 +68,7 @@ def label_page(request: Request, run_id: str, check: str) -> Response:
         q=q,
         items=items,
         remaining=len(q.items),
-        raw=None if yes + no == 0 else yes / (yes + no),
+        raw=q.calibration.figures.raw_pass_rate,
         judged_yes=yes,
         judged_no=no,
         orders=ORDER_LABELS,

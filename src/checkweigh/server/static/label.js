@@ -96,6 +96,22 @@ document.addEventListener("DOMContentLoaded", function () {
             ? ""
             : q.more_labels + " more label(s) would bring the calibrated interval to ±5 points"
         );
+        var trust = document.getElementById("trust");
+        if (q.trust) {
+          trust.dataset.status = q.trust.status;
+          trust.textContent =
+            "trust " + q.trust.status +
+            (q.trust.kappa !== null ? " · judge's κ with people " + q.trust.kappa.toFixed(2) : "") +
+            (q.trust.needs ? " · needs " + q.trust.needs : "");
+        }
+        var notes = document.getElementById("label-notes");
+        notes.textContent = "";
+        q.notes.forEach(function (words) {
+          var li = document.createElement("li");
+          li.className = "warning";
+          li.textContent = words;
+          notes.appendChild(li);
+        });
         var kappa = document.getElementById("reviewers-kappa");
         kappa.dataset.overlap = String(q.overlap);
         if (q.reviewer_kappa !== null) {
