@@ -170,6 +170,13 @@ def test_a_reviewer_labels_with_the_keyboard_and_the_labels_are_stored(
     _press(page, "n")
     _wait_text(page, "#progress-labelled", "4")
     assert page.one("#item-at").text == "5"
+    # the figures on the page are the API's as the four labels now stand
+    q = httpx.get(f"{page.base_url}/api/runs/{tone_run.run}/labels/polite?limit=0").json()
+    cal = q["calibration"]
+    assert cal["labels"] == 4
+    _wait_text(page, "#rate-calibrated", f"{100 * cal['calibrated_pass_rate']:.1f}%")
+    low, high = (f"{100 * cal[k]:.1f}%" for k in ("calibrated_low", "calibrated_high"))
+    assert page.one("#rate-interval").text == f"{low} to {high}"
     assert page.one("#note").get_attribute("value") == ""  # emptied once sent
 
     # nothing an agent wrote ran, on a page that shows it as text
