@@ -132,7 +132,7 @@ def test_a_reviewer_labels_with_the_keyboard_and_the_labels_are_stored(
 ) -> None:
     page = labelling
     page.open(f"/runs/{tone_run.run}", expect="#labelling")
-    entry = page.one("#labelling li[data-check=polite]")
+    entry = page.one("#labelling .labelling-check[data-check=polite]")
     assert entry.get_attribute("data-labelled") == "0"
     assert entry.get_attribute("data-decided") == "8"
     entry.find_element("css selector", "a.label-link").click()
@@ -205,7 +205,10 @@ def test_a_reviewer_labels_with_the_keyboard_and_the_labels_are_stored(
 
     # the run page counts them; a reload keeps the reviewer's name and queues the rest
     page.open(f"/runs/{tone_run.run}", expect="#labelling")
-    assert page.one("#labelling li[data-check=polite]").get_attribute("data-labelled") == "4"
+    assert (
+        page.one("#labelling .labelling-check[data-check=polite]").get_attribute("data-labelled")
+        == "4"
+    )
     page.open(f"/runs/{tone_run.run}/label/polite", expect="#labeller")
     assert page.one("#reviewer").get_attribute("value") == "ann"
     left = [a.get_attribute("data-case-id") for a in page.all("article.label-item")]

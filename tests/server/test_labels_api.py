@@ -30,6 +30,7 @@ from support.judged_suite import (
     tone_cases,
     write_tone_suite,
 )
+from support.recorded_suite import standard_cases, write_suite
 
 TOKEN = "labels-token-for-tests-0f3c"
 ORIGIN = "http://127.0.0.1:8000"
@@ -464,3 +465,25 @@ def test_any_note_and_reviewer_are_stored_and_shown_as_text(
     assert "<b>x</b>" not in page.text
     assert html.escape("<b>x</b>", quote=False) in page.text
     assert HOSTILE_ID not in page.text
+
+
+def test_the_run_page_links_each_judge_check_to_its_queue_with_its_labelled_count(
+    client: TestClient, judged: Judged
+) -> None:
+    client.post("/api/labels", json=_label(judged.first, "tone-00", False))
+    for run, labelled in ((judged.first, "1"), (judged.second, "1"), (judged.changed, "1")):
+        tree = parse(client.get(f"/runs/{run}").text)
+        entry = tree.by_id("labelling").one(cls="labelling-check", data_check="polite")
+        assert (entry.get("data-labelled"), entry.get("data-decided")) == (labelled, "11")
+        assert entry.one("a").get("href") == f"/runs/{run}/label/polite"
+
+
+def test_a_run_without_a_judge_check_shows_no_labelling(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    suite = write_suite(tmp_path / "suite", standard_cases())
+    assert CliRunner().invoke(cli, ["run", str(suite), "--db", db, "-q"]).exit_code in (0, 1)
+    with Store(db) as store, TestClient(create_app(store)) as c:
+        run = store.get_run("latest").id
+        assert parse(c.get(f"/runs/{run}").text).all(id="labelling") == []
+        answer = c.get(f"/api/runs/{run}/labels/correct_time")
+        assert answer.status_code == 422
