@@ -314,6 +314,11 @@ def test_a_second_reviewer_is_kept_beside_the_first_and_their_kappa_appears(
             404,
             "body.repeat: run RUN has no repeat 2 of that case",
         ),
+        (
+            {"run": "RUN", "check": "polite", "case": "a\x00b", "label": True},
+            404,
+            "body.case: run RUN has no verdict on case 'a\\x00b'",
+        ),
         ([], 422, "body: expected a label or a non-empty list of labels"),
         ("yes", 422, "body: expected an object with run, check, case and label"),
         (

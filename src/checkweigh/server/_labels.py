@@ -113,6 +113,10 @@ def _execution(
 
 def _labels_of(store: Store, parsed: list[tuple[str, LabelIn]]) -> list[Label]:
     runs: dict[str, RunInfo] = {}
+    # one read per run and check, of the cases labelled only
+    cases: dict[tuple[str, str], set[str]] = {}
+    for _, item in parsed:
+        cases.setdefault((item.run, item.check), set()).add(item.case)
     executions: dict[tuple[str, str], list[JudgedExecution]] = {}
     now = datetime.now(UTC)
     out = []
@@ -126,9 +130,11 @@ def _labels_of(store: Store, parsed: list[tuple[str, LabelIn]]) -> list[Label]:
         info = runs[item.run]
         if item.check not in (info.config.get("checks") or {}):
             raise ApiError(422, f"{where}.check: run {info.id} has no check {quoted(item.check)}")
-        key = (info.id, item.check)
+        key = (item.run, item.check)
         if key not in executions:
-            executions[key] = judged_executions(store, info.id, [item.check])[item.check]
+            wanted = {c for c in cases[key] if "\x00" not in c}  # no store holds a NUL
+            found = judged_executions(store, info.id, [item.check], case_ids=wanted)
+            executions[key] = found[item.check]
         execution = _execution(where, info, executions[key], item.case, item.repeat)
         label = label_for(
             execution,

@@ -143,10 +143,11 @@ class JudgedExecution:
 
 
 def judged_executions(
-    store: Store, run_id: str, checks: Collection[str]
+    store: Store, run_id: str, checks: Collection[str], *, case_ids: Collection[str] | None = None
 ) -> dict[str, list[JudgedExecution]]:
-    """Every verdict of ``checks`` in the run, per check, in run order. Executions whose agent
-    errored have no verdict and are left out."""
+    """Every verdict of ``checks`` in the run (of ``case_ids`` only, when given: a label on
+    one execution reads one case), per check, in run order. Executions whose agent errored
+    have no verdict and are left out."""
     info = store.get_run(run_id)
     wanted = set(checks)
     out: dict[str, list[JudgedExecution]] = {name: [] for name in checks}
@@ -162,6 +163,8 @@ def judged_executions(
         .order_by(ResultRow.idx, ResultRow.repeat)
         .execution_options(yield_per=1000)
     )
+    if case_ids is not None:
+        stmt = stmt.where(ResultRow.case_id.in_(list(case_ids)))
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
         for idx, case_id, repeat, record, exchanges in conn.execute(stmt):
             verdicts = record.get("verdicts") or {}
