@@ -21,6 +21,7 @@ from checkweigh.cli import app as cli
 from checkweigh.core import Confusion, LabelSource, evidence_fingerprint, queue_order
 from checkweigh.server import create_app
 from checkweigh.store import Store, criteria, judged_executions, read_labels
+from support import cli_process
 from support.html_page import parse
 from support.judged_suite import (
     JUDGE,
@@ -30,6 +31,7 @@ from support.judged_suite import (
     tone_cases,
     write_tone_suite,
 )
+from support.postgres import fresh_database
 from support.recorded_suite import standard_cases, write_suite
 
 TOKEN = "labels-token-for-tests-0f3c"
@@ -492,3 +494,32 @@ def test_a_run_without_a_judge_check_shows_no_labelling(tmp_path: Path) -> None:
         assert parse(c.get(f"/runs/{run}").text).all(id="labelling") == []
         answer = c.get(f"/api/runs/{run}/labels/correct_time")
         assert answer.status_code == 422
+
+
+def test_labels_round_trip_through_postgresql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with fresh_database() as url, scripted_judge() as judge:
+        for name, value in judged_run_env(tmp_path, judge.base_url).items():
+            monkeypatch.setenv(name, value)
+        suite = write_tone_suite(tmp_path / "suite", _cases())
+        done = cli_process.run(["run", str(suite), "--db", url, "-q", "--judge", JUDGE], tmp_path)
+        assert done.code in (0, 1), done.err
+        with Store(url) as store, TestClient(create_app(store), base_url=ORIGIN) as c:
+            run = store.get_run("latest").id
+            body = [
+                _label(run, HOSTILE_ID, False, reviewer="ann", note="odd \ud800 <b>"),
+                _label(run, "tone-06", True, reviewer="bob"),
+            ]
+            answer = c.post("/api/labels", content=json.dumps(body), headers=JSON)
+            assert answer.status_code == 201, answer.text
+            missing = c.post("/api/labels", json=_label(run, "a\x00b", True))
+            assert missing.status_code == 404
+            q = _queue(c, run, order="labelled")
+            stored = {x.case_id: x for x in read_labels(store)}
+        assert q["progress"]["labelled"] == 2
+        assert stored[HOSTILE_ID].note == "odd \\ud800 <b>"
+        assert stored["tone-06"].evidence is not None
+        assert [x["note"] for i in q["items"] for x in i["labels"] if x["reviewer"] == "ann"] == [
+            "odd \\ud800 <b>"
+        ]
