@@ -58,6 +58,13 @@ document.addEventListener("DOMContentLoaded", function () {
     text("item-at", String(at + 1));
   }
 
+  function next() {
+    if (at === items.length - 1) {
+      say("the last one on this page: reload it for the next ones", false);
+    }
+    show(at + 1);
+  }
+
   function refresh() {
     var query = "?limit=0&order=" + encodeURIComponent(status.dataset.order);
     if (status.dataset.budget) {
@@ -173,7 +180,11 @@ document.addEventListener("DOMContentLoaded", function () {
           }
           mark(item, value, who);
           note.value = "";
-          say("labelled " + item.dataset.caseId + ": " + (value ? "yes" : "no"), false);
+          var said = "labelled " + item.dataset.caseId + ": " + (value ? "yes" : "no");
+          if (at === items.length - 1) {
+            said += "; that was the last one on this page: reload it for the next ones";
+          }
+          say(said, false);
           show(at + 1);
           return refresh();
         });
@@ -195,10 +206,10 @@ document.addEventListener("DOMContentLoaded", function () {
     },
     s: function () {
       say("skipped " + (items[at] ? items[at].dataset.caseId : ""), false);
-      show(at + 1);
+      next();
     },
     j: function () {
-      show(at + 1);
+      next();
     },
     k: function () {
       show(at - 1);
