@@ -8,6 +8,11 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._adaptive import MAX_SAMPLES as MAX_SAMPLES
+    from ._adaptive import AutoSamples as AutoSamples
+    from ._adaptive import adaptive_rerun as adaptive_rerun
+    from ._adaptive import answer_noise_mle as answer_noise_mle
+    from ._adaptive import parse_samples as parse_samples
     from ._aggregate import RunAggregator as RunAggregator
     from ._alignment import AlignmentFigures as AlignmentFigures
     from ._alignment import AlignmentReport as AlignmentReport
@@ -58,7 +63,11 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._judge_calibration import CalibratedChange as CalibratedChange
+    from ._judge_calibration import CalibratedRate as CalibratedRate
     from ._judge_calibration import CheckCalibration as CheckCalibration
+    from ._judge_calibration import calibrated_changes as calibrated_changes
+    from ._judge_calibration import calibrated_tcr as calibrated_tcr
     from ._label_budget import labels_for_width as labels_for_width
     from ._label_budget import labels_to_decide as labels_to_decide
     from ._label_budget import projected_half_width as projected_half_width

@@ -63,6 +63,11 @@ def add_labels(store: Store, labels: Iterable[Label]) -> int:
         )
     if not rows:
         return 0
+    if store.engine.dialect.name != "sqlite":  # PostgreSQL text cannot hold NUL: U+FFFD
+        for row in rows:  # (as the results' case_id column holds it, so the two still match)
+            for key, value in row.items():
+                if isinstance(value, str) and "\x00" in value:
+                    row[key] = value.replace("\x00", "\ufffd")
     c = _LABELS.c
     with _db_errors(f"write labels to {store.safe_url}"), store.engine.begin() as conn:
         for row in rows:
