@@ -483,6 +483,12 @@ def test_the_run_page_links_each_judge_check_to_its_queue_with_its_labelled_coun
         entry = tree.by_id("labelling").one(cls="labelling-check", data_check="polite")
         assert (entry.get("data-labelled"), entry.get("data-decided")) == (labelled, "11")
         assert entry.one("a").get("href") == f"/runs/{run}/label/polite"
+        # the calibrated rate beside the raw one, as the labels stand now
+        queue = _queue(client, run)
+        calibration = queue["calibration"]
+        shown = entry.one(cls="calibrated").text
+        assert shown.startswith(f"{calibration['calibrated_pass_rate']:.3f} (")
+        assert f"{calibration['raw_pass_rate']:.3f} raw" in entry.text
 
 
 def test_a_run_without_a_judge_check_shows_no_labelling(tmp_path: Path) -> None:

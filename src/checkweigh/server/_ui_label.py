@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..core import VerdictState
-from ..store import RunInfo, Store, read_labels, run_labels
+from ..reports import rate, trust_word
+from ..store import RunInfo, Store, calibration_of, read_labels, run_labels, trust_bars
 from ._case_index import CaseIndex
 from ._deps import case_index, run_of, store_of
 from ._html import render
@@ -89,10 +90,26 @@ def labelling_counts(store: Store, info: RunInfo, index: CaseIndex) -> list[dict
             if row.verdicts[slot] in (VerdictState.PASSED, VerdictState.FAILED):
                 decided[name] += 1
     labelled = dict.fromkeys(checks, 0)
+    figures: dict[str, dict[str, Any]] = {}
     if read_labels(store, checks=checks):
+        bars = trust_bars(info.config)
         for name, found in run_labels(store, info.id, checks).items():
             labelled[name] = found.labelled
-    return [{"check": n, "decided": decided[n], "labelled": labelled[n]} for n in checks]
+            if found.labelled:  # the calibrated rate beside the raw one, as they stand now
+                c = calibration_of(found, bars.get(name), info.config.get("judge"))
+                figures[name] = {
+                    "raw": rate(c.figures.raw_pass_rate),
+                    "calibrated": rate(
+                        c.figures.calibrated_pass_rate,
+                        c.figures.calibrated_low,
+                        c.figures.calibrated_high,
+                    ),
+                    "trust": trust_word(c),
+                }
+    return [
+        {"check": n, "decided": decided[n], "labelled": labelled[n], **figures.get(n, {})}
+        for n in checks
+    ]
 
 
 def run_page_labelling(request: Request, info: RunInfo) -> list[dict[str, Any]]:
