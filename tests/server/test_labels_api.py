@@ -477,6 +477,11 @@ def test_any_note_and_reviewer_are_stored_and_shown_as_text(
 def test_the_run_page_links_each_judge_check_to_its_queue_with_its_labelled_count(
     client: TestClient, judged: Judged
 ) -> None:
+    # before any label: the counts, no calibrated rate
+    tree = parse(client.get(f"/runs/{judged.first}").text)
+    entry = tree.by_id("labelling").one(cls="labelling-check", data_check="polite")
+    assert (entry.get("data-labelled"), entry.get("data-decided")) == ("0", "11")
+    assert entry.all(cls="calibrated") == []
     client.post("/api/labels", json=_label(judged.first, "tone-00", False))
     for run, labelled in ((judged.first, "1"), (judged.second, "1"), (judged.changed, "1")):
         tree = parse(client.get(f"/runs/{run}").text)
