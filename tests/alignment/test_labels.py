@@ -118,14 +118,14 @@ CSV_ERRORS = [
     (
         "",
         "l.csv: is empty; expected a header row of case, check, label (optional repeat, note, "
-        "reviewer)",
+        "grade, reviewer)",
     ),
     ("\n\n", "l.csv: is empty; expected a header row of case, check, label"),
     (CSV_HEADER, "l.csv: holds no labels; expected rows of case, check, label"),
     (
         "case,check,answer\n",
         "l.csv:1: header: unknown column 'answer'; expected case, check, label (optional "
-        "repeat, note, reviewer)",
+        "repeat, note, grade, reviewer)",
     ),
     ("case,check\n", "l.csv:1: header: missing column label; expected case, check, label"),
     ("case,check,label,case\n", "l.csv:1: header: column 'case' appears twice"),
@@ -179,7 +179,7 @@ JSONL_ERRORS = [
     (
         _jsonl(["a", "tone", "yes"]),
         "l.jsonl:1: expected a JSON object with keys case, check, label (optional repeat, note, "
-        "reviewer), got list",
+        "grade, reviewer), got list",
     ),
     (_jsonl({**ROW, "answer": "yes"}), "l.jsonl:1: answer: unknown key; expected case, check"),
     (_jsonl({"case": "a", "label": "yes"}), "l.jsonl:1: check: missing; expected case, check"),

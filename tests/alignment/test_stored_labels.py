@@ -98,6 +98,18 @@ def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
     assert labelled.confusion().model_dump() == grounded["confusion"]
     assert (labelled.stale_criterion, labelled.stale_evidence) == (0, 0)
 
+    # compare puts both runs' raw and calibrated rates side by side
+    code, out = _cli(
+        "compare", first, second, "--db", db, "--json", str(tmp_path / "c.json"), env=env
+    )
+    assert code == 0, out
+    assert "judge checks against people's labels" in out
+    (change,) = json.loads((tmp_path / "c.json").read_text())["calibrated"]
+    assert change["check"] == "grounded"
+    assert change["base"] == change["candidate"]
+    assert change["base"]["labels"] == 4
+    assert change["base"]["raw"] == 5 / 6  # the judge said no to terse only
+
 
 def test_an_export_imports_into_another_store_with_its_fingerprints(
     judged: tuple[Path, str, dict[str, str]], tmp_path: Path

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
 from checkweigh.core import CaseGates, CaseResult, CaseTally, PassPolicy
 from checkweigh.judges import JudgeReply, JudgeRequest
 from checkweigh.runs import Evaluator
+from checkweigh.server import create_app
 from checkweigh.store import Store
 from checkweigh.suites import Suite, iter_cases, load_suite
 from support import cli_process
@@ -99,7 +101,7 @@ def write_suite(
     folder: Path,
     *,
     n: int = CASES,
-    k: tuple[int, int] = (1, 1),
+    k: tuple[int | str, int | str] = (1, 1),
     name: str = "noisy",
     ids: Any = None,
 ) -> Suite:
@@ -228,6 +230,51 @@ def test_measured_rates_are_the_rates_given_by_hand(tmp_path: Path) -> None:
     given = predicted(db, tmp_path / "g.json", "--noise", rates[0], "--noise", rates[1])
     assert given["flips"] == measured["flips"]
     assert any("no noise measured for helpful" in n for n in measured["notes"])
+
+
+def test_adaptive_samples_are_rerun_by_their_own_rule(tmp_path: Path) -> None:
+    """grounded asks ``samples: auto`` (until one verdict leads by two, at most 9), polite a
+    fixed 3: the predicted flips match 800 reruns of the engine's own adaptive asking."""
+    suite = write_suite(tmp_path / "s", n=8, k=("auto", 3))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(db)
+    run_into(suite, store, judge=NoisyJudge(0.0, 0))
+    reference = list(store.iter_results(store.get_run("latest").id))
+    report = predicted(db, tmp_path / "out.json", "--noise", "0.25", "--sims", "20000")
+    grounded = next(n for n in report["noise"] if n["check"] == "grounded")
+    assert (grounded["adaptive"], grounded["samples"]) == (True, 9)
+    # pairs of answers until one pair agrees (wrong: p^2), the ninth answer after four ties
+    p, pair_split = 0.25, 2 * 0.25 * 0.75
+    flip = p**2 * sum(pair_split**j for j in range(4)) + pair_split**4 * p
+    calls = (1 - pair_split) * sum(2 * (j + 1) * pair_split**j for j in range(4))
+    assert grounded["flip"] == pytest.approx(flip, abs=1e-12)
+    assert grounded["mean_samples"] == pytest.approx(calls + 9 * pair_split**4, abs=1e-12)
+    direct = direct_flips(suite, reference, 0.25, 800)
+    assert_matches(report["flips"], direct)
+
+
+def test_adaptive_noise_is_measured_by_maximum_likelihood(tmp_path: Path) -> None:
+    """300 cases judged with ``samples: auto`` at a per-answer noise of 0.15: the noise
+    measured from the stopped splits is close to 0.15."""
+    suite = write_suite(tmp_path / "s", n=300, k=("auto", "auto"))
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    run_into(suite, Store(db), judge=NoisyJudge(0.15, 5))
+    report = predicted(db, tmp_path / "m.json", "--sims", "200")
+    noise = {n["check"]: n for n in report["noise"]}
+    for check in ("grounded", "polite"):
+        got = noise[check]
+        assert (got["source"], got["adaptive"]) == ("measured", True)
+        assert got["answer_noise"] == pytest.approx(0.15, abs=0.035), got
+        assert 300 * 2 < got["answers"] < 300 * 3.2
+    shown = f"auto, at most 9 ({noise['grounded']['mean_samples']:.1f} on average)"
+    code, out = stability(db, "--sims", "200", "--html", str(tmp_path / "s.html"))
+    assert code == 0, out
+    assert shown in out
+    assert shown in (tmp_path / "s.html").read_text()
+    with Store(db) as store, TestClient(create_app(store)) as client:
+        answer = client.get(f"/runs/{store.get_run('latest').id}/stability?sims=200")
+    assert answer.status_code == 200
+    assert shown in answer.text
 
 
 def test_console_report_png_and_html(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ settle it), and not decided whatever they read while the judge is below its trus
 
 from __future__ import annotations
 
+import pytest
+
 from checkweigh.core import (
     CheckCalibration,
     CheckStats,
@@ -113,3 +115,49 @@ def test_a_trusted_judge_leaves_its_gates_to_their_values() -> None:
     assert summary.calibration[0].trust is not None
     assert summary.calibration[0].trust.status.value == "trusted"
     assert summary.gates[0].status == "passed"
+
+
+def _rubric(tcr: float, *checks: CheckStats) -> RubricSummary:
+    return RubricSummary(
+        rubric="clarity",
+        executions=200,
+        scored=200,
+        errored=0,
+        not_applicable=0,
+        tcr=tcr,
+        tcr_low=tcr - 0.05,
+        tcr_high=tcr + 0.05,
+        band="needs improvement",
+        outcomes={},
+        top_failing=[],
+        checks=list(checks),
+    )
+
+
+def test_a_linear_tcr_is_corrected_by_the_calibrated_rates_and_a_nonlinear_one_says_why() -> None:
+    from checkweigh.core import calibrated_tcr
+
+    lenient = Confusion(true_yes=30, false_yes=50, false_no=1, true_no=19)
+    cal = _summary(lenient).calibration
+    figures = cal[0].figures
+    assert figures.calibrated_pass_rate is not None
+    tone = CheckStats(check="tone", weight=0.6, passed=170, failed=30, pass_rate=0.85)
+    grounded = CheckStats(check="grounded", weight=0.4, passed=100, failed=100, pass_rate=0.5)
+    rubric = _rubric(0.6 * 0.85 + 0.4 * 0.5, tone, grounded)
+    value, why = calibrated_tcr(rubric, set(), cal)
+    assert why is None
+    assert value == pytest.approx(0.6 * figures.calibrated_pass_rate + 0.4 * 0.5)
+    assert value < rubric.tcr  # the lenient judge's yes answers were worth less
+
+    assert calibrated_tcr(rubric, {"grounded"}, cal) == (
+        None,
+        "the TCR is not corrected: a required check zeroes a case's score when it fails, "
+        "so it is not linear in the pass rates",
+    )
+    partial = grounded.model_copy(update={"passed": 90, "not_applicable": 10})
+    value, why = calibrated_tcr(_rubric(rubric.tcr or 0, tone, partial), set(), cal)
+    assert value is None
+    assert why is not None
+    assert "did not decide on every scored execution" in why
+    # a rubric without a labelled judge check has nothing to correct and nothing to say
+    assert calibrated_tcr(_rubric(0.5, grounded), set(), cal) == (None, None)

@@ -6,12 +6,12 @@ page's blocks mean to this test (an HTML comment on the line just above a block,
 the site):
 
 - a ```` ```bash ```` or ```` ```sh ```` block is run line by line: ``checkweigh ...``
-  through the CLI, expecting exit 0 unless a comment on the line says ``# exit N``; ``cd DIR``
+  through the CLI (after any ``NAME=value`` words, set in its environment), expecting exit 0
+  unless a comment on the line says ``# exit N``; ``cd DIR``
   moves within the copy for the rest of the block (each block starts where the page's
-  commands start); ``export NAME=VALUE`` sets a variable for the page's later commands, and
-  ``NAME=VALUE checkweigh ...`` for that command only (``CHECKWEIGH_DB`` and
-  ``CHECKWEIGH_CACHE_DIR`` point into the copy unless a page sets them). Any other command
-  fails the test: such a block says ``<!-- not run: REASON -->``.
+  commands start), and ``export NAME=value`` sets the variable for the page's later commands
+  (``CHECKWEIGH_DB`` and ``CHECKWEIGH_CACHE_DIR`` point into the copy unless a page sets
+  them). Any other command fails the test: such a block says ``<!-- not run: REASON -->``.
 - a ```` ```yaml ```` block must parse. A suite (``name:``, ``checks:`` and ``rubrics:``) is
   loaded with checkweigh's loader from where it would live, ``<!-- file: PATH -->`` or
   ``<!-- suite in: DIR -->``, and run with ``checkweigh run`` when it names its cases (exit 0,
@@ -54,6 +54,7 @@ SHELLS = {"bash", "sh"}
 _FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 _MARK = re.compile(r"^\s*<!-- ([\w ]+): (.+?) -->\s*$")
 _EXIT = re.compile(r"#\s*exit (\d+)\b")
+_ASSIGN = re.compile(r"[A-Z_][A-Z0-9_]*=.*")
 
 
 @dataclass
@@ -176,33 +177,22 @@ def _shell(copy: Copy, block: Block) -> None:
     copy.cwd = copy.start  # each block starts where the page's commands do
     for line, expected in commands(block):
         args = shlex.split(line, comments=True)
-        assigned = _assignments(args)
+        env = {}
+        while len(args) > 1 and _ASSIGN.fullmatch(args[0]):
+            name, _, value = args.pop(0).partition("=")
+            env[name] = value
         if args[0] == "cd" and len(args) == 2:
             copy.cwd = (copy.cwd / args[1]).resolve()
             assert copy.cwd.is_relative_to(copy.root), f"{block.where}: cd leaves the copy"
-        elif args[0] == "export" and len(args) > 1 and len(_assignments(args[1:])) == len(args) - 1:
-            copy.env.update(_assignments(args[1:]))
-        elif args[len(assigned) : len(assigned) + 1] == ["checkweigh"]:
-            copy.checkweigh(args[len(assigned) + 1 :], expected, block.where, assigned)
+        elif args[0] == "export" and len(args) > 1 and all(map(_ASSIGN.fullmatch, args[1:])):
+            copy.env.update(dict(arg.partition("=")[::2] for arg in args[1:]))
+        elif args[0] == "checkweigh":
+            copy.checkweigh(args[1:], expected, block.where, env)
         else:
             pytest.fail(
                 f"{block.where}: `{line}` is not a checkweigh command; mark the block "
                 "<!-- not run: REASON --> if it cannot run in a test"
             )
-
-
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-
-
-def _assignments(args: list[str]) -> dict[str, str]:
-    """The leading ``NAME=VALUE`` words of a command, as a shell reads them."""
-    out = {}
-    for arg in args:
-        found = _ASSIGN.match(arg)
-        if not found:
-            break
-        out[found.group(1)] = found.group(2)
-    return out
 
 
 def _yaml(copy: Copy, block: Block) -> None:

@@ -688,7 +688,13 @@ FLAGS = [
         ["stability", "latest", "--sims", "2000000"],
         "--sims: expected an integer <= 1000000, got 2000000 (see 'checkweigh stability --help')",
     ),
-    (["align", "latest"], "LABELS: missing argument (see 'checkweigh align --help')"),
+    (["align"], "RUN: missing argument (see 'checkweigh align --help')"),
+    (["labels", "import"], "FILE: missing argument (see 'checkweigh labels import --help')"),
+    (["labels", "frob"], "no such command 'frob' (see 'checkweigh labels --help')"),
+    (
+        ["labels", "export", "out.txt"],
+        "FILE: expected a .csv or .jsonl file, got .txt",
+    ),
     (["frobnicate"], "no such command 'frobnicate' (see 'checkweigh --help')"),
     (["--bogus"], "no such option --bogus (see 'checkweigh --help')"),
 ]

@@ -108,6 +108,10 @@ def test_a_judge_below_its_trust_bar_leaves_its_gates_not_decided_until_labelled
     (calibrated,) = summary["calibration"]
     assert calibrated["trust"]["status"] == "trusted"
     assert calibrated["figures"]["labels"] == 6
+    # correct_time is required in the rubric: its TCR is not linear in the pass rates
+    (rubric,) = summary["rubrics"]
+    assert rubric["calibrated_tcr"] is None
+    assert "a required check zeroes a case's score" in rubric["calibrated_tcr_note"]
     assert calibrated["figures"]["confusion"] == {
         "true_yes": 5,
         "false_yes": 0,

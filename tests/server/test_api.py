@@ -58,7 +58,16 @@ def test_one_run_has_its_aggregates_gates_snapshot_and_notes(
     summary = run["summary"]
     assert summary["executions"] == 13
     assert summary["gates"] == [
-        {"gate": "completion tcr >= 0.5", "passed": True, "actual": pytest.approx(0.8)}
+        {
+            "gate": "completion tcr >= 0.5",
+            "passed": True,
+            "actual": pytest.approx(0.8),
+            "decided": True,
+            "needs": None,
+            "low": None,
+            "high": None,
+            "status": "passed",
+        }
     ]
     assert summary["notes"] == []
     assert summary["case_gates"]["passed"] == 8

@@ -13,6 +13,9 @@ if _typing.TYPE_CHECKING:
     from ._report import alignment_document as alignment_document
     from ._report import render_alignment as render_alignment
     from ._report import write_alignment_json as write_alignment_json
+    from ._roles import check_grades as check_grades
+    from ._roles import check_roles as check_roles
+    from ._roles import refuse_grades as refuse_grades
     from ._stored import EXPORT_COLUMNS as EXPORT_COLUMNS
     from ._stored import export_rows as export_rows
     from ._stored import export_text as export_text

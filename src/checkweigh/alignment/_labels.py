@@ -16,10 +16,10 @@ from ..errors import InputError
 from ..suites import TextFileError, key_text, read_text, shown
 
 REQUIRED = ("case", "check", "label")
-OPTIONAL = ("repeat", "note")
+OPTIONAL = ("repeat", "note", "grade")
 STORED = ("reviewer", "criterion", "evidence", "run", "judge", "verdict", "created_at")
 """What ``checkweigh labels export`` adds: who, the fingerprints, the run and the verdict seen."""
-_COLUMNS = "case, check, label (optional repeat, note, reviewer)"
+_COLUMNS = "case, check, label (optional repeat, note, grade, reviewer)"
 
 _ANSWERS = {
     "yes": True,
@@ -34,6 +34,7 @@ _ANSWERS = {
 LABELS_FILE_LIMIT = 512 * 2**20
 """Labels files are read whole; a bigger one (or ``/dev/zero``) is refused."""
 _EXPECTED_LABEL = "expected yes/no, true/false, 1/0 or pass/fail"
+_EXPECTED_GRADE = "expected a grade from 0 to 5 (a number) or nothing"
 
 
 class LabelFileError(InputError):
@@ -105,12 +106,12 @@ def load_label_file(path: str | Path) -> list[LabelLine]:
             )
             if key in first_line:
                 earlier, before = first_line[key]
-                if before.label != label.label:
+                if (before.label, before.grade) != (label.label, label.grade):
                     raise LabelFileError(
                         f"case {shown(label.case_id)}, check {shown(label.check)}"
                         + (f", repeat {label.repeat}" if label.repeat is not None else "")
-                        + f" is labelled {_word(before.label)} on line {earlier} and "
-                        f"{_word(label.label)} here; expected one label",
+                        + f" is labelled {_word(before)} on line {earlier} and "
+                        f"{_word(label)} here; expected one label",
                         file=path,
                         line=line,
                         field="label",
@@ -123,8 +124,9 @@ def load_label_file(path: str | Path) -> list[LabelLine]:
     return labels
 
 
-def _word(value: bool) -> str:
-    return "yes" if value else "no"
+def _word(label: HumanLabel) -> str:
+    word = "yes" if label.label else "no"
+    return word if label.grade is None else f"{word} (grade {label.grade:g})"
 
 
 _Row = tuple[int, HumanLabel, dict[str, str]]
@@ -225,12 +227,18 @@ def _label(raw: dict[str, Any], path: Path, line: int) -> HumanLabel:
     check = raw["check"]
     if not isinstance(check, str) or not check.strip():
         raise fail("check", "expected a check name (non-empty text)")
+    grade = _grade(raw.get("grade"), fail)
+    if grade is not None and _blank(raw["label"]):
+        # a graded metric's pass depends on a threshold the labeller may not have seen: the
+        # yes/no is theirs to give, never inferred from the grade
+        raise fail("label", f"{_EXPECTED_LABEL} beside the grade (it is not derived from it)")
     return HumanLabel(
         case_id=case.strip(),
         check=check.strip(),
         label=_answer(raw["label"], fail),
         repeat=_repeat(raw.get("repeat"), fail),
         note=_note(raw.get("note"), fail),
+        grade=grade,
     )
 
 
@@ -261,6 +269,26 @@ def _answer(value: Any, fail: _Fail) -> bool:
     if isinstance(value, str) and value.strip().lower() in _ANSWERS:
         return _ANSWERS[value.strip().lower()]
     raise fail("label", _EXPECTED_LABEL)
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _grade(value: Any, fail: _Fail) -> float | None:
+    if _blank(value):
+        return None
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise fail("grade", _EXPECTED_GRADE) from None
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        raise fail("grade", _EXPECTED_GRADE)
+    if not 0 <= number <= 5:  # NaN fails this too
+        raise fail("grade", _EXPECTED_GRADE)
+    return float(number)
 
 
 def _repeat(value: Any, fail: _Fail) -> int | None:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..core import AlignmentFigures, AlignmentReport, NotCompared
+from ..core import AlignmentFigures, AlignmentReport, CheckKind, NotCompared
 from ..reports import clean, json_inert, plain
 
 NOT_COMPARED_WORDS = {
@@ -85,6 +85,8 @@ def render_alignment(
         notes.append(("all checks", report.overall.kappa_note))
     for name, note in notes:
         console.print(plain(f"note: kappa of {name} is {note}", style="dim"))
+    _render_grades(console, report)
+    _render_kinds(console, report)
 
     disagreements = [d for check in report.checks for d in check.disagreements]
     if disagreements:
@@ -97,8 +99,8 @@ def render_alignment(
                 plain(d.check),
                 plain(d.case_id),
                 Text(str(d.repeat)),
-                plain(d.human),
-                plain(d.judge),
+                plain(_said(d.human, d.human_grade)),
+                plain(_said(d.judge, d.judge_grade)),
                 plain(d.reason),
                 plain(d.note),
             )
@@ -114,6 +116,103 @@ def render_alignment(
                 f"{n} {NOT_COMPARED_WORDS[reason]}" for reason, n in check.not_compared.items()
             )
             console.print(plain(f"  {check.check}: {parts}"))
+
+
+def _said(answer: str, grade: float | None) -> str:
+    return answer if grade is None else f"{answer} (grade {grade:g})"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.2f} to {high:.2f}"
+
+
+def _render_grades(console: Console, report: AlignmentReport) -> None:
+    graded = [c for c in report.checks if c.grades is not None]
+    if not graded:
+        return
+    console.print(Text("Graded metrics against human grades", style="bold"))
+    table = Table(header_style="bold")
+    table.add_column("check", overflow="fold")
+    for col in ("passes at", "graded", "spearman", "95% CI", "kendall tau-b", "mean |diff|"):
+        table.add_column(col, justify="right")
+    table.add_column("note", overflow="fold")
+    for check in graded:
+        g = check.grades
+        assert g is not None
+        table.add_row(
+            plain(check.check),
+            Text(f"grade {g.threshold:g}"),
+            Text(str(g.graded)),
+            Text(_num(g.spearman)),
+            Text(_interval(g.spearman_low, g.spearman_high)),
+            Text(_num(g.kendall_tau_b)),
+            Text(_num(g.mean_abs_diff)),
+            plain(g.note or ""),
+        )
+    console.print(table)
+
+
+KIND_WORDS = {
+    CheckKind.BINARY: "yes/no judge checks",
+    CheckKind.GRADED: "graded metrics",
+    CheckKind.OTHER: "other checks (not an LLM judge)",
+}
+
+
+def _render_kinds(console: Console, report: AlignmentReport) -> None:
+    c = report.comparison
+    if c is None:
+        return
+    kinds = {k.kind: k for k in report.kinds}
+    binary, graded = kinds[CheckKind.BINARY], kinds[CheckKind.GRADED]
+    console.print(Text("Yes/no judge checks against graded metrics", style="bold"))
+    table = Table(header_style="bold")
+    for col in ("kind", "n", "accuracy", "kappa", "95% CI (bootstrap)", "checks"):
+        right = col in ("n", "accuracy", "kappa")
+        table.add_column(col, justify="right" if right else "left", overflow="fold")
+    for k in (binary, graded):
+        table.add_row(
+            Text(KIND_WORDS[k.kind]),
+            Text(str(k.figures.compared)),
+            Text(_num(k.figures.accuracy)),
+            Text(_num(k.figures.kappa)),
+            Text(_interval(k.kappa_low, k.kappa_high)),
+            plain(", ".join(k.checks)),
+        )
+    console.print(table)
+    console.print(plain(comparison_sentence(report)))
+
+
+def comparison_sentence(report: AlignmentReport) -> str:
+    """What the comparison of yes/no judge checks with graded metrics shows, and no more."""
+    c = report.comparison
+    if c is None:
+        return ""
+    kinds = {k.kind: k for k in report.kinds}
+    b, g = kinds[CheckKind.BINARY].figures, kinds[CheckKind.GRADED].figures
+    start = (
+        f"On these {c.labels} labels ({b.compared} on yes/no judge checks, {g.compared} on "
+        "graded metrics)"
+    )
+    if b.kappa is None or g.kappa is None or c.difference is None:
+        which = "yes/no judge checks" if b.kappa is None else "graded metrics"
+        return f"{start}, kappa of the {which} is undefined: the kinds cannot be compared."
+    kappas = f"kappa {b.kappa:.2f} against {g.kappa:.2f}"
+    spread = _interval(c.difference_low, c.difference_high)
+    if c.better is None:
+        return (
+            f"{start}, neither kind is shown to agree with people better: {kappas}, a "
+            f"difference of {c.difference:+.2f} whose 95% interval ({spread}) includes 0."
+        )
+    winner, loser = (
+        ("yes/no judge checks", "graded metrics")
+        if c.better is CheckKind.BINARY
+        else ("graded metrics", "yes/no judge checks")
+    )
+    return (
+        f"{start}, the {winner} agree with people better than the {loser}: {kappas}, a "
+        f"difference of {c.difference:+.2f} (95% interval {spread})."
+    )
 
 
 def alignment_document(

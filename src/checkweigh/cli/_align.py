@@ -21,9 +21,9 @@ def align_command(
         Path | None,
         typer.Argument(
             metavar="[LABELS]",
-            help="Human labels: CSV with a header (case, check, label, optional repeat, note) "
-            "or JSONL objects with the same keys. Without it, the labels the store holds for "
-            "the run's executions (made in the browser, posted to the API or imported).",
+            help="Human labels: CSV with a header (case, check, label, optional repeat, note, "
+            "grade) or JSONL objects with the same keys. Without it, the labels the store holds "
+            "for the run's executions (made in the browser, posted to the API or imported).",
             show_default=False,
         ),
     ] = None,
@@ -37,17 +37,25 @@ def align_command(
     ] = None,
 ) -> None:
     """Compare RUN's verdicts with human LABELS: accuracy, Cohen's kappa, precision and recall
-    of yes per check, and the cases where they disagree."""
+    of yes per check, and the cases where they disagree; for graded metrics, the rank
+    correlation with human grades, and yes/no judge checks against graded metrics."""
     if labels_path is None:
         _align_stored(run_ref, db, json_out, checks)
         return
-    from ..alignment import load_labels, render_alignment, write_alignment_json
+    from ..alignment import (
+        check_grades,
+        check_roles,
+        load_label_file,
+        render_alignment,
+        write_alignment_json,
+    )
     from ..core import align, pair_labels
     from ..store import Store
 
     out, err = consoles()
     try:
-        labels = load_labels(labels_path)
+        lines = load_label_file(labels_path)
+        labels = [line.label for line in lines]
         if checks:
             labelled = sorted({label.check for label in labels})
             unknown = [name for name in checks if name not in labelled]
@@ -57,12 +65,15 @@ def align_command(
                     f"labelled checks: {', '.join(labelled)}",
                     field="--check",
                 )
-            labels = [label for label in labels if label.check in checks]
+            lines = [line for line in lines if line.label.check in checks]
+            labels = [line.label for line in lines]
         store = Store(db)
         info = store.get_run(run_ref)
+        roles = check_roles(info.config, {label.check for label in labels})
+        check_grades(lines, roles, labels_path)
     except InputError as exc:
         fail_input(err, exc)
-    report = align(pair_labels(labels, store.iter_results(info.id)))
+    report = align(pair_labels(labels, store.iter_results(info.id)), roles)
     render_alignment(
         out,
         report,
@@ -85,7 +96,7 @@ def align_command(
 def _align_stored(
     run_ref: str, db: str | None, json_out: Path | None, checks: list[str] | None
 ) -> None:
-    from ..alignment import render_alignment, stored_pairs, write_alignment_json
+    from ..alignment import check_roles, render_alignment, stored_pairs, write_alignment_json
     from ..core import align
     from ..store import Store, read_labels, run_labels
 
@@ -113,7 +124,7 @@ def _align_stored(
     except InputError as exc:
         fail_input(err, exc)
     pairs = stored_pairs(labelled.values())
-    report = align(pairs)
+    report = align(pairs, check_roles(info.config, names))
     source = f"the labels in {store.safe_url}"
     render_alignment(
         out, report, run_id=info.id, suite=info.suite, labels_path=source, labels=len(pairs)

@@ -140,7 +140,7 @@ def compare(
     Runs come from the database, or from exports: `compare --baseline results.json` compares
     the latest run of the same suite in --db with a run exported on the main branch.
     """
-    from ..core import CompareVerdict, compare_runs
+    from ..core import CompareVerdict, calibrated_changes, compare_runs
     from ..reports import comparison_markdown, render_comparison, server_url
     from ..service import compare_thresholds, comparison_json, judged, require_pairs, undecided
     from ..store import database_file
@@ -192,6 +192,8 @@ def compare(
         )
         result = judged(result, base_run.config, cand_run.config)
         result = undecided(result, base_run.info, cand_run.info)
+        changes = calibrated_changes(base_run.calibration(), cand_run.calibration())
+        result = result.model_copy(update={"calibrated": changes})
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:

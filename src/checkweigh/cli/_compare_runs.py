@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import CaseResult, PassPolicy
+from ..core import CaseResult, CheckCalibration, PassPolicy
 from ..errors import InputError
 from ..reports import read_run_file
-from ..store import RunInfo, Store
+from ..store import RunInfo, Store, calibrate_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,15 @@ class Side:
     """The export it was read from (None when it is stored)."""
     config: Mapping[str, Any] = field(default_factory=dict)
     """Its configuration snapshot: how it was judged."""
+    store: Store | None = None
+    """The store it was read from (None for a file)."""
+
+    def calibration(self) -> list[CheckCalibration]:
+        """Its judge checks against the store's labels as they stand now (none for a file:
+        an export carries no labels)."""
+        if self.store is None or self.info is None:
+            return []
+        return calibrate_run(self.store, self.info)
 
 
 def _stored(store: Store, ref: str, argument: str) -> Side:
@@ -48,6 +57,7 @@ def _stored(store: Store, ref: str, argument: str) -> Side:
         results=store.iter_results(info.id),
         info=info,
         config=info.config,
+        store=store,
     )
 
 

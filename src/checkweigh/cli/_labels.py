@@ -47,12 +47,13 @@ def import_command(
 ) -> None:
     """Keep the labels of FILE in the store, where `align`, calibrated pass rates and gates
     read them. Nothing is stored unless every line is valid."""
-    from ..alignment import labels_of_file, load_label_file
+    from ..alignment import labels_of_file, load_label_file, refuse_grades
     from ..store import Store, add_labels
 
     out, err = consoles()
     try:
         lines = load_label_file(path)
+        refuse_grades(lines, path)
         store = Store(db)
         labels = labels_of_file(store, lines, path, run=run_ref, reviewer=reviewer.strip())
         written = add_labels(store, labels)

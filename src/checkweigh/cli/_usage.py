@@ -54,7 +54,12 @@ def usage_line(exc: UsageError) -> str:
     ctx = exc.ctx
     hint = ""
     if ctx is not None:  # named as the docs name it, however it was started (python -m, -c)
-        command = "checkweigh" + (f" {ctx.info_name}" if ctx.parent is not None else "")
+        names: list[str] = []  # the command's path below the program: `labels import`
+        level = ctx
+        while level.parent is not None:
+            names.insert(0, level.info_name or "")
+            level = level.parent
+        command = " ".join(["checkweigh", *names])
         hint = f" (see '{command} --help')"
     if isinstance(exc, NoSuchOption):
         message = f"no such option {exc.option_name}"

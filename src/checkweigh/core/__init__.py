@@ -8,18 +8,23 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._adaptive import MAX_SAMPLES as MAX_SAMPLES
+    from ._adaptive import AutoSamples as AutoSamples
+    from ._adaptive import adaptive_rerun as adaptive_rerun
+    from ._adaptive import answer_noise_mle as answer_noise_mle
+    from ._adaptive import parse_samples as parse_samples
     from ._aggregate import RunAggregator as RunAggregator
-    from ._alignment import AlignmentFigures as AlignmentFigures
+    from ._agreement import AlignmentFigures as AlignmentFigures
+    from ._agreement import Confusion as Confusion
+    from ._agreement import KappaBand as KappaBand
+    from ._agreement import NotCompared as NotCompared
+    from ._agreement import kappa_band as kappa_band
     from ._alignment import AlignmentReport as AlignmentReport
     from ._alignment import CheckAlignment as CheckAlignment
-    from ._alignment import Confusion as Confusion
     from ._alignment import Disagreement as Disagreement
     from ._alignment import HumanLabel as HumanLabel
-    from ._alignment import KappaBand as KappaBand
     from ._alignment import LabelPair as LabelPair
-    from ._alignment import NotCompared as NotCompared
     from ._alignment import align as align
-    from ._alignment import kappa_band as kappa_band
     from ._alignment import pair_labels as pair_labels
     from ._calibration import Calibration as Calibration
     from ._calibration import WeightedConfusion as WeightedConfusion
@@ -58,7 +63,20 @@ if _typing.TYPE_CHECKING:
     from ._gates import Gate as Gate
     from ._gates import GateMetric as GateMetric
     from ._gates import apply_gates as apply_gates
+    from ._grades import CheckKind as CheckKind
+    from ._grades import CheckRole as CheckRole
+    from ._grades import GradeAgreement as GradeAgreement
+    from ._grades import KindAlignment as KindAlignment
+    from ._grades import KindComparison as KindComparison
+    from ._grades import average_ranks as average_ranks
+    from ._grades import kendall_tau_b as kendall_tau_b
+    from ._grades import spearman as spearman
+    from ._grades import spearman_interval as spearman_interval
+    from ._judge_calibration import CalibratedChange as CalibratedChange
+    from ._judge_calibration import CalibratedRate as CalibratedRate
     from ._judge_calibration import CheckCalibration as CheckCalibration
+    from ._judge_calibration import calibrated_changes as calibrated_changes
+    from ._judge_calibration import calibrated_tcr as calibrated_tcr
     from ._label_budget import labels_for_width as labels_for_width
     from ._label_budget import labels_to_decide as labels_to_decide
     from ._label_budget import projected_half_width as projected_half_width

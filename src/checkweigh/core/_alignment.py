@@ -8,21 +8,29 @@ verdicts, and labels with no verdict to compare, are counted apart and never rea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from enum import StrEnum
-from typing import Literal, NamedTuple
+from collections.abc import Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
+from ._agreement import AlignmentFigures, Answer, NotCompared, answer
+from ._agreement import Confusion as Confusion  # the calibration modules import it from here
+from ._grades import (
+    CheckKind,
+    CheckRole,
+    GradeAgreement,
+    KindAlignment,
+    KindComparison,
+    compare_kinds,
+    grade_agreement,
+)
 from ._result import CaseResult
-from ._stats import wilson_interval
 from ._verdict import Verdict, VerdictState
-
-Answer = Literal["yes", "no"]
 
 
 class HumanLabel(NamedTuple):
-    """A person's yes/no answer to one check on one case."""
+    """A person's yes/no answer to one check on one case (and, for a graded metric, their
+    grade)."""
 
     case_id: str
     check: str
@@ -32,21 +40,8 @@ class HumanLabel(NamedTuple):
     """The execution it labels (from 0); None labels every repeat of the case."""
     note: str = ""
     """The labeller's comment, shown next to a disagreement."""
-
-
-class NotCompared(StrEnum):
-    """Why a label could not be compared with a verdict."""
-
-    JUDGE_ERRORED = "judge_errored"
-    NOT_APPLICABLE = "not_applicable"
-    AGENT_ERRORED = "agent_errored"
-    CHECK_MISSING = "check_missing"
-    REPEAT_MISSING = "repeat_missing"
-    CASE_MISSING = "case_missing"
-    STALE = "stale"
-    """A stored label made under another criterion, or on evidence no execution here has."""
-    REVIEWERS_SPLIT = "reviewers_split"
-    """Reviewers labelled the execution yes and no as often."""
+    grade: float | None = None
+    """The person's grade of a graded metric, 0 to 5; None when not graded."""
 
 
 class LabelPair(NamedTuple):
@@ -56,140 +51,6 @@ class LabelPair(NamedTuple):
     repeat: int | None
     """The execution the verdict comes from; None when no execution matched."""
     verdict: Verdict | NotCompared
-
-
-class KappaBand(StrEnum):
-    """Landis and Koch's (1977) words for a kappa value."""
-
-    POOR = "poor"
-    SLIGHT = "slight"
-    FAIR = "fair"
-    MODERATE = "moderate"
-    SUBSTANTIAL = "substantial"
-    ALMOST_PERFECT = "almost perfect"
-
-
-def kappa_band(kappa: float) -> KappaBand:
-    """The Landis-Koch band: < 0 poor, up to .20 slight, .40 fair, .60 moderate, .80
-    substantial, above almost perfect."""
-    if kappa < 0:
-        return KappaBand.POOR
-    for upper, band in (
-        (0.20, KappaBand.SLIGHT),
-        (0.40, KappaBand.FAIR),
-        (0.60, KappaBand.MODERATE),
-        (0.80, KappaBand.SUBSTANTIAL),
-    ):
-        if kappa <= upper:
-            return band
-    return KappaBand.ALMOST_PERFECT
-
-
-class Confusion(BaseModel):
-    """Judge answers against human labels, with the human label taken as the truth."""
-
-    true_yes: int = 0
-    """Both said yes."""
-    false_yes: int = 0
-    """The judge said yes, the human no."""
-    false_no: int = 0
-    """The judge said no, the human yes."""
-    true_no: int = 0
-    """Both said no."""
-
-    @property
-    def n(self) -> int:
-        """Pairs compared."""
-        return self.true_yes + self.false_yes + self.false_no + self.true_no
-
-    def add(self, human: bool, judge: bool) -> None:
-        """Count one compared pair."""
-        if human and judge:
-            self.true_yes += 1
-        elif judge:
-            self.false_yes += 1
-        elif human:
-            self.false_no += 1
-        else:
-            self.true_no += 1
-
-    def kappa(self) -> float | None:
-        """Cohen's kappa, (p_o - p_e) / (1 - p_e); None when nothing was compared or p_e is 1
-        (both gave one and the same answer throughout, so chance explains all agreement)."""
-        n = self.n
-        judge_yes, human_yes = self.true_yes + self.false_yes, self.true_yes + self.false_no
-        # in whole numbers, scaled by n^2, so p_e == 1 is detected exactly
-        expected = judge_yes * human_yes + (n - judge_yes) * (n - human_yes)
-        if n == 0 or expected == n * n:
-            return None
-        return (n * (self.true_yes + self.true_no) - expected) / (n * n - expected)
-
-
-class AlignmentFigures(BaseModel):
-    """Agreement figures over a set of compared pairs."""
-
-    compared: int
-    """Labels (one per execution) compared with a passed or failed verdict."""
-    confusion: Confusion
-    """The four counts behind every figure."""
-    accuracy: float | None
-    """Share of compared pairs where the judge agreed; None when nothing was compared."""
-    accuracy_low: float | None
-    """Lower end of the Wilson 95% interval of the accuracy."""
-    accuracy_high: float | None
-    """Upper end of the Wilson 95% interval of the accuracy."""
-    kappa: float | None
-    """Cohen's kappa: agreement beyond chance, from -1 to 1; None when undefined."""
-    kappa_band: KappaBand | None
-    """The Landis-Koch word for the kappa."""
-    kappa_note: str | None
-    """Why the kappa is undefined, or is 0 whatever the other side said (one side gave one
-    answer only)."""
-    precision: float | None
-    """Of the judge's yes answers, the share the human also said yes to; None without any."""
-    recall: float | None
-    """Of the human's yes labels, the share the judge also said yes to; None without any."""
-    not_compared: dict[NotCompared, int] = Field(default_factory=dict)
-    """Labels left out, by reason."""
-
-    @classmethod
-    def of(cls, confusion: Confusion, not_compared: dict[NotCompared, int]) -> AlignmentFigures:
-        """The figures of ``confusion``."""
-        c = confusion
-        n = c.n
-        agree = c.true_yes + c.true_no
-        accuracy, low, high = None, None, None
-        if n:
-            accuracy = agree / n
-            # the interval's float arithmetic can land a hair inside an accuracy of 0 or 1
-            low, high = wilson_interval(agree, n)
-            low, high = min(low, accuracy), max(high, accuracy)
-        kappa = c.kappa()
-        judged_yes, labelled_yes = c.true_yes + c.false_yes, c.true_yes + c.false_no
-        note = None
-        if n == 0:
-            note = "nothing compared"
-        elif kappa is None:
-            answer = "yes" if c.true_yes else "no"
-            note = f"undefined: the human and the judge both said {answer} every time"
-        elif labelled_yes in (0, n):
-            # p_e equals p_o whenever one side never varies: chance explains all agreement
-            note = f"0 by construction: the human said {_answer(labelled_yes > 0)} every time"
-        elif judged_yes in (0, n):
-            note = f"0 by construction: the judge said {_answer(judged_yes > 0)} every time"
-        return cls(
-            compared=n,
-            confusion=c,
-            accuracy=accuracy,
-            accuracy_low=low,
-            accuracy_high=high,
-            kappa=kappa,
-            kappa_band=kappa_band(kappa) if kappa is not None else None,
-            kappa_note=note,
-            precision=c.true_yes / judged_yes if judged_yes else None,
-            recall=c.true_yes / labelled_yes if labelled_yes else None,
-            not_compared={r: not_compared[r] for r in NotCompared if not_compared.get(r)},
-        )
 
 
 class Disagreement(BaseModel):
@@ -209,6 +70,10 @@ class Disagreement(BaseModel):
     """The judge's reason."""
     note: str = ""
     """The labeller's comment."""
+    judge_grade: float | None = None
+    """For a graded metric: the judge's grade, 0 to 5."""
+    human_grade: float | None = None
+    """For a graded metric: the human's grade, when given."""
 
 
 class CheckAlignment(AlignmentFigures):
@@ -218,6 +83,10 @@ class CheckAlignment(AlignmentFigures):
     """The check's name."""
     disagreements: list[Disagreement] = Field(default_factory=list)
     """In run order."""
+    kind: CheckKind | None = None
+    """What answered its verdicts (None when the run does not say)."""
+    grades: GradeAgreement | None = None
+    """For a graded metric: its grades against the human grades."""
 
 
 class AlignmentReport(BaseModel):
@@ -229,6 +98,10 @@ class AlignmentReport(BaseModel):
     """Per check, by name."""
     overall: AlignmentFigures
     """All checks pooled: every compared pair counts once."""
+    kinds: list[KindAlignment] = Field(default_factory=list)
+    """Pooled per kind of check (yes/no judge, graded, other), for the kinds labelled."""
+    comparison: KindComparison | None = None
+    """Yes/no judge checks against graded metrics, when both were compared with labels."""
 
 
 def pair_labels(labels: Iterable[HumanLabel], results: Iterable[CaseResult]) -> Iterator[LabelPair]:
@@ -245,7 +118,7 @@ def pair_labels(labels: Iterable[HumanLabel], results: Iterable[CaseResult]) -> 
     for label in labels:
         entries = by_case.setdefault(label.case_id, {})
         key = (label.check, label.repeat)
-        if key in entries and entries[key].label != label.label:
+        if key in entries and _answers(entries[key]) != _answers(label):
             raise ValueError(f"conflicting labels for {label.case_id!r}, {key}")
         entries.setdefault(key, label)
     seen: set[str] = set()
@@ -269,6 +142,10 @@ def pair_labels(labels: Iterable[HumanLabel], results: Iterable[CaseResult]) -> 
                 yield LabelPair(label, repeat, why)
 
 
+def _answers(label: HumanLabel) -> tuple[bool, float | None]:
+    return label.label, label.grade
+
+
 def _verdict_of(result: CaseResult, check: str) -> Verdict | NotCompared:
     verdict = result.verdicts.get(check)
     if verdict is not None:
@@ -284,11 +161,20 @@ _SKIPPED = {
 }
 
 
-def align(pairs: Iterable[LabelPair]) -> AlignmentReport:
-    """Agreement figures per check and pooled over all checks."""
+def align(
+    pairs: Iterable[LabelPair], roles: Mapping[str, CheckRole] | None = None
+) -> AlignmentReport:
+    """Agreement figures per check, pooled per kind and over all checks.
+
+    ``roles`` (from the run's configuration) says what answered each check: with it, a graded
+    metric also gets its grades against the human grades, and the yes/no judge checks are
+    compared with the graded metrics when both were labelled.
+    """
+    roles = roles or {}
     confusions: dict[str, Confusion] = {}
     skipped: dict[str, Counter[NotCompared]] = {}
     disagreements: dict[str, list[Disagreement]] = {}
+    grades: dict[str, list[tuple[float, float]]] = {}
     total = 0
     for label, repeat, verdict in pairs:
         total += 1
@@ -303,35 +189,85 @@ def align(pairs: Iterable[LabelPair]) -> AlignmentReport:
             continue
         judge = verdict.state is VerdictState.PASSED
         confusion.add(label.label, judge)
+        metric = check in roles and roles[check].pass_threshold is not None
+        judge_grade = verdict.measures.get("score") if metric else None
+        if judge_grade is not None and label.grade is not None:
+            grades.setdefault(check, []).append((judge_grade, label.grade))
         if judge != label.label and repeat is not None:
             disagreements.setdefault(check, []).append(
                 Disagreement(
                     case_id=label.case_id,
                     repeat=repeat,
                     check=check,
-                    human=_answer(label.label),
-                    judge=_answer(judge),
+                    human=answer(label.label),
+                    judge=answer(judge),
                     reason=verdict.reason,
                     note=label.note,
+                    judge_grade=judge_grade,
+                    human_grade=label.grade,
                 )
             )
     checks = []
-    pooled, pooled_skips = Confusion(), Counter[NotCompared]()
     for name in sorted(confusions):
-        c = confusions[name]
-        pooled.true_yes += c.true_yes
-        pooled.false_yes += c.false_yes
-        pooled.false_no += c.false_no
-        pooled.true_no += c.true_no
-        pooled_skips.update(skipped[name])
-        figures = AlignmentFigures.of(c, dict(skipped[name]))
+        role = roles.get(name)
+        threshold = role.grade_threshold if role else None
         checks.append(
-            CheckAlignment(check=name, disagreements=disagreements.get(name, []), **dict(figures))
+            CheckAlignment(
+                check=name,
+                disagreements=disagreements.get(name, []),
+                kind=role.kind if role else None,
+                grades=grade_agreement(grades.get(name, []), threshold)
+                if threshold is not None
+                else None,
+                **dict(AlignmentFigures.of(confusions[name], dict(skipped[name]))),
+            )
         )
+    kinds = _by_kind(checks, confusions, skipped) if roles else []
+    comparison = None
+    pooled = {k.kind: k for k in kinds}
+    binary, graded = pooled.get(CheckKind.BINARY), pooled.get(CheckKind.GRADED)
+    if binary and graded and binary.figures.compared and graded.figures.compared:
+        low_high_b, low_high_g, comparison = compare_kinds(
+            binary.figures.confusion, graded.figures.confusion
+        )
+        for kind, interval in ((binary, low_high_b), (graded, low_high_g)):
+            if interval is not None and kind.figures.kappa is not None:
+                kind.kappa_low, kind.kappa_high = interval
     return AlignmentReport(
-        pairs=total, checks=checks, overall=AlignmentFigures.of(pooled, dict(pooled_skips))
+        pairs=total,
+        checks=checks,
+        overall=_pooled(confusions, skipped, list(confusions)),
+        kinds=kinds,
+        comparison=comparison,
     )
 
 
-def _answer(value: bool) -> Answer:
-    return "yes" if value else "no"
+def _pooled(
+    confusions: Mapping[str, Confusion],
+    skipped: Mapping[str, Counter[NotCompared]],
+    names: Iterable[str],
+) -> AlignmentFigures:
+    c, skips = Confusion(), Counter[NotCompared]()
+    for name in names:
+        one = confusions[name]
+        c.true_yes += one.true_yes
+        c.false_yes += one.false_yes
+        c.false_no += one.false_no
+        c.true_no += one.true_no
+        skips.update(skipped[name])
+    return AlignmentFigures.of(c, dict(skips))
+
+
+def _by_kind(
+    checks: list[CheckAlignment],
+    confusions: Mapping[str, Confusion],
+    skipped: Mapping[str, Counter[NotCompared]],
+) -> list[KindAlignment]:
+    out = []
+    for kind in CheckKind:
+        names = [c.check for c in checks if c.kind is kind]
+        if names:
+            out.append(
+                KindAlignment(kind=kind, checks=names, figures=_pooled(confusions, skipped, names))
+            )
+    return out

@@ -24,10 +24,14 @@ and the interval holds the middle 95% of p * q1 + (1 - p) * q0 over seeded Monte
 so it carries both the run's sampling and the judge's measured error. A verdict with no labels
 keeps the Jeffreys prior (a wide interval, and a point estimate of one half for it).
 
-Only a check's pass rate is corrected here. A rubric score is a weighted sum of check pass
-indicators, so its mean over a run is linear in the checks' pass rates and could be corrected
-the same way check by check; the per-case outcome classes and anything thresholded per case
-(the task completion rate, pass@k) are not linear in them and are not corrected.
+Only a check's pass rate is corrected here. A case's score is the sum of the normalized weights
+of its passed checks, so when every check applies to every case the TCR (the mean score) is
+the weighted sum of the checks' pass rates, and the same sum of calibrated rates is its
+calibrated value (the intervals do not add: the checks' errors are not independent). A check
+that is not applicable to some cases and excluded renormalizes each case's weights, and then
+the mean score is no longer linear in the pass rates. Anything decided per case by a threshold
+or a rule (outcome classes, a case passing, pass@k) is not corrected: a person would have to
+label every check of the case.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
+from ._judge_calibration import CalibratedChange
 from ._paired import CheckDelta, Decided, check_deltas, decided
 from ._reliability import ReliabilityChange, reliability_changes
 from ._repeats import TaskChange, has_repeats
@@ -114,6 +115,10 @@ class Comparison(BaseModel):
     judged_differently: list[str] = Field(default_factory=list)
     """How the two runs' verdicts were decided differently (another judge, judge mode or check
     version): a change may then be the judge's, not the agent's. Empty when alike."""
+    calibrated: list[CalibratedChange] = Field(default_factory=list)
+    """The judge checks with people's labels in either run: raw and calibrated pass rates on
+    both sides (a judge that drifted shows as a raw change the calibrated rates do not
+    share)."""
     gates_not_decided: list[str] = Field(default_factory=list)
     """Each of the two runs whose own gates are not decided (it did not finish every case),
     with why: the comparison covers its finished executions only. Empty when both finished."""

@@ -23,8 +23,9 @@ from enum import StrEnum
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .._text import safe_text
 from ._exchange import ExchangeMessage
 
 CRITERION_IGNORED = frozenset(
@@ -73,6 +74,12 @@ class Label(BaseModel):
     """When it was made (the store sets it)."""
     source: LabelSource = LabelSource.API
     """Where it was made."""
+
+    @field_validator("check", "case_id", "note", "reviewer", "judge", mode="before")
+    @classmethod
+    def _storable(cls, value: object) -> object:
+        # any Python string is kept: a lone surrogate becomes its visible escape
+        return safe_text(value) if isinstance(value, str) else value
 
     def key(self) -> tuple[str, str, str | None, str | None, str | None, int | None]:
         """What one label per reviewer is kept for: a later one replaces it."""

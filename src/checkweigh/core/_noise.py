@@ -4,6 +4,11 @@ rerun, given a per-answer noise rate ``p`` and the ``k`` samples a verdict is th
 ``p`` is given by the user or measured from the samples stored with the verdicts; the stored
 minority share reads below ``p`` (when most answers differ, the minority is the usual answer),
 so it is inverted back to ``p``.
+
+A check with ``samples: auto`` asks a number of answers that depends on the answers: its ``p``
+is measured by maximum likelihood over the stored splits (the stopping rule drops out of the
+likelihood, while it biases the minority share) and a rerun follows the same rule
+(:func:`~checkweigh.core.adaptive_rerun`), not a fixed ``k``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ._adaptive import AutoSamples, adaptive_rerun, answer_noise_mle
 from ._result import CaseResult
 
 NoiseSource = Literal["measured", "given", "unmeasured"]
@@ -29,7 +35,11 @@ class CheckNoise(BaseModel):
     answer_noise: float
     """p: the chance one judge answer differs from the judge's usual answer."""
     samples: int = 1
-    """k: the answers a verdict is the majority of."""
+    """k: the answers a verdict is the majority of (adaptive: the most it asks)."""
+    adaptive: bool = False
+    """The check asks ``samples: auto``: a rerun stops as its rule does."""
+    mean_samples: float | None = None
+    """Adaptive: the answers a rerun asks on average at this noise."""
     answers: int = 0
     """Measured: the valid answers pooled."""
     minority_share: float | None = None
@@ -77,42 +87,53 @@ def answer_noise_from_share(share: float, samples: int) -> float:
 
 def noise_model(
     results: Sequence[CaseResult],
-    judge_samples: Mapping[str, int],
+    judge_samples: Mapping[str, int | AutoSamples],
     *,
     default: float | None = None,
     per_check: Mapping[str, float] | None = None,
 ) -> list[CheckNoise]:
-    """The noise of each judge check (``name -> samples: k``) and of each check in
-    ``per_check``: a given rate (``per_check``, else ``default``), else the rate measured from
-    the samples stored with the verdicts, else unmeasured (0)."""
+    """The noise of each judge check (``name -> samples``: k, or the adaptive rule) and of
+    each check in ``per_check``: a given rate (``per_check``, else ``default``), else the rate
+    measured from the samples stored with the verdicts, else unmeasured (0)."""
     per_check = per_check or {}
-    pooled: dict[str, list[int]] = {name: [0, 0] for name in judge_samples}
+    splits: dict[str, list[tuple[int, int]]] = {name: [] for name in judge_samples}
     for result in results:
-        for name, acc in pooled.items():
+        for name, acc in splits.items():
             v = result.verdicts.get(name)
             m = v.measures if v is not None else {}
             if "yes" in m and "no" in m:
-                acc[0] += int(min(m["yes"], m["no"]))
-                acc[1] += int(m["yes"] + m["no"])
+                acc.append((int(m["yes"]), int(m["no"])))
     out: list[CheckNoise] = []
     for name in [*judge_samples, *(n for n in per_check if n not in judge_samples)]:
-        k = judge_samples.get(name, 1)
-        minority, valid = pooled.get(name, [0, 0])
+        spec = judge_samples.get(name, 1)
+        rule = spec if isinstance(spec, AutoSamples) else None
+        k = spec.max if isinstance(spec, AutoSamples) else spec
+        got = splits.get(name, [])
+        minority = sum(min(y, n) for y, n in got)
+        valid = sum(y + n for y, n in got)
         given = per_check.get(name, default)
+        base = CheckNoise(
+            check=name, source="unmeasured", answer_noise=0.0, samples=k, adaptive=rule is not None
+        )
         if given is not None:
-            noise = CheckNoise(check=name, source="given", answer_noise=given, samples=k)
-        elif valid and k > 1:
+            noise = base.model_copy(update={"source": "given", "answer_noise": given})
+        elif valid and k > 1 and (rule is None or any(y + n > 1 for y, n in got)):
             share = minority / valid
-            noise = CheckNoise(
-                check=name,
-                source="measured",
-                answer_noise=answer_noise_from_share(share, k),
-                samples=k,
-                answers=valid,
-                minority_share=share,
+            rate = answer_noise_mle(got) if rule is not None else answer_noise_from_share(share, k)
+            noise = base.model_copy(
+                update={
+                    "source": "measured",
+                    "answer_noise": rate,
+                    "answers": valid,
+                    "minority_share": share,
+                }
             )
         else:
-            noise = CheckNoise(check=name, source="unmeasured", answer_noise=0.0, samples=k)
-        flip, tie = majority_flip(noise.answer_noise, k)
-        out.append(noise.model_copy(update={"flip": flip, "tie": tie}))
+            noise = base
+        if rule is not None:
+            flip, tie, mean = adaptive_rerun(noise.answer_noise, rule)
+            out.append(noise.model_copy(update={"flip": flip, "tie": tie, "mean_samples": mean}))
+        else:
+            flip, tie = majority_flip(noise.answer_noise, k)
+            out.append(noise.model_copy(update={"flip": flip, "tie": tie}))
     return out

@@ -108,6 +108,11 @@ class RubricSummary(BaseModel):
     """Set when the rubric's weights did not sum to 1.0."""
     case_variance: list[CaseVariance] = Field(default_factory=list)
     """Per-case spread across repeats, most variable first (only with repeats)."""
+    calibrated_tcr: float | None = None
+    """The TCR with its judge checks' pass rates corrected by people's labels, where it is
+    linear in them (see :func:`~checkweigh.core.calibrated_tcr`); None otherwise."""
+    calibrated_tcr_note: str | None = None
+    """Why the TCR of a rubric with labelled judge checks is not corrected."""
 
 
 class SlowCase(BaseModel):

@@ -14,6 +14,9 @@ from ._calibration import Calibration
 KAPPA_RESAMPLES = 2000
 """Bootstrap resamples behind a kappa's interval."""
 
+MAX_MORE_LABELS = 10_000
+"""Beyond this many more labels, a straddling kappa is said to sit on its bar."""
+
 
 class TrustStatus(StrEnum):
     """Whether a judge check's agreement with people clears its bar."""
@@ -47,7 +50,8 @@ class TrustVerdict(BaseModel):
     more_labels: int | None
     """More labels that would decide an inconclusive verdict: what ``min_labels`` still asks,
     or, for a straddling interval, an estimate (the interval's width taken to shrink as one
-    over the square root of the labels). None when no count of labels would tell."""
+    over the square root of the labels). None when no count of labels (up to 10,000 more)
+    would tell."""
     needs: str
     """In words, what is short or would decide; empty when trusted."""
 
@@ -59,8 +63,15 @@ def trust(cal: Calibration, *, min_kappa: float | None, min_labels: int | None) 
     (multinomially, seeded, so the same labels always give the same interval); resamples whose
     kappa is undefined are left out.
     """
-    n, kappa = cal.labels, cal.kappa
-    low, high = kappa_interval(cal.confusion) if kappa is not None else (None, None)
+    n = cal.labels
+    # the kappa the whole run would show: labels the queue picked from one verdict more often
+    # than the other would move the raw kappa with the labelling policy, not the judge
+    judged = (cal.judged_yes, cal.judged_no)
+    kappa = cal.weighted_kappa if cal.weighted_kappa is not None else cal.kappa
+    strata = judged if cal.weighted_kappa is not None else None
+    l1 = cal.confusion.true_yes + cal.confusion.false_yes
+    l0 = cal.confusion.false_no + cal.confusion.true_no
+    low, high = kappa_interval(cal.confusion, judged=strata) if kappa is not None else (None, None)
     status, more, needs = TrustStatus.TRUSTED, None, ""
     if min_labels is not None and n < min_labels:
         status, more = TrustStatus.INCONCLUSIVE, min_labels - n
@@ -69,6 +80,13 @@ def trust(cal: Calibration, *, min_kappa: float | None, min_labels: int | None) 
         pass
     elif n == 0:
         status, needs = TrustStatus.INCONCLUSIVE, f"labels: none made, kappa {min_kappa} required"
+    elif 0 in (l1, l0) and cal.judged_yes and cal.judged_no:
+        status = TrustStatus.INCONCLUSIVE
+        side = "yes" if l1 == 0 else "no"
+        needs = (
+            f"no label on the judge's {side} verdicts yet: kappa needs labels on both, "
+            f"{min_kappa} required"
+        )
     elif kappa is None or low is None or high is None:
         status = TrustStatus.UNTRUSTED
         needs = f"kappa is undefined on {n} labels (one answer throughout), {min_kappa} required"
@@ -81,9 +99,15 @@ def trust(cal: Calibration, *, min_kappa: float | None, min_labels: int | None) 
         if gap > 0:
             half = (high - low) / 2
             more = max(1, math.ceil(n * (half / gap) ** 2) - n)
-        settle = f": about {more} more labels would settle it" if more else ""
+        if more is not None and more > MAX_MORE_LABELS:
+            more = None
+        settle = (
+            f": about {more} more labels would settle it"
+            if more
+            else ": it sits on the bar, more labels may never settle it"
+        )
         needs = (
-            f"kappa {kappa:.2f} (95% {low:.2f}-{high:.2f}) straddles the required "
+            f"kappa {kappa:.2f} (95% {low:.2f} to {high:.2f}) straddles the required "
             f"{min_kappa}{settle}"
         )
     return TrustVerdict(
@@ -101,28 +125,58 @@ def trust(cal: Calibration, *, min_kappa: float | None, min_labels: int | None) 
 
 
 def kappa_interval(
-    confusion: Confusion, *, resamples: int = KAPPA_RESAMPLES, seed: int = 0
+    confusion: Confusion,
+    *,
+    judged: tuple[int, int] | None = None,
+    resamples: int = KAPPA_RESAMPLES,
+    seed: int = 0,
 ) -> tuple[float, float] | tuple[None, None]:
     """The 95% percentile bootstrap interval of Cohen's kappa; (None, None) when undefined.
 
-    The interval is widened, if need be, to hold the kappa itself.
+    With ``judged`` (the run's judge-yes and judge-no executions), the kappa is the weighted
+    one (each label standing for its verdict's share of the run, as
+    :attr:`Calibration.weighted_kappa`) and the labels are resampled within each verdict, as
+    they were drawn. The interval is widened, if need be, to hold the kappa itself.
     """
     import numpy as np
 
-    kappa = confusion.kappa()
-    if kappa is None:
-        return None, None
     c, n = confusion, confusion.n
-    cells = np.array([c.true_yes, c.false_yes, c.false_no, c.true_no]) / n
-    a, b, fn, d = np.random.default_rng(seed).multinomial(n, cells, resamples).T.astype(float)
+    rng = np.random.default_rng(seed)
+    if judged is None:
+        kappa = confusion.kappa()
+        if kappa is None:
+            return None, None
+        cells = np.array([c.true_yes, c.false_yes, c.false_no, c.true_no]) / n
+        a, b, fn, d = rng.multinomial(n, cells, resamples).T.astype(float)
+    else:
+        l1, l0 = c.true_yes + c.false_yes, c.false_no + c.true_no
+        if not l1 or not l0:
+            return None, None
+        w1, w0 = judged[0] / l1, judged[1] / l0
+        kappa = _kappa_of(c.true_yes * w1, c.false_yes * w1, c.false_no * w0, c.true_no * w0)
+        if kappa is None:
+            return None, None
+        a = rng.binomial(l1, c.true_yes / l1, resamples).astype(float)
+        fn = rng.binomial(l0, c.false_no / l0, resamples).astype(float)
+        a, b, fn, d = a * w1, (l1 - a) * w1, fn * w0, (l0 - fn) * w0
+        n = judged[0] + judged[1]
     judge_yes, human_yes = a + b, a + fn
     expected = judge_yes * human_yes + (n - judge_yes) * (n - human_yes)
-    defined = expected != n * n
+    defined = ~np.isclose(expected, n * n, rtol=1e-12, atol=0.0)
     values = (n * (a + d) - expected)[defined] / (n * n - expected)[defined]
     if values.size == 0:
         return kappa, kappa
     low, high = (float(v) for v in np.quantile(values, [0.025, 0.975]))
     return min(low, kappa), max(high, kappa)
+
+
+def _kappa_of(a: float, b: float, fn: float, d: float) -> float | None:
+    n = a + b + fn + d
+    judge_yes, human_yes = a + b, a + fn
+    expected = judge_yes * human_yes + (n - judge_yes) * (n - human_yes)
+    if n == 0 or math.isclose(expected, n * n, rel_tol=1e-12):
+        return None
+    return (n * (a + d) - expected) / (n * n - expected)
 
 
 def reviewer_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:

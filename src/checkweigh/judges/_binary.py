@@ -10,11 +10,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..core import Case, Verdict, VerdictState, errored, failed, measured, passed
+from ..core import (
+    MAX_SAMPLES,
+    AutoSamples,
+    Case,
+    Verdict,
+    VerdictState,
+    errored,
+    failed,
+    measured,
+    parse_samples,
+    passed,
+)
 from ._answers import AnswerError, BinaryAnswer, schema_of
 from ._ask import ask
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
@@ -37,9 +48,10 @@ SYSTEM = (
 _BINARY_SCHEMA = schema_of(BinaryAnswer)
 
 
-def binary_version(formatter: TraceFormatter = DEFAULT_FORMATTER) -> str:
-    """The version string of a yes/no judge check that uses ``formatter``."""
-    return f"judge-binary/1+{formatter.ident}"
+def binary_version(formatter: TraceFormatter = DEFAULT_FORMATTER, *, auto: bool = False) -> str:
+    """The version string of a yes/no judge check that uses ``formatter`` (``auto``: with
+    adaptive samples, whose verdicts mean something else than a fixed count's)."""
+    return f"judge-binary{'-auto' if auto else ''}/1+{formatter.ident}"
 
 
 class Example(BaseModel):
@@ -73,17 +85,31 @@ class JudgeCheck(JudgedCheck):
     """Few-shot examples."""
     max_tokens: int = Field(default=300, ge=16)
     """Upper bound on the answer's length."""
-    samples: int = Field(default=1, ge=1, le=25)
-    """Ask this many times; the verdict is the majority and the flip rate is recorded."""
+    samples: int | AutoSamples = 1
+    """Ask this many times; the verdict is the majority and the flip rate is recorded.
+    ``auto`` (or ``{auto: true, max, error, noise}``) asks one answer at a time until the
+    majority is settled (:class:`~checkweigh.core.AutoSamples`)."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     """Sampling temperature (raise it with ``samples`` to see how steady the judge is)."""
     formatter: TraceFormatter = Field(default=DEFAULT_FORMATTER, exclude=True)
     """How the case is rendered for the judge (set from Python, not from a suite file)."""
 
+    @field_validator(
+        "samples",
+        mode="before",
+        json_schema_input_type=Annotated[int, Field(ge=1, le=MAX_SAMPLES)]
+        | Literal["auto"]
+        | AutoSamples,
+    )
+    @classmethod
+    def _samples(cls, value: object) -> int | AutoSamples:
+        return parse_samples(value)
+
     @property
     def version(self) -> str:
-        """The check's logic and the formatter it uses: ``judge-binary/1+plain@2``."""
-        return binary_version(self.formatter)
+        """The check's logic and the formatter it uses: ``judge-binary/1+plain@2``, or
+        ``judge-binary-auto/1+plain@2`` with ``samples: auto``."""
+        return binary_version(self.formatter, auto=isinstance(self.samples, AutoSamples))
 
     def request(self, case: Case) -> JudgeRequest:
         """The request for ``case`` (deterministic: the same case gives the same request)."""
@@ -109,19 +135,36 @@ class JudgeCheck(JudgedCheck):
 
     async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict:
         """Ask, parse strictly, repair once; errored when no valid answer comes. With
-        ``samples`` > 1, the majority of the valid answers, with the flip rate measured."""
+        ``samples`` > 1, the majority of the valid answers, with the flip rate measured; with
+        ``samples: auto``, asked one at a time until the rule settles it."""
         request = self.request(case)
+        if isinstance(self.samples, AutoSamples):
+            return await ask_until_settled(judge, request, self.samples)
         if self.samples <= 1:
             return await ask_binary(judge, request)
         runs = await asyncio.gather(
-            *(
-                ask_binary(
-                    judge, request.model_copy(update={"tags": {**request.tags, "sample": str(i)}})
-                )
-                for i in range(self.samples)
-            )
+            *(ask_binary(judge, _sample(request, i)) for i in range(self.samples))
         )
         return majority(runs)
+
+
+def _sample(request: JudgeRequest, i: int) -> JudgeRequest:
+    """The ``i``-th sample of ``request``: tagged so the cache keeps each answer apart."""
+    return request.model_copy(update={"tags": {**request.tags, "sample": str(i)}})
+
+
+async def ask_until_settled(judge: JudgeModel, request: JudgeRequest, rule: AutoSamples) -> Verdict:
+    """The majority of answers asked one at a time until ``rule`` settles it: its split
+    measured as :func:`majority` does, plus ``adaptive: 1``."""
+    runs: list[Verdict] = []
+    yes = no = 0
+    while not rule.settled(yes, no, len(runs)):
+        verdict = await ask_binary(judge, _sample(request, len(runs)))
+        yes += verdict.state is VerdictState.PASSED
+        no += verdict.state is VerdictState.FAILED
+        runs.append(verdict)
+    decided = majority(runs)
+    return measured(decided, {**decided.measures, "adaptive": 1.0})
 
 
 async def ask_binary(judge: JudgeModel, request: JudgeRequest) -> Verdict:

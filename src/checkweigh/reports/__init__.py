@@ -7,6 +7,8 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._calibration import rate as rate
+    from ._calibration import trust_word as trust_word
     from ._compare import explain_comparison as explain_comparison
     from ._compare import render_comparison as render_comparison
     from ._compare_markdown import case_url as case_url

@@ -6,13 +6,14 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..core import CheckCalibration, GateResult, RunSummary
+from ..core import CalibratedChange, CalibratedRate, CheckCalibration, GateResult, RunSummary
 from ._safe import plain
 
 CALIBRATION_NOTE = (
     "calibrated = the share of executions a person would pass, from the judge's verdicts "
     "corrected by the labels (Rogan-Gladen, 95% interval over the run's sampling and the "
-    "judge's measured error); only check pass rates are corrected, not scores, TCR or outcomes"
+    "judge's measured error); check pass rates are corrected, and a rubric's TCR where it is "
+    "linear in them; outcome classes, case pass/fail and pass^k are not"
 )
 
 
@@ -103,3 +104,23 @@ def gate_text(g: GateResult) -> str:
     if g.low is not None and g.high is not None:
         return f"{g.actual:.4g} (95% {g.low:.3f}-{g.high:.3f})"
     return f"{g.actual:.4g}"
+
+
+def _side(r: CalibratedRate | None) -> tuple[str, str]:
+    if r is None:
+        return "—", "— (no labels)"
+    return rate(r.raw), f"{rate(r.calibrated, r.low, r.high)} [{r.labels} labels]"
+
+
+def calibrated_change_rows(changes: list[CalibratedChange]) -> list[list[str]]:
+    """``compare``'s rows: per judge check, each run's raw and calibrated pass rates."""
+    return [[c.check, *_side(c.base), *_side(c.candidate)] for c in changes]
+
+
+CHANGE_COLUMNS = (
+    "judge check",
+    "base raw",
+    "base calibrated",
+    "candidate raw",
+    "candidate calibrated",
+)

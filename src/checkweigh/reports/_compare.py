@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import CaseChange, CompareVerdict, Comparison, TaskChange
+from ._calibration import CHANGE_COLUMNS, calibrated_change_rows
 from ._safe import clean, plain
 
 _SHOWN = 20
@@ -121,6 +122,13 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
             plain(d.test),
         )
     console.print(table)
+    if cmp.calibrated:
+        calibrated = Table(title="judge checks against people's labels", title_justify="left")
+        for col in CHANGE_COLUMNS:
+            calibrated.add_column(col, justify="left" if col == "judge check" else "right")
+        for row in calibrated_change_rows(cmp.calibrated):
+            calibrated.add_row(plain(row[0]), *(Text(cell) for cell in row[1:]))
+        console.print(calibrated)
     if cmp.per_task:
         _tasks(console, cmp)
     for title, items, style in (

@@ -15,6 +15,7 @@ from urllib.parse import quote, urlsplit
 
 from ..core import CaseChange, CheckDelta, CompareVerdict, Comparison, SuiteDelta
 from ..errors import InputError
+from ._calibration import CHANGE_COLUMNS, calibrated_change_rows
 from ._compare import TASK_RULE, explain_comparison, task_line
 from ._markdown import escape_md
 
@@ -220,6 +221,16 @@ def comparison_markdown(
         ]
     for note in cmp.gates_not_decided:
         lines += [f"> Gates not decided in the {escape_md(note)}.", ""]
+    if cmp.calibrated:
+        lines += [
+            "| " + " | ".join(CHANGE_COLUMNS) + " |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            *(
+                "| " + " | ".join(escape_md(cell) for cell in row) + " |"
+                for row in calibrated_change_rows(cmp.calibrated)
+            ),
+            "",
+        ]
     lines += ["### Regressions", ""]
     exceeded = [d for d in cmp.suite if d.exceeded]
     if exceeded:

@@ -56,6 +56,16 @@ def _rubric_panel(r: RubricSummary, informational: bool = False) -> Panel:
             f", not applicable {r.not_applicable}" if r.not_applicable else "",
         )
     parts.append(head)
+    if r.calibrated_tcr is not None:
+        parts.append(
+            Text(
+                f"calibrated TCR {truncated_tcr(r.calibrated_tcr)} (its judge checks' pass rates "
+                "corrected by people's labels; no interval: their errors do not add)",
+                style="italic",
+            )
+        )
+    elif r.calibrated_tcr_note:
+        parts.append(Text(f"note: {r.calibrated_tcr_note}", style="italic"))
     if r.normalization_note:
         parts.append(plain(f"note: {r.normalization_note}", style="italic"))
 

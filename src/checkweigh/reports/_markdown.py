@@ -110,6 +110,15 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             f"| {r.scored} | {r.errored} | {failing} |"
         )
     lines.append("")
+    for r in summary.rubrics:
+        if r.calibrated_tcr is not None:
+            lines += [
+                f"- {escape_md(r.rubric)}: calibrated TCR {truncated_tcr(r.calibrated_tcr)} "
+                "(its judge checks' pass rates corrected by people's labels)",
+                "",
+            ]
+        elif r.calibrated_tcr_note:
+            lines += [f"- {escape_md(r.rubric)}: {escape_md(r.calibrated_tcr_note)}", ""]
     if (agent := agent_line(summary)) is not None:
         lines += [agent[0].upper() + agent[1:] + ".", ""]
     if (reliable := reliability_line(summary)) is not None:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..core import RerunSpread, StabilityReport
+from ..core import CheckNoise, RerunSpread, StabilityReport
 from ._safe import clean, plain
 
 PLOTS_HINT = "pip install 'checkweigh[plots]'"
@@ -46,6 +46,14 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _samples(n: CheckNoise) -> str:
+    """``3``, or ``auto, at most 9 (2.4 on average)`` for adaptive samples."""
+    if not n.adaptive:
+        return str(n.samples)
+    mean = f" ({n.mean_samples:.1f} on average)" if n.mean_samples is not None else ""
+    return f"auto, at most {n.samples}{mean}"
+
+
 def _num(x: float | None) -> str:
     return "—" if x is None else f"{x:.1f}"
 
@@ -69,7 +77,7 @@ def render_stability(out: Console, report: StabilityReport, *, suite: str, run_i
             plain(n.check),
             n.source + measured,
             f"{n.answer_noise:.3f}",
-            str(n.samples),
+            _samples(n),
             _pct(n.flip) + (f" (+{_pct(n.tie)} errored)" if n.tie else ""),
         )
     out.print(noise)
@@ -230,7 +238,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 <table><tr><th>check</th><th>source</th><th>per-answer noise</th><th>samples</th>
 <th>verdict flips per rerun</th></tr>
 {% for n in r.noise %}<tr><td>{{ n.check }}</td><td>{{ n.source }}</td>
-<td class="num">{{ "%.3f" % n.answer_noise }}</td><td class="num">{{ n.samples }}</td>
+<td class="num">{{ "%.3f" % n.answer_noise }}</td><td class="num">{{ samples(n) }}</td>
 <td class="num">{{ pct(n.flip) }}</td></tr>{% endfor %}
 </table>
 <h2>Flakiest executions</h2>
@@ -276,6 +284,7 @@ def render_stability_html(report: StabilityReport, *, suite: str, run_id: str) -
         more=max(0, len(flaky) - _SHOWN_CASES),
         pct=_pct,
         num=_num,
+        samples=_samples,
     )
 
 

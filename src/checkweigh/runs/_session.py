@@ -25,6 +25,7 @@ from ..core import (
     RunSummary,
     UnheldPath,
     apply_gates,
+    calibrated_tcr,
 )
 from ..errors import CheckweighError, StoreError
 from ..judges import (
@@ -186,6 +187,8 @@ async def _execute(
     def summarize() -> RunSummary:
         calibrated = _calibration(store, run_id, suite)
         summary = aggregator.summary().model_copy(update={"calibration": calibrated})
+        if calibrated:
+            summary = _with_calibrated_tcr(summary, suite)
         summary = apply_gates(summary, suite.gates)
         stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
         unheld = evaluator.watch.unheld()
@@ -261,6 +264,15 @@ def _calibration(store: Store, run_id: str, suite: Suite) -> list[CheckCalibrati
     if not any(c.judged for c in suite.checks.values()):
         return []
     return calibrate_run(store, store.get_run(run_id), include={n for n in named if n})
+
+
+def _with_calibrated_tcr(summary: RunSummary, suite: Suite) -> RunSummary:
+    required = {r.name: {i.check for i in r.items if i.required} for r in suite.rubrics}
+    rubrics = []
+    for r in summary.rubrics:
+        value, why = calibrated_tcr(r, required.get(r.rubric, ()), summary.calibration)
+        rubrics.append(r.model_copy(update={"calibrated_tcr": value, "calibrated_tcr_note": why}))
+    return summary.model_copy(update={"rubrics": rubrics})
 
 
 class _RunSink:

@@ -19,12 +19,14 @@ from ._case_index import IndexCache
 from ._deps import DecidedRows
 from ._guards import MAX_UPLOAD, BodyLimit, HostCheck
 from ._host import MIN_TOKEN, AllowedHosts
+from ._labels import router as labels_router
 from ._results import router as results_router
 from ._runs import router as runs_router
 from ._sessions import Clock, Sessions, Throttle
 from ._ui_analysis import router as ui_analysis_router
 from ._ui_case import router as ui_case_router
 from ._ui_case_compare import router as ui_case_compare_router
+from ._ui_label import router as ui_label_router
 from ._ui_login import router as ui_login_router
 from ._ui_runs import router as ui_runs_router
 
@@ -44,8 +46,9 @@ def create_app(
         store: the results store it reads (and ``POST /api/runs`` writes).
         token: with it, every request needs ``Authorization: Bearer <token>`` (or, to read,
             the cookie of a session the login page starts); without it,
-            uploads are refused (403) and everything else is open (for loopback only: the
-            ``serve`` command refuses other hosts without a token). At least 16 characters.
+            uploads are refused (403) and everything else is open, labels too (for
+            loopback only: the ``serve`` command refuses other hosts without a token). At
+            least 16 characters.
         warm: prepare the cases tables of the newest finished runs in the background now, and
             of the runs a runs-list page shows when it is shown (``serve`` does; a test that
             closes the store right after its requests does not want threads reading it).
@@ -103,6 +106,7 @@ def create_app(
     app.add_middleware(SecurityHeaders)
     # the analysis routes first: /api/runs/compare must not be read as the run "compare"
     app.include_router(analysis_router, prefix="/api")
+    app.include_router(labels_router, prefix="/api")
     app.include_router(runs_router, prefix="/api")
     app.include_router(results_router, prefix="/api")
     # the pages: server-rendered HTML over the same store and service calls
@@ -110,6 +114,7 @@ def create_app(
     app.include_router(ui_analysis_router)
     app.include_router(ui_case_router)
     app.include_router(ui_case_compare_router)
+    app.include_router(ui_label_router)
     app.include_router(ui_runs_router)
 
     @app.get("/", include_in_schema=False)

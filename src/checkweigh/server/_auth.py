@@ -22,6 +22,9 @@ COOKIE = "checkweigh_session"
 SameSite=Strict."""
 _READ = ("GET", "HEAD")
 _OPEN = ("/login", "/logout")  # they check what they are sent themselves
+SESSION_WRITES = ("/api/labels",)
+"""The writes a signed-in page may make with its session: labels, posted as JSON by the
+labelling page from this server's origin."""
 
 
 def client_of(request: Request) -> str:
@@ -81,8 +84,9 @@ def _to_login(request: Request) -> RedirectResponse:
 
 
 class BearerToken(BaseHTTPMiddleware):
-    """Every request must carry ``Authorization: Bearer <token>``, or, to read (GET, HEAD),
-    the cookie of a session the login page started; a page asked for without either opens
+    """Every request must carry ``Authorization: Bearer <token>``, or, to read (GET, HEAD)
+    and to post labels from this server's own pages (``Origin``), the cookie of a session the
+    login page started; a page asked for without either opens
     the login page. A client past its free wrong tries waits (429) before its next is checked.
     The token is never echoed: not in a response, not in an error."""
 
@@ -98,11 +102,20 @@ class BearerToken(BaseHTTPMiddleware):
             return await call_next(request)
         header = request.headers.get("authorization")
         if header is None:
-            # the cookie reads, never writes: an upload needs the header (no cross-site POST
-            # can then ride on a browser's cookie, SameSite or not)
+            # the cookie reads, and writes only labels from this server's own pages: an
+            # upload needs the header (no cross-site POST can ride on a browser's cookie,
+            # SameSite or not; a label's Origin must be this server)
             session = request.cookies.get(COOKIE)
             if request.method in _READ and self._sessions.valid(session):
                 request.state.session = session  # the page shows its sign-out button
+                return await call_next(request)
+            if (
+                request.method == "POST"
+                and path in SESSION_WRITES
+                and request.headers.get("origin") is not None  # a browser's own page says so
+                and same_origin(request)
+                and self._sessions.valid(session)
+            ):
                 return await call_next(request)
             if request.method in _READ and is_page(path):
                 return _to_login(request)

@@ -66,14 +66,6 @@ def no_case(info: RunInfo, case_id: str, repeat: int) -> ApiError:
     return not_found(f"run {info.id} has no case {quoted(case_id)} (repeat {repeat})")
 
 
-def case_key(info: RunInfo, case_id: str, repeat: int) -> str:
-    """``case_id`` when it can name a stored case; 404 for one holding a NUL (no database
-    stores it: PostgreSQL refuses to compare it)."""
-    if "\x00" in case_id:
-        raise no_case(info, case_id, repeat)
-    return case_id
-
-
 def finished(info: RunInfo) -> RunInfo:
     """``info``, or 409 when its run is still running (nothing stable to show yet)."""
     if info.summary is None:

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from ..core import CaseResult, CaseState, JudgeExchange, OutcomeClass, PassPolicy, VerdictState
 from ..store import Store, result_detail
 from ._case_index import CaseFilter, CaseIndex, CaseRow, select_rows
-from ._deps import case_index, case_key, check_slot, no_case, run_of, store_of
+from ._deps import case_index, check_slot, no_case, run_of, store_of
 from ._params import CASE_ID, MAX_COUNT
 
 router = APIRouter(tags=["results"])
@@ -182,7 +182,7 @@ def get_result(
 ) -> ResultDetail:
     """One execution of one case with every verdict, its reason, measures and error."""
     info = run_of(store, run_id)
-    detail = result_detail(store, info, case_key(info, case_id, repeat), repeat)
+    detail = result_detail(store, info, case_id, repeat)
     if detail is None:
         raise no_case(info, case_id, repeat)
     r = detail.result

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from ..core import Case, JudgeExchange, PassPolicy, Step
 from ..store import RunInfo, result_detail
-from ._deps import case_index, case_key, no_case, run_of, store_of
+from ._deps import case_index, no_case, run_of, store_of
 from ._html import render
 from ._params import CASE_ID, whole
 
@@ -132,7 +132,7 @@ def case_page(request: Request, run_id: str, case_id: str) -> Response:
     store = store_of(request)
     info = run_of(store, run_id)
     repeat = whole(request.query_params, "repeat", 0)
-    detail = result_detail(store, info, case_key(info, case_id, repeat), repeat)
+    detail = result_detail(store, info, case_id, repeat)
     if detail is None:
         raise no_case(info, case_id, repeat)
     r = detail.result

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ..core import PassPolicy
 from ..store import ResultDetail, RunInfo, result_detail
-from ._deps import case_key, run_of, store_of
+from ._deps import run_of, store_of
 from ._errors import bad_parameter, not_found, quoted
 from ._html import render
 from ._params import CASE_ID, whole
@@ -65,9 +65,8 @@ def case_compare_page(request: Request, case_id: str) -> Response:
             raise bad_parameter(name, "expected a run id")
     repeat = whole(params, "repeat", 0)
     base_info, candidate_info = run_of(store, refs["base"]), run_of(store, refs["candidate"])
-    key = case_key(base_info, case_id, repeat)
-    base = _side(base_info, result_detail(store, base_info, key, repeat))
-    candidate = _side(candidate_info, result_detail(store, candidate_info, key, repeat))
+    base = _side(base_info, result_detail(store, base_info, case_id, repeat))
+    candidate = _side(candidate_info, result_detail(store, candidate_info, case_id, repeat))
     if base is None and candidate is None:
         raise not_found(
             f"neither run {base_info.id} nor {candidate_info.id} has case {quoted(case_id)} "

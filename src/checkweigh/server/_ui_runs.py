@@ -24,6 +24,7 @@ from ._case_index import SORTS, CaseFilter, CaseIndex, Sort, select_rows
 from ._deps import case_index, check_slot, run_of, store_of
 from ._html import render
 from ._params import choice, whole
+from ._ui_label import run_page_labelling
 
 router = APIRouter(include_in_schema=False)
 RUNS_PER_PAGE = 20
@@ -222,4 +223,5 @@ def run_page(request: Request, run_id: str) -> Response:
         verdict=info.verdict(),
         reliability=None if summary is None else summary.reliability,
         flaky=_flaky(None if summary is None else summary.reliability, index),
+        labelling=run_page_labelling(request, info),
     )

@@ -15,12 +15,13 @@ from ..core import (
     Comparison,
     Decided,
     PassPolicy,
+    calibrated_changes,
     compare_decided,
     compare_runs,
     judging_differences,
 )
 from ..errors import InputError
-from ..store import RunInfo, RunStatus, Store, results_at
+from ..store import RunInfo, RunStatus, Store, calibrate_run, results_at
 
 COMPARE_DEFAULTS = CompareThresholds()
 """The default thresholds of ``checkweigh compare`` and ``GET /api/runs/compare``."""
@@ -140,7 +141,7 @@ def compare_stored(
     done = RunStatus.RUNNING not in (base_run.status, cand_run.status)
     kept = memo.get(key) if memo is not None and done else None
     if kept is not None:
-        return StoredComparison(base_run, cand_run, kept)
+        return StoredComparison(base_run, cand_run, _calibrated(store, kept, base_run, cand_run))
     cand_policy = PassPolicy.from_snapshot(cand_run.config.get("thresholds"))
     if rows_of is not None:
 
@@ -171,7 +172,16 @@ def compare_stored(
     result = undecided(result, base_run, cand_run)
     if memo is not None and done:
         memo.put(key, result)
-    return StoredComparison(base_run, cand_run, result)
+    return StoredComparison(base_run, cand_run, _calibrated(store, result, base_run, cand_run))
+
+
+def _calibrated(store: Store, result: Comparison, base: RunInfo, cand: RunInfo) -> Comparison:
+    """``result`` with both runs' judge checks calibrated against the labels as they stand
+    now (labels made since either run ended count): never memoized."""
+    changes = calibrated_changes(calibrate_run(store, base), calibrate_run(store, cand))
+    if changes == result.calibrated:
+        return result  # the kept comparison itself, when no label changed it
+    return result.model_copy(update={"calibrated": changes})
 
 
 def _identity(run: RunInfo) -> Hashable:

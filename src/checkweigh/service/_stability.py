@@ -9,6 +9,7 @@ from typing import Any
 from .._gc import gc_paused
 from ..core import (
     DEFAULT_SIMULATIONS,
+    AutoSamples,
     CaseResult,
     CheckNoise,
     PassPolicy,
@@ -16,6 +17,7 @@ from ..core import (
     SimulationStopped,
     StabilityReport,
     noise_model,
+    parse_samples,
     rubrics_from_snapshot,
     simulate_reruns,
 )
@@ -61,13 +63,19 @@ def parse_noise(items: list[str], field: str = "--noise") -> tuple[float | None,
     return default, per_check
 
 
-def _judge_samples(config: Mapping[str, Any]) -> dict[str, int]:
-    """The run's judge checks and the answers each verdict is the majority of."""
-    out: dict[str, int] = {}
+def _judge_samples(config: Mapping[str, Any]) -> dict[str, int | AutoSamples]:
+    """The run's judge checks and the answers each verdict is the majority of (a fixed count,
+    or the adaptive rule of ``samples: auto``)."""
+    out: dict[str, int | AutoSamples] = {}
     for name, entry in config.get("checks", {}).items():
         spec = entry.get("spec") or {}
         if BUILTIN_CHECKS.needs_judge(spec.get("type")):
-            out[name] = int(spec.get("samples", 1))
+            try:
+                out[name] = parse_samples(spec.get("samples", 1))
+            except ValueError as exc:  # a snapshot edited by hand, or from a newer version
+                raise InputError(
+                    f"the run's snapshot: {exc}", field=f"checks.{name}.samples"
+                ) from None
     return out
 
 

@@ -63,6 +63,11 @@ def add_labels(store: Store, labels: Iterable[Label]) -> int:
         )
     if not rows:
         return 0
+    if store.engine.dialect.name != "sqlite":  # PostgreSQL text cannot hold NUL: U+FFFD
+        for row in rows:  # (as the results' case_id column holds it, so the two still match)
+            for key, value in row.items():
+                if isinstance(value, str) and "\x00" in value:
+                    row[key] = value.replace("\x00", "\ufffd")
     c = _LABELS.c
     with _db_errors(f"write labels to {store.safe_url}"), store.engine.begin() as conn:
         for row in rows:
@@ -143,10 +148,11 @@ class JudgedExecution:
 
 
 def judged_executions(
-    store: Store, run_id: str, checks: Collection[str]
+    store: Store, run_id: str, checks: Collection[str], *, case_ids: Collection[str] | None = None
 ) -> dict[str, list[JudgedExecution]]:
-    """Every verdict of ``checks`` in the run, per check, in run order. Executions whose agent
-    errored have no verdict and are left out."""
+    """Every verdict of ``checks`` in the run (of ``case_ids`` only, when given: a label on
+    one execution reads one case), per check, in run order. Executions whose agent errored
+    have no verdict and are left out."""
     info = store.get_run(run_id)
     wanted = set(checks)
     out: dict[str, list[JudgedExecution]] = {name: [] for name in checks}
@@ -162,6 +168,8 @@ def judged_executions(
         .order_by(ResultRow.idx, ResultRow.repeat)
         .execution_options(yield_per=1000)
     )
+    if case_ids is not None:
+        stmt = stmt.where(ResultRow.case_id.in_(list(case_ids)))
     with _db_errors(f"read {store.safe_url}"), store.engine.connect() as conn:
         for idx, case_id, repeat, record, exchanges in conn.execute(stmt):
             verdicts = record.get("verdicts") or {}
@@ -251,8 +259,18 @@ class CheckLabels:
         return sum(bool(e.labels) and e.truth is None for e in self.decided)
 
     def reviewer_pairs(self) -> list[tuple[bool, bool]]:
-        """The answers of the two first reviewers on every execution two labelled."""
-        return [(e.labels[0].label, e.labels[1].label) for e in self.decided if len(e.labels) >= 2]
+        """The answers of the two reviewers who labelled most here (by name on a tie), each
+        pair in the same reviewers' order, on every execution both labelled."""
+        ranked = sorted(self.reviewers().items(), key=lambda item: (-item[1], item[0]))
+        if len(ranked) < 2:
+            return []
+        first, second = ranked[0][0], ranked[1][0]
+        pairs = []
+        for e in self.decided:
+            said = {label.reviewer: label.label for label in e.labels}
+            if first in said and second in said:
+                pairs.append((said[first], said[second]))
+        return pairs
 
     def reviewers(self) -> Counter[str]:
         """Labels per reviewer, over this run's executions."""
