@@ -7,45 +7,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from checkweigh.cli import app
 from checkweigh.store import Store, read_labels, run_labels
-from checkweigh.testing import Reply, fake_llm_server
-from support.judge_suite import KEY, judge_suite
+from support.judge_suite import cli, judge_suite, says_no_to, with_judge
 
-# the judge says no when the agent's last reply names no time: terse and missing-bob
-_TERSE = ("Done.", "Booked Alice on Tuesday")
-
-
-def _answer(body: dict[str, Any]) -> Reply:
-    prompt = body["messages"][-1]["content"]
-    verdict = "no" if any(f"\n{text}" in prompt for text in _TERSE) else "yes"
-    return Reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}))
+# the judge says no when the agent's last reply names no time
+_ANSWER = says_no_to("Done.", "Booked Alice on Tuesday")
 
 
-def _cli(*args: str, env: dict[str, str]) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args), env=env)
-    return result.exit_code, result.stdout + result.stderr
+def _run(suite: Path, db: str, tmp: Path) -> tuple[int, str]:
+    return with_judge(tmp, _ANSWER, "run", str(suite), "--db", db, "-q", "--judge", "openai:t")
+
+
+def _import_labels(tmp: Path, db: str) -> None:
+    (tmp / "labels.csv").write_text(LABELS)
+    code, out = cli("labels", "import", str(tmp / "labels.csv"), "--run", "latest", "--db", db)
+    assert code == 0, out
 
 
 @pytest.fixture
-def judged(tmp_path: Path) -> tuple[Path, str, dict[str, str]]:
+def judged(tmp_path: Path) -> tuple[Path, str, Path]:
     suite = judge_suite(tmp_path / "s")
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    with fake_llm_server([], respond=_answer) as server:
-        env = {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": KEY,
-            "CHECKWEIGH_CACHE_DIR": str(tmp_path / "cache"),
-            "COLUMNS": "200",
-        }
-        code, out = _cli("run", str(suite), "--db", db, "-q", "--judge", "openai:t", env=env)
-        assert code in (0, 1), out
-    return suite, db, env
+    code, out = _run(suite, db, tmp_path)
+    assert code in (0, 1), out
+    return suite, db, tmp_path
 
 
 LABELS = """\
@@ -58,15 +46,13 @@ terse,grounded,no,
 
 
 def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
-    judged: tuple[Path, str, dict[str, str]], tmp_path: Path
+    judged: tuple[Path, str, Path], tmp_path: Path
 ) -> None:
-    suite, db, env = judged
+    suite, db, _ = judged
     first = Store(db).get_run("latest").id
     (tmp_path / "labels.csv").write_text(LABELS)
-    code, out = _cli(
-        "labels", "import", str(tmp_path / "labels.csv"), "--run", first,
-        "--reviewer", "ann", "--db", db, env=env,
-    )  # fmt: skip
+    labels = str(tmp_path / "labels.csv")
+    code, out = cli("labels", "import", labels, "--run", first, "--reviewer", "ann", "--db", db)
     assert code == 0, out
     assert "stored 4 label(s) from 4 line(s)" in out
     stored = read_labels(Store(db))
@@ -79,7 +65,7 @@ def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
         ("terse", "no"),
     }
 
-    code, out = _cli("align", "latest", "--db", db, "--json", str(tmp_path / "a.json"), env=env)
+    code, out = cli("align", "latest", "--db", db, "--json", str(tmp_path / "a.json"))
     assert code == 0, out
     report = json.loads((tmp_path / "a.json").read_text())
     (grounded,) = report["checks"]
@@ -89,9 +75,7 @@ def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
     assert grounded["disagreements"][0]["note"] == "says 10:00 but booked 11:00"
 
     # a second run of the same cases: the judge sees the same prompts, the labels apply
-    with fake_llm_server([], respond=_answer) as server:
-        env = {**env, "OPENAI_BASE_URL": server.base_url}
-        code, out = _cli("run", str(suite), "--db", db, "-q", "--judge", "openai:t", env=env)
+    code, out = _run(suite, db, tmp_path)
     second = Store(db).get_run("latest").id
     assert second != first
     labelled = run_labels(Store(db), second, ["grounded"])["grounded"]
@@ -99,8 +83,14 @@ def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
     assert (labelled.stale_criterion, labelled.stale_evidence) == (0, 0)
 
     # compare puts both runs' raw and calibrated rates side by side
-    code, out = _cli(
-        "compare", first, second, "--db", db, "--json", str(tmp_path / "c.json"), env=env
+    code, out = cli(
+        "compare",
+        first,
+        second,
+        "--db",
+        db,
+        "--json",
+        str(tmp_path / "c.json"),
     )
     assert code == 0, out
     assert "judge checks against people's labels" in out
@@ -112,20 +102,16 @@ def test_labels_bound_to_the_run_follow_the_evidence_into_a_later_run(
 
 
 def test_an_export_imports_into_another_store_with_its_fingerprints(
-    judged: tuple[Path, str, dict[str, str]], tmp_path: Path
+    judged: tuple[Path, str, Path], tmp_path: Path
 ) -> None:
-    _, db, env = judged
-    (tmp_path / "labels.csv").write_text(LABELS)
-    code, out = _cli(
-        "labels", "import", str(tmp_path / "labels.csv"), "--run", "latest", "--db", db, env=env
-    )
-    assert code == 0, out
+    _, db, _ = judged
+    _import_labels(tmp_path, db)
     for name in ("out.jsonl", "out.csv"):
-        code, out = _cli("labels", "export", str(tmp_path / name), "--db", db, env=env)
+        code, out = cli("labels", "export", str(tmp_path / name), "--db", db)
         assert code == 0, out
         assert "wrote 4 label(s)" in out
         other = f"sqlite:///{tmp_path / (name + '.db')}"
-        code, out = _cli("labels", "import", str(tmp_path / name), "--db", other, env=env)
+        code, out = cli("labels", "import", str(tmp_path / name), "--db", other)
         assert code == 0, out
         key = lambda label: (label.case_id, label.label, label.evidence, label.run_id)  # noqa: E731
         assert sorted(map(key, read_labels(Store(other)))) == sorted(
@@ -147,13 +133,19 @@ def test_an_export_imports_into_another_store_with_its_fingerprints(
     ],
 )
 def test_a_label_naming_nothing_in_the_run_is_refused_and_nothing_is_stored(
-    judged: tuple[Path, str, dict[str, str]], tmp_path: Path, text: str, message: str
+    judged: tuple[Path, str, Path], tmp_path: Path, text: str, message: str
 ) -> None:
-    _, db, env = judged
+    _, db, _ = judged
     run = Store(db).get_run("latest").id
     (tmp_path / "labels.csv").write_text(text)
-    code, out = _cli(
-        "labels", "import", str(tmp_path / "labels.csv"), "--run", run, "--db", db, env=env
+    code, out = cli(
+        "labels",
+        "import",
+        str(tmp_path / "labels.csv"),
+        "--run",
+        run,
+        "--db",
+        db,
     )
     assert code == 2
     assert message.format(run=run) in out
@@ -162,31 +154,25 @@ def test_a_label_naming_nothing_in_the_run_is_refused_and_nothing_is_stored(
 
 
 def test_a_label_without_a_run_or_fingerprints_says_what_is_missing(
-    judged: tuple[Path, str, dict[str, str]], tmp_path: Path
+    judged: tuple[Path, str, Path], tmp_path: Path
 ) -> None:
-    _, db, env = judged
+    _, db, _ = judged
     (tmp_path / "labels.csv").write_text("case,check,label\nok-1,grounded,yes\n")
-    code, out = _cli("labels", "import", str(tmp_path / "labels.csv"), "--db", db, env=env)
+    code, out = cli("labels", "import", str(tmp_path / "labels.csv"), "--db", db)
     assert code == 2
     assert "labels.csv:2: run: a label without fingerprints is bound to the run" in out
 
 
 def test_labels_made_under_another_question_are_stale_never_used(
-    judged: tuple[Path, str, dict[str, str]], tmp_path: Path
+    judged: tuple[Path, str, Path], tmp_path: Path
 ) -> None:
-    suite, db, env = judged
-    (tmp_path / "labels.csv").write_text(LABELS)
-    code, out = _cli(
-        "labels", "import", str(tmp_path / "labels.csv"), "--run", "latest", "--db", db, env=env
-    )
-    assert code == 0, out
+    suite, db, _ = judged
+    _import_labels(tmp_path, db)
     suite.write_text(suite.read_text().replace("supported by the trace?", "true to the trace?"))
-    with fake_llm_server([], respond=_answer) as server:
-        env = {**env, "OPENAI_BASE_URL": server.base_url}
-        code, out = _cli("run", str(suite), "--db", db, "-q", "--judge", "openai:t", env=env)
+    code, out = _run(suite, db, tmp_path)
     labelled = run_labels(Store(db), Store(db).get_run("latest").id, ["grounded"])["grounded"]
     assert labelled.confusion().n == 0
     assert labelled.stale_criterion == 4
-    code, out = _cli("align", "latest", "--db", db, env=env)
+    code, out = cli("align", "latest", "--db", db)
     assert code == 0, out
     assert "4 stale (made on another criterion or other evidence)" in out

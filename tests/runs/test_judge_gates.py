@@ -8,23 +8,13 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from checkweigh.cli import app
 from checkweigh.store import Store
-from checkweigh.testing import Reply, fake_llm_server
-from support.judge_suite import KEY, judge_suite
+from support.judge_suite import cli, judge_suite, says_no_to, with_judge
 
-_NO = ("Done.",)
-
-
-def _answer(body: dict[str, Any]) -> Reply:
-    prompt = body["messages"][-1]["content"]
-    verdict = "no" if any(f"\n{text}" in prompt for text in _NO) else "yes"
-    return Reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}))
+_ANSWER = says_no_to("Done.")
 
 
 def _suite(folder: Path, trust: str = "", gates: str = "") -> Path:
@@ -39,29 +29,15 @@ def _suite(folder: Path, trust: str = "", gates: str = "") -> Path:
     return suite
 
 
-def _cli(*args: str, env: dict[str, str]) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args), env=env)
-    return result.exit_code, result.stdout + result.stderr
-
-
 def _run(suite: Path, tmp: Path, *extra: str) -> tuple[int, str]:
-    with fake_llm_server([], respond=_answer) as server:
-        env = {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": KEY,
-            "CHECKWEIGH_CACHE_DIR": str(tmp / "cache"),
-            "COLUMNS": "220",
-        }
-        db = f"sqlite:///{tmp / 'runs.db'}"
-        return _cli("run", str(suite), "--db", db, "--judge", "openai:t", *extra, env=env)
+    db = f"sqlite:///{tmp / 'runs.db'}"
+    return with_judge(tmp, _ANSWER, "run", str(suite), "--db", db, "--judge", "openai:t", *extra)
 
 
 def _label(tmp: Path, rows: str) -> None:
     (tmp / "labels.csv").write_text("case,check,label,reviewer\n" + rows)
     db = f"sqlite:///{tmp / 'runs.db'}"
-    code, out = _cli(
-        "labels", "import", str(tmp / "labels.csv"), "--run", "latest", "--db", db, env={}
-    )
+    code, out = cli("labels", "import", str(tmp / "labels.csv"), "--run", "latest", "--db", db)
     assert code == 0, out
 
 
@@ -97,7 +73,7 @@ def test_a_judge_below_its_trust_bar_leaves_its_gates_not_decided_until_labelled
     assert gates is not None
     assert (gates.get("failures"), gates.get("skipped")) == ("0", "3")
     # `show` reads the stored run the same way
-    code, out = _cli("show", "latest", "--db", f"sqlite:///{tmp_path / 'runs.db'}", env={})
+    code, out = cli("show", "latest", "--db", f"sqlite:///{tmp_path / 'runs.db'}")
     assert code == 4, out
 
     _label(tmp_path, AGREEING)

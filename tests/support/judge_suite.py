@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
-from checkweigh.testing import FakeLLM
+from checkweigh.testing import FakeLLM, Reply, fake_llm_server
 
 from .recorded_suite import standard_cases, write_suite
 
@@ -52,3 +55,36 @@ def run_judged(
         app, ["run", str(suite), "--db", db, "-q", "--judge", judge, *args], env=env
     )
     return result.exit_code, result.stdout + result.stderr
+
+
+def says_no_to(*replies: str) -> Callable[[dict[str, Any]], Reply]:
+    """A scripted judge's answer for each request: no when the agent's last reply (a line of
+    the prompt) is one of ``replies``, yes otherwise."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        verdict = "no" if any(f"\n{text}" in prompt for text in replies) else "yes"
+        return Reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}))
+
+    return answer
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``checkweigh ARGS`` in-process: the exit code and all output."""
+    result = CliRunner().invoke(app, list(args), env=env or {})
+    return result.exit_code, result.stdout + result.stderr
+
+
+def with_judge(
+    tmp: Path, respond: Callable[[dict[str, Any]], Reply], *args: str
+) -> tuple[int, str]:
+    """``checkweigh ARGS`` beside a scripted judge server answering with ``respond`` (the SDK's
+    key and base URL, and a judge cache under ``tmp``, in its environment)."""
+    with fake_llm_server([], respond=respond) as server:
+        env = {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": KEY,
+            "CHECKWEIGH_CACHE_DIR": str(tmp / "cache"),
+            "COLUMNS": "220",
+        }
+        return cli(*args, env=env)
