@@ -45,7 +45,7 @@ def calibration_rows(c: CheckCalibration) -> list[str]:
         rate(f.calibrated_pass_rate, f.calibrated_low, f.calibrated_high),
         rate(f.sensitivity),
         rate(f.specificity),
-        _kappa(f.kappa),
+        _kappa(f.weighted_kappa if f.weighted_kappa is not None else f.kappa),
         trust_word(c),
     ]
 
