@@ -401,7 +401,8 @@ SUITES = [
         "markup-gate-metric",
         "suite.yaml:32",
         "gates[0].metric: expected 'tcr', 'tcr_lower', 'check_pass_rate', 'outcome_rate', "
-        "'errored_executions', 'pass_at_k', 'pass_hat_k' or 'flaky_rate', got '[/]tcr'",
+        "'errored_executions', 'pass_at_k', 'pass_hat_k', 'flaky_rate' or "
+        "'calibrated_pass_rate', got '[/]tcr'",
         _replace("metric: tcr", "metric: '[/]tcr'"),
     ),
     # the cases file the suite points at

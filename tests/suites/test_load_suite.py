@@ -172,6 +172,7 @@ def test_snapshot_is_json(suite_dir: Path) -> None:
             "args": {"low": 15, "high": 60},
         },
         "when": [],
+        "judged": False,
     }
     assert snapshot["checks"]["offered_alternatives"]["when"] == [
         "metadata.scenario in ['conflict']",
