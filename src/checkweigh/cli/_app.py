@@ -177,6 +177,14 @@ def run(
             "--judge-prices", help="USD per million tokens, INPUT,OUTPUT (e.g. 0.15,0.6)."
         ),
     ] = None,
+    judge_budget: Annotated[
+        float | None,
+        typer.Option(
+            "--judge-budget",
+            help="Send no judge call once they cost this many USD (needs --judge-prices).",
+            show_default=False,
+        ),
+    ] = None,
     pass_threshold: Annotated[
         float | None,
         typer.Option(
@@ -307,6 +315,7 @@ def run(
                 format=judge_format,
                 batch=judge_batch,
                 prices=judge_prices,
+                budget_usd=judge_budget,
             ),
             graded_weights=tuple(graded_weight or ()),
             thresholds=Thresholds(

@@ -152,6 +152,7 @@ if _typing.TYPE_CHECKING:
     from ._summary import AgentUsage as AgentUsage
     from ._summary import CaseGates as CaseGates
     from ._summary import CaseVariance as CaseVariance
+    from ._summary import CheckJudgeStats as CheckJudgeStats
     from ._summary import CheckStats as CheckStats
     from ._summary import FailingCase as FailingCase
     from ._summary import GateResult as GateResult

@@ -211,6 +211,23 @@ class CaseGates(BaseModel):
         return self.metrics_passed and self.cases_passed
 
 
+class CheckJudgeStats(BaseModel):
+    """What the judge did for one check: its share of the run's :class:`JudgeStats`."""
+
+    calls: int = 0
+    """Calls made to the provider."""
+    errors: int = 0
+    """Calls that failed for good (budget stops not included)."""
+    input_tokens: int = 0
+    """Tokens sent."""
+    output_tokens: int = 0
+    """Tokens received."""
+    cost_usd: float | None = None
+    """Cost at the configured prices (None when no prices are set)."""
+    budget_stopped: int = 0
+    """Calls not made because the judge budget was spent."""
+
+
 class JudgeStats(BaseModel):
     """What a run's judge did."""
 
@@ -237,6 +254,12 @@ class JudgeStats(BaseModel):
     peak_in_flight: int | None = None
     """The most calls that were in flight at once: below ``concurrency``, the judge was not
     what limited the run."""
+    budget_usd: float | None = None
+    """The most the run may spend on judge calls (``--judge-budget``; None: no cap)."""
+    budget_stopped: int = 0
+    """Calls not made because the budget was spent (their verdicts are errored, "budget")."""
+    per_check: dict[str, CheckJudgeStats] = Field(default_factory=dict)
+    """The same counts split by the check that made each call; they add up to the totals."""
 
 
 class AgentUsage(BaseModel):

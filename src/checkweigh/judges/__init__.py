@@ -53,6 +53,7 @@ if _typing.TYPE_CHECKING:
     from ._judged import JudgedCheck as JudgedCheck
     from ._judged import Trust as Trust
     from ._judged import judge_failure as judge_failure
+    from ._metered import BudgetSpent as BudgetSpent
     from ._metered import MeteredJudge as MeteredJudge
     from ._metered import Prices as Prices
     from ._metered import close_judge as close_judge

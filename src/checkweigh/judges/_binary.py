@@ -194,9 +194,10 @@ def majority(runs: Sequence[Verdict]) -> Verdict:
     }
     split = f"{len(yes)} yes, {len(no)} no, {len(bad)} errored of {len(runs)}"
     if not valid:
-        return measured(
-            errored(bad[0].error or bad[0].reason, reason=f"no valid answer ({split})"), measures
-        )
+        # every sample stopped by the budget: say so, as a single call would
+        stopped = all(v.reason == "budget" for v in bad)
+        why = "budget" if stopped else f"no valid answer ({split})"
+        return measured(errored(bad[0].error or bad[0].reason, reason=why), measures)
     if len(yes) == len(no):
         return measured(
             errored(f"the judge split evenly ({split})", reason="no majority"), measures

@@ -62,3 +62,9 @@ def note_exchange(
             cached=reply.cached,
         )
     )
+
+
+def current_check() -> str | None:
+    """The name of the check being evaluated in this task, if any (for per-check counts)."""
+    current = _ASKED.get()
+    return None if current is None else current[0]

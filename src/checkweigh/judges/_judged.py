@@ -16,12 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..checks import Probe, model_probes
 from ..core import Case, Verdict, errored
 from ._answers import AnswerError
+from ._metered import BudgetSpent
 from ._model import JudgeError, JudgeModel
 
 
 def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
     """The errored verdict of a judge call that failed or an answer that did not fit (never
     read as "no")."""
+    if isinstance(exc, BudgetSpent):
+        return errored(str(exc), reason="budget")
     if isinstance(exc, JudgeError):
         return errored(str(exc), reason="judge call failed")
     return errored(str(exc), reason="judge answer invalid")

@@ -1,13 +1,23 @@
-"""Judge calls under a concurrency limit, with their tokens, time, errors and cost counted."""
+"""Judge calls under a concurrency limit, with their tokens, time, errors and cost counted,
+in total and per check, and stopped once a budget is spent.
+
+The budget is checked each time an attempt is about to be sent, once it holds its
+concurrency slot: calls already in flight when the budget is reached finish and are paid
+for, so the spend can pass the budget by at most ``concurrency`` calls.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 
-from ..core import JudgeStats
+from ..core import CheckJudgeStats, JudgeStats
+from ._exchanges import current_check
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 from ._options import DEFAULT_CONCURRENCY, JudgeOptions
+
+OUTSIDE_CHECKS = "(no check)"
+"""The per-check key of calls made outside any check's evaluation."""
 
 
 async def close_judge(judge: object) -> None:
@@ -15,6 +25,10 @@ async def close_judge(judge: object) -> None:
     close = getattr(judge, "aclose", None)
     if close is not None:
         await close()
+
+
+class BudgetSpent(JudgeError):
+    """A call not sent because the run's judge budget was spent: its verdict is errored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +44,28 @@ class Prices:
 
 
 @dataclass
+class _Tally:
+    """One check's share of the counts."""
+
+    calls: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    budget_stopped: int = 0
+
+    def stats(self, prices: Prices | None) -> CheckJudgeStats:
+        cost = None if prices is None else prices.cost(self.input_tokens, self.output_tokens)
+        return CheckJudgeStats(
+            calls=self.calls,
+            errors=self.errors,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=cost,
+            budget_stopped=self.budget_stopped,
+        )
+
+
+@dataclass
 class MeteredJudge:
     """At most ``concurrency`` calls to ``judge`` at once; every call counted."""
 
@@ -40,6 +76,8 @@ class MeteredJudge:
     """The settings the judge was built with, recorded with the run."""
     concurrency_reason: str | None = None
     """Why the concurrency is below the default, for the report (a local server)."""
+    budget_usd: float | None = None
+    """No call is sent once the cost at ``prices`` reaches this (needs ``prices``)."""
     calls: int = 0
     errors: int = 0
     input_tokens: int = 0
@@ -49,11 +87,17 @@ class MeteredJudge:
     """Calls holding a slot now (attempts being sent or awaited)."""
     peak_in_flight: int = 0
     """The most calls that held a slot at once: how much of ``concurrency`` the run used."""
+    budget_stopped: int = 0
+    """Calls not sent because the budget was spent."""
+    per_check: dict[str, _Tally] = field(default_factory=dict)
+    """The counts above, by the check that made each call."""
     _gate: tuple[asyncio.AbstractEventLoop, _Gate] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError("concurrency must be >= 1")
+        if self.budget_usd is not None and self.prices is None:
+            raise ValueError("a judge budget needs prices")
 
     @property
     def name(self) -> str:
@@ -75,34 +119,65 @@ class MeteredJudge:
         """Close the wrapped judge's client, if it has one."""
         await close_judge(self.judge)
 
+    def spent_usd(self) -> float | None:
+        """The cost of the calls answered so far (None without prices)."""
+        if self.prices is None:
+            return None
+        return self.prices.cost(self.input_tokens, self.output_tokens)
+
+    def budget_left(self) -> bool:
+        """Whether another attempt may be sent."""
+        spent = self.spent_usd()
+        return self.budget_usd is None or spent is None or spent < self.budget_usd
+
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """One call, holding a slot while an attempt is in flight.
 
         A judge with ``complete_slotted`` (the provider clients) takes the slot for each
         attempt and gives it back while it waits to retry; any other judge holds it for the
         whole call.
+
+        Raises:
+            BudgetSpent: the budget was spent before the call (or its retry) was sent.
+            JudgeError: the call failed for good.
         """
         slotted = getattr(self.judge, "complete_slotted", None)
-        self.calls += 1
+        tally = self.per_check.setdefault(current_check() or OUTSIDE_CHECKS, _Tally())
+        slot = _CallSlot(self._semaphore())
         try:
             if slotted is not None:
-                reply: JudgeReply = await slotted(request, self._semaphore)
+                reply: JudgeReply = await slotted(request, slot)
             else:
-                async with self._semaphore():
+                async with slot():
                     reply = await self.judge.complete(request)
-        except JudgeError:
-            self.errors += 1
+        except BudgetSpent:
+            if slot.attempts:
+                # a retry was refused: the call was sent, and failed for good
+                self._count_call(tally, failed=True)
+            else:
+                self.budget_stopped += 1
+                tally.budget_stopped += 1
             raise
+        except JudgeError:
+            self._count_call(tally, failed=True)
+            raise
+        self._count_call(tally, failed=False)
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
+        tally.input_tokens += reply.input_tokens
+        tally.output_tokens += reply.output_tokens
         self.latency_ms += reply.latency_ms
         return reply
 
+    def _count_call(self, tally: _Tally, *, failed: bool) -> None:
+        self.calls += 1
+        tally.calls += 1
+        if failed:
+            self.errors += 1
+            tally.errors += 1
+
     def stats(self, cache_hits: int = 0) -> JudgeStats:
         """The counts so far, as stored with the run."""
-        cost = None
-        if self.prices is not None:
-            cost = self.prices.cost(self.input_tokens, self.output_tokens)
         return JudgeStats(
             judge=self.name,
             calls=self.calls,
@@ -111,9 +186,14 @@ class MeteredJudge:
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             mean_latency_ms=self.latency_ms / self.calls if self.calls else None,
-            cost_usd=cost,
+            cost_usd=self.spent_usd(),
             concurrency=self.concurrency,
             peak_in_flight=self.peak_in_flight,
+            budget_usd=self.budget_usd,
+            budget_stopped=self.budget_stopped,
+            per_check={
+                name: tally.stats(self.prices) for name, tally in sorted(self.per_check.items())
+            },
         )
 
 
@@ -126,6 +206,11 @@ class _Gate:
         self._owner = owner
         self._slots = asyncio.Semaphore(owner.concurrency)
 
+    @property
+    def owner(self) -> MeteredJudge:
+        """The judge whose slots these are."""
+        return self._owner
+
     async def __aenter__(self) -> None:
         await self._slots.acquire()
         owner = self._owner
@@ -136,3 +221,32 @@ class _Gate:
     async def __aexit__(self, *exc: object) -> None:
         self._owner.in_flight -= 1
         self._slots.release()
+
+
+class _CallSlot:
+    """One call's hold on the judge's slots, refused once the budget is spent: a call that
+    queued for a slot, or waits to retry, is not sent past the budget."""
+
+    __slots__ = ("_gate", "attempts")
+
+    def __init__(self, gate: _Gate) -> None:
+        self._gate = gate
+        self.attempts = 0
+        """Attempts that were let through (sent)."""
+
+    def __call__(self) -> _CallSlot:
+        return self
+
+    async def __aenter__(self) -> None:
+        await self._gate.__aenter__()
+        owner = self._gate.owner
+        if not owner.budget_left():
+            await self._gate.__aexit__()
+            raise BudgetSpent(
+                f"{owner.name}: the judge budget of ${owner.budget_usd:g} is spent "
+                f"(${owner.spent_usd() or 0.0:.4f} so far); call not sent"
+            )
+        self.attempts += 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._gate.__aexit__()

@@ -147,7 +147,30 @@ def judge_line(stats: JudgeStats) -> str:
         parts.append(f"peak {stats.peak_in_flight} in flight of {stats.concurrency} allowed")
     if stats.cost_usd is not None:
         parts.append(f"${stats.cost_usd:.4f}")
+    if stats.budget_usd is not None:
+        parts.append(f"budget ${stats.budget_usd:g} stopped {stats.budget_stopped} call(s)")
     return ", ".join(parts)
+
+
+def judge_checks_table(stats: JudgeStats) -> Table | None:
+    """The judge's calls, tokens and cost by check, or None with fewer than two checks."""
+    if len(stats.per_check) < 2 and not stats.budget_stopped:
+        return None
+    table = Table(title="judge by check", title_justify="left")
+    for name in ("check", "calls", "errors", "tokens in", "tokens out", "cost", "budget stops"):
+        table.add_column(name, justify="left" if name == "check" else "right")
+    for check, s in stats.per_check.items():
+        cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        table.add_row(
+            plain(check),
+            str(s.calls),
+            str(s.errors),
+            f"{s.input_tokens:,}",
+            f"{s.output_tokens:,}",
+            cost,
+            str(s.budget_stopped),
+        )
+    return table
 
 
 def agent_line(summary: RunSummary) -> str | None:
@@ -223,6 +246,8 @@ def render_summary(
         console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
+        if (by_check := judge_checks_table(summary.judge)) is not None:
+            console.print(by_check)
     if (calibrated := calibration_table(summary)) is not None:
         console.print(calibrated)
         for line in calibration_lines(summary):

@@ -38,6 +38,9 @@ class JudgeSetup(BaseModel):
     object)."""
     prices: str | None = None
     """USD per million tokens as ``INPUT,OUTPUT`` (e.g. ``0.15,0.6``), for the cost."""
+    budget_usd: float | None = None
+    """No judge call is sent once the cost at ``prices`` reaches this many US dollars; the
+    checks that would have called end errored, reason "budget" (needs ``prices``)."""
 
 
 class Thresholds(BaseModel):

@@ -132,8 +132,26 @@ def _judge(setup: JudgeSetup, suite: Suite) -> CachedJudge | None:
         concurrency=setup.concurrency,
     )
     return make_cached_judge(
-        setup.spec, no_cache=setup.no_cache, replay=setup.replay, options=options, prices=prices
+        setup.spec,
+        no_cache=setup.no_cache,
+        replay=setup.replay,
+        options=options,
+        prices=prices,
+        budget_usd=_budget(setup.budget_usd, prices),
     )
+
+
+def _budget(budget: float | None, prices: Prices | None) -> float | None:
+    if budget is None:
+        return None
+    if not (budget >= 0 and math.isfinite(budget)):  # NaN fails every >=
+        raise InputError(f"expected US dollars >= 0, got {budget:g}", field="--judge-budget")
+    if prices is None:
+        raise InputError(
+            "a budget needs the judge's prices to count the cost: give --judge-prices too",
+            field="--judge-budget",
+        )
+    return budget
 
 
 def _policy(suite: Suite, t: Thresholds) -> PassPolicy:
@@ -201,6 +219,7 @@ def make_cached_judge(
     replay: bool,
     options: JudgeOptions | None = None,
     prices: Prices | None = None,
+    budget_usd: float | None = None,
 ) -> CachedJudge | None:
     """The run's judge behind its cache, from the --judge, --no-cache and --replay flags
     and the judge options (suite ``judge:`` block overridden by the --judge-* flags).
@@ -219,6 +238,11 @@ def make_cached_judge(
     model = make_judge(spec, options=options, offline=replay)
     options, reason = options.settle(model)
     metered = MeteredJudge(
-        model, concurrency=options.limit, prices=prices, options=options, concurrency_reason=reason
+        model,
+        concurrency=options.limit,
+        prices=prices,
+        options=options,
+        concurrency_reason=reason,
+        budget_usd=budget_usd,
     )
     return CachedJudge(metered, JudgeCache(cache_dir()), mode)
