@@ -9,12 +9,16 @@ refused before anything runs.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from checkweigh.server import create_app
 from checkweigh.store import Store, result_detail
 from checkweigh.testing import fake_llm_server
+from support.html_page import parse
 from support.judge_suite import CASES, judge_suite, run_judged, says_no_to
 
 # $1,000 per million tokens both ways: one call (120 in + 18 out) costs $0.138
@@ -53,7 +57,17 @@ def _exchanges(db: str) -> list[tuple[str, int, int]]:
 def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: Path) -> None:
     suite = _two_judge_checks(tmp_path / "s")
     with fake_llm_server([], respond=says_no_to("I cannot help with that.")) as server:
-        code, out = run_judged(suite, server, tmp_path, "--judge-prices", PRICES)
+        code, out = run_judged(
+            suite,
+            server,
+            tmp_path,
+            "--judge-prices",
+            PRICES,
+            "--markdown",
+            str(tmp_path / "summary.md"),
+            "--json",
+            str(tmp_path / "run.json"),
+        )
         sent = len(server.requests)
     assert code in (0, 1), out
     db = f"sqlite:///{tmp_path / 'runs.db'}"
@@ -75,6 +89,18 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
         assert part.cost_usd == pytest.approx((tokens_in + tokens_out) * 1000 / 1e6)
     assert stats.cost_usd == pytest.approx(sent * PER_CALL)
     assert "judge by check" in out  # the console splits the calls by check
+    markdown = (tmp_path / "summary.md").read_text()
+    per_call = f"| {CASES} | 0 | {120 * CASES:,} | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
+    assert f"| grounded {per_call}" in markdown
+    assert f"| no\\_apology {per_call}" in markdown  # check names are escaped
+    exported = json.loads((tmp_path / "run.json").read_text())["summary"]["judge"]["per_check"]
+    assert exported["grounded"]["calls"] == exported["no_apology"]["calls"] == CASES
+    with Store(db) as store, TestClient(create_app(store)) as client:
+        run_id = store.get_run("latest").id
+        html = parse(client.get(f"/runs/{run_id}").text)
+    rows = html.by_id("judge-by-check").all("tr", data_check="no_apology")
+    assert len(rows) == 1
+    assert f"${CASES * PER_CALL:.4f}" in rows[0].text
 
 
 def test_a_budget_stops_the_calls_past_it(tmp_path: Path) -> None:
@@ -91,6 +117,8 @@ def test_a_budget_stops_the_calls_past_it(tmp_path: Path) -> None:
             "0.5",
             "--judge-concurrency",
             "1",
+            "--markdown",
+            str(tmp_path / "summary.md"),
         )
         sent = len(server.requests)
     assert sent == 4
@@ -110,6 +138,11 @@ def test_a_budget_stops_the_calls_past_it(tmp_path: Path) -> None:
     assert (stats.calls, stats.budget_stopped, stats.budget_usd) == (4, CASES - 4, 0.5)
     assert stats.per_check["grounded"].budget_stopped == CASES - 4
     assert stats.cost_usd == pytest.approx(4 * PER_CALL)
+    markdown = (tmp_path / "summary.md").read_text()
+    assert f"The budget of $0.5 stopped {CASES - 4} call(s)." in markdown
+    with TestClient(create_app(store)) as client:
+        html = parse(client.get(f"/runs/{run.id}").text)
+    assert html.by_id("judge-budget").text == f"the budget of $0.5 stopped {CASES - 4} call(s)"
 
 
 def test_a_budget_overshoots_by_at_most_the_calls_in_flight(tmp_path: Path) -> None:

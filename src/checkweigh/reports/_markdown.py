@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..core import CaseGates, RunSummary
+from ..core import CaseGates, JudgeStats, RunSummary
 from ._calibration import CALIBRATION_COLUMNS, CALIBRATION_NOTE, calibration_rows, gate_text
 from ._console import agent_line, case_pass_rule, headline, reliability_line, truncated_tcr
 from ._files import replaced_at
@@ -157,11 +157,36 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
     if summary.judge is not None:
         j = summary.judge
         cost = "" if j.cost_usd is None else f", ${j.cost_usd:.4f}"
+        budget = (
+            ""
+            if j.budget_usd is None
+            else f" The budget of ${j.budget_usd:g} stopped {j.budget_stopped} call(s)."
+        )
         lines.append(
             f"\nJudge {escape_md(j.judge)}: {j.calls} call(s), {j.cache_hits} cache hit(s), "
-            f"{j.errors} error(s){cost}."
+            f"{j.errors} error(s), {j.input_tokens:,} tokens in / {j.output_tokens:,} out"
+            f"{cost}.{budget}"
         )
+        lines += _judge_by_check(j)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _judge_by_check(j: JudgeStats) -> list[str]:
+    """The judge's calls, tokens and cost by check, as a table (none with a single check)."""
+    if len(j.per_check) < 2 and not j.budget_stopped:
+        return []
+    lines = [
+        "",
+        "| check | calls | errors | tokens in | tokens out | cost | budget stops |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for check, s in j.per_check.items():
+        cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        lines.append(
+            f"| {escape_md(check)} | {s.calls} | {s.errors} | {s.input_tokens:,} | "
+            f"{s.output_tokens:,} | {cost} | {s.budget_stopped} |"
+        )
+    return lines
 
 
 def write_markdown(
