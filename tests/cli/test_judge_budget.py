@@ -90,7 +90,9 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
     assert stats.cost_usd == pytest.approx(sent * PER_CALL)
     assert "judge by check" in out  # the console splits the calls by check
     markdown = (tmp_path / "summary.md").read_text()
-    per_call = f"| {CASES} | 0 | {120 * CASES:,} | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
+    per_call = (
+        f"| {CASES} | 0 | 0 | {120 * CASES:,} | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
+    )
     assert f"| grounded {per_call}" in markdown
     assert f"| no\\_apology {per_call}" in markdown  # check names are escaped
     exported = json.loads((tmp_path / "run.json").read_text())["summary"]["judge"]["per_check"]
@@ -178,3 +180,23 @@ def test_a_budget_without_prices_is_refused(tmp_path: Path) -> None:
     assert "--judge-budget" in lines[0]
     assert "--judge-prices" in lines[0]
     assert not (tmp_path / "runs.db").exists()
+
+
+def test_a_rerun_counts_each_checks_cache_hits_at_no_cost(tmp_path: Path) -> None:
+    suite = _two_judge_checks(tmp_path / "s")
+    with fake_llm_server([], respond=says_no_to()) as server:
+        first, out = run_judged(suite, server, tmp_path, "--judge-prices", PRICES)
+        assert first == 0, out
+        again, out = run_judged(
+            suite, server, tmp_path, "--judge-prices", PRICES, "--judge-budget", "0"
+        )
+        sent = len(server.requests)
+    # a spent budget stops no cached answer: the re-run asks the provider nothing
+    assert (again, sent) == (0, 2 * CASES), out
+    stats = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest").summary.judge
+    assert stats is not None
+    assert (stats.calls, stats.cache_hits, stats.budget_stopped) == (0, 2 * CASES, 0)
+    assert stats.cost_usd == 0.0
+    for part in stats.per_check.values():
+        assert (part.calls, part.cache_hits, part.cost_usd) == (0, CASES, 0.0)
+    assert sum(p.cache_hits for p in stats.per_check.values()) == stats.cache_hits

@@ -216,6 +216,8 @@ class CheckJudgeStats(BaseModel):
 
     calls: int = 0
     """Calls made to the provider."""
+    cache_hits: int = 0
+    """Calls answered from the judge cache (free)."""
     errors: int = 0
     """Calls that failed for good (budget stops not included)."""
     input_tokens: int = 0

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..core import JudgeStats
+from ..core import CheckJudgeStats, JudgeStats
 from ..errors import InputError
-from ._metered import MeteredJudge, close_judge
+from ._exchanges import current_check
+from ._metered import OUTSIDE_CHECKS, MeteredJudge, close_judge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
 CACHE_ENV = "CHECKWEIGH_CACHE_DIR"
@@ -112,6 +113,8 @@ class CachedJudge:
         self.cache = cache
         self.mode = mode
         self.hits = 0
+        self.hits_by_check: dict[str, int] = {}
+        """Cache hits by the check that asked."""
         self.misses = 0
         self.calls = 0
         self.unstored: list[str] = []
@@ -128,7 +131,19 @@ class CachedJudge:
         inner = self.judge.stats() if isinstance(self.judge, MeteredJudge) else None
         if inner is None:
             inner = JudgeStats(judge=self.name, calls=self.calls)
-        return inner.model_copy(update={"cache_hits": self.hits, "replay_misses": replay_misses})
+        per_check = dict(inner.per_check)
+        for check, hits in self.hits_by_check.items():
+            part = per_check.get(check) or CheckJudgeStats(
+                cost_usd=None if inner.cost_usd is None else 0.0
+            )
+            per_check[check] = part.model_copy(update={"cache_hits": hits})
+        return inner.model_copy(
+            update={
+                "cache_hits": self.hits,
+                "replay_misses": replay_misses,
+                "per_check": dict(sorted(per_check.items())),
+            }
+        )
 
     async def aclose(self) -> None:
         """Close the wrapped judge's client, if it has one."""
@@ -165,6 +180,8 @@ class CachedJudge:
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
+            check = current_check() or OUTSIDE_CHECKS
+            self.hits_by_check[check] = self.hits_by_check.get(check, 0) + 1
             return cached.model_copy(update={"cached": True})
         self.misses += 1
         if self.mode is CacheMode.REPLAY:

@@ -157,13 +157,15 @@ def judge_checks_table(stats: JudgeStats) -> Table | None:
     if len(stats.per_check) < 2 and not stats.budget_stopped:
         return None
     table = Table(title="judge by check", title_justify="left")
-    for name in ("check", "calls", "errors", "tokens in", "tokens out", "cost", "budget stops"):
+    columns = ("check", "calls", "cache hits", "errors", "tokens in", "tokens out", "cost")
+    for name in (*columns, "budget stops"):
         table.add_column(name, justify="left" if name == "check" else "right")
     for check, s in stats.per_check.items():
         cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         table.add_row(
             plain(check),
             str(s.calls),
+            str(s.cache_hits),
             str(s.errors),
             f"{s.input_tokens:,}",
             f"{s.output_tokens:,}",

@@ -177,13 +177,14 @@ def _judge_by_check(j: JudgeStats) -> list[str]:
         return []
     lines = [
         "",
-        "| check | calls | errors | tokens in | tokens out | cost | budget stops |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| check | calls | cache hits | errors | tokens in | tokens out | cost | budget stops |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for check, s in j.per_check.items():
         cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         lines.append(
-            f"| {escape_md(check)} | {s.calls} | {s.errors} | {s.input_tokens:,} | "
+            f"| {escape_md(check)} | {s.calls} | {s.cache_hits} | {s.errors} | "
+            f"{s.input_tokens:,} | "
             f"{s.output_tokens:,} | {cost} | {s.budget_stopped} |"
         )
     return lines
