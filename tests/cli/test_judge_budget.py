@@ -200,3 +200,12 @@ def test_a_rerun_counts_each_checks_cache_hits_at_no_cost(tmp_path: Path) -> Non
     for part in stats.per_check.values():
         assert (part.calls, part.cache_hits, part.cost_usd) == (0, CASES, 0.0)
     assert sum(p.cache_hits for p in stats.per_check.values()) == stats.cache_hits
+
+
+def test_a_negative_budget_is_refused(tmp_path: Path) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, "--judge-prices", PRICES, "--judge-budget", "-1")
+    assert code == 2, out
+    assert "--judge-budget" in out
+    assert "expected US dollars >= 0, got -1" in out
+    assert not (tmp_path / "runs.db").exists()
