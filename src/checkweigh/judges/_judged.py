@@ -16,12 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..checks import Probe, model_probes
 from ..core import Case, Verdict, errored
 from ._answers import AnswerError
+from ._context import ContextLimitError
 from ._model import JudgeError, JudgeModel
 
 
 def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
     """The errored verdict of a judge call that failed or an answer that did not fit (never
-    read as "no")."""
+    read as "no"); a prompt over the judge's context names it as its reason."""
+    if isinstance(exc, ContextLimitError):
+        return errored(str(exc), reason=str(exc))
     if isinstance(exc, JudgeError):
         return errored(str(exc), reason="judge call failed")
     return errored(str(exc), reason="judge answer invalid")
