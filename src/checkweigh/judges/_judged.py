@@ -9,15 +9,17 @@ it needs a judge from that signature. It may answer one verdict or several named
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..checks import Probe, model_probes
 from ..core import Case, Verdict, errored
 from ._answers import AnswerError
 from ._context import ContextLimitError
 from ._model import JudgeError, JudgeModel
+from ._view import TraceView
 
 
 def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
@@ -52,8 +54,22 @@ class JudgedCheck(BaseModel):
     """Agreement with people's labels that gates resting on this check require (else they
     are not decided); None: gates read it as they read any check."""
 
+    trace: TraceView | None = None
+    """What of the trace the judge is shown (``last_turns``, ``steps`` or
+    ``tool_calls_only``, ``max_steps``, ``max_chars``); None: every step, as before. Set, it
+    becomes part of the check's version."""
+
     decides_pass: ClassVar[bool] = False
     """True for checks that decide a case's pass/fail beside the score (expected outcomes)."""
+
+    @model_validator(mode="after")
+    def _view_in_formatter(self) -> JudgedCheck:
+        # the formatter renders the case for every request of every check type, and its
+        # ident is in the version and the cache key: the view goes there, and only when set
+        formatter = getattr(self, "formatter", None)
+        if self.trace is not None and formatter is not None and formatter.view != self.trace:
+            object.__setattr__(self, "formatter", replace(formatter, view=self.trace))
+        return self
 
     @property
     def version(self) -> str:
