@@ -171,3 +171,26 @@ def test_a_bad_view_in_a_suite_is_one_line_naming_the_field(tmp_path: Path) -> N
         " 'tool_call', 'system' or 'event', got 'tool'"
     ), out
     assert len(out.strip().splitlines()) == 1
+
+
+def test_fields_show_the_paths_listed_in_place_of_the_final_state() -> None:
+    check = JudgeCheck(
+        question="Booked both?",
+        trace={"fields": ["final_state.booking.participants", "metadata.channel"]},
+    )
+    prompt = check.request(LONG).messages[-1].content
+    assert "<agent_final_state>" not in prompt
+    assert (
+        "<agent_fields>\n"
+        'final_state.booking.participants: ["Alice", "Bob"]\n'
+        "metadata.channel: (missing)\n"
+        "</agent_fields>"
+    ) in prompt
+    assert check.version.endswith("+view(fields=final_state.booking.participants|metadata.channel)")
+    probes = {p.path: p.held(LONG) for p in check.case_probes() if p.field == "trace.fields"}
+    assert probes == {"final_state.booking.participants": True, "metadata.channel": False}
+
+
+def test_a_bad_field_path_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"trace\.fields"):
+        JudgeCheck(question="Q?", trace={"fields": ["final_state..booking"]})

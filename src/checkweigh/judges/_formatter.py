@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Case, Step
+from ..core import MISSING, Case, FieldPath, Step
 from ._view import TraceView
 
 _TAG = re.compile(r"</?\s*(agent_[a-z_]+|task_input|reference)\s*>", re.IGNORECASE)
@@ -74,13 +74,27 @@ class TraceFormatter:
         limit = self.max_chars_per_step
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
+    def state(self, case: Case) -> list[str]:
+        """The final state's block (none when it is empty), or, when the view lists
+        ``fields``, a block of those paths' values."""
+        fields = self.view.fields if self.view is not None else None
+        if fields is None:
+            return [block("agent_final_state", _dump(case.final_state))] if case.final_state else []
+        limit = self.max_chars_per_step
+        lines = []
+        for text in fields:
+            value = FieldPath.parse(text).getter(case)
+            shown = "(missing)" if value is MISSING else _dump(value)
+            line = f"{text}: {shown}"
+            lines.append(line if len(line) <= limit else line[: limit - 1] + "…")
+        return [block("agent_fields", "\n".join(lines))]
+
     def format(self, case: Case) -> str:
         """The whole case as judge-readable text, untrusted parts delimited."""
         parts = [block("task_input", _dump(case.input))]
         steps = self.steps(list(enumerate(case.trace, start=1)))
         parts.append(block("agent_trace", steps or "(no steps)"))
-        if case.final_state:
-            parts.append(block("agent_final_state", _dump(case.final_state)))
+        parts.extend(self.state(case))
         parts.append(block("agent_final_answer", case.output or "(no answer)"))
         return "\n\n".join(parts)
 
@@ -95,8 +109,7 @@ class TraceFormatter:
         ]
         parts = [block("task_input", _dump(case.input))]
         parts.append(block("agent_trace", self.steps(steps) or "(no steps)"))
-        if case.final_state:
-            parts.append(block("agent_final_state", _dump(case.final_state)))
+        parts.extend(self.state(case))
         return "\n\n".join(parts)
 
 

@@ -8,14 +8,14 @@ it needs a judge from that signature. It may answer one verdict or several named
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..checks import Probe, model_probes
-from ..core import Case, Verdict, errored
+from ..core import MISSING, Case, FieldPath, Verdict, errored
 from ._answers import AnswerError
 from ._context import ContextLimitError
 from ._model import JudgeError, JudgeModel
@@ -30,6 +30,16 @@ def judge_failure(exc: JudgeError | AnswerError) -> Verdict:
     if isinstance(exc, JudgeError):
         return errored(str(exc), reason="judge call failed")
     return errored(str(exc), reason="judge answer invalid")
+
+
+def _held(path: FieldPath) -> Callable[[Case], bool]:
+    get = path.getter
+
+    def held(case: Case) -> bool:
+        value = get(case)
+        return value is not MISSING and value is not None
+
+    return held
 
 
 class Trust(BaseModel):
@@ -55,9 +65,9 @@ class JudgedCheck(BaseModel):
     are not decided); None: gates read it as they read any check."""
 
     trace: TraceView | None = None
-    """What of the trace the judge is shown (``last_turns``, ``steps`` or
-    ``tool_calls_only``, ``max_steps``, ``max_chars``); None: every step, as before. Set, it
-    becomes part of the check's version."""
+    """What of the case the judge is shown (``last_turns``, ``steps`` or
+    ``tool_calls_only``, ``max_steps``, ``max_chars``, ``fields``); None: every step and the
+    whole final state, as before. Set, it becomes part of the check's version."""
 
     decides_pass: ClassVar[bool] = False
     """True for checks that decide a case's pass/fail beside the score (expected outcomes)."""
@@ -81,8 +91,13 @@ class JudgedCheck(BaseModel):
         return ()
 
     def case_probes(self) -> list[Probe]:
-        """The case paths it reads (``path``, ``*_path``): a run names those no case held."""
-        return list(model_probes(self))
+        """The case paths it reads (``path``, ``*_path``, ``trace.fields``): a run names those
+        no case held."""
+        probes = list(model_probes(self))
+        fields = self.trace.fields if self.trace is not None else None
+        for text in fields or ():
+            probes.append(Probe("trace.fields", text, _held(FieldPath.parse(text))))
+        return probes
 
     async def evaluate(self, case: Case, judge: JudgeModel) -> Verdict | Mapping[str, Verdict]:
         """Judge one case by asking ``judge``."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..core import Step, StepKind
+from ..core import FieldPath, PathSyntaxError, Step, StepKind
 
 Numbered = tuple[int, Step]
 """A step and its number in the whole trace (1-based)."""
@@ -41,6 +41,20 @@ class TraceView(BaseModel):
     max_chars: int | None = Field(default=None, ge=200)
     """At most about this many characters of trace: steps from the head and from the tail, up
     to half each (at least the first and the last), the middle cut and said so."""
+    fields: tuple[str, ...] | None = Field(default=None, min_length=1)
+    """Case paths shown in place of the whole final state (``final_state.booking``,
+    ``metadata.channel``), each as ``path: value``; a path the case does not hold shows as
+    ``(missing)``."""
+
+    @field_validator("fields")
+    @classmethod
+    def _paths(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for text in value or ():
+            try:
+                FieldPath.parse(text)
+            except PathSyntaxError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @model_validator(mode="after")
     def _one_kind_filter(self) -> TraceView:
