@@ -4,14 +4,24 @@ the run finishes and is stored; the other cases are judged as usual."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from checkweigh.core import VerdictState
-from checkweigh.judges import JudgeRequest, Message, count_tokens, known_limit
+from checkweigh.core import Case, VerdictState
+from checkweigh.judges import (
+    JudgeCheck,
+    JudgeOptions,
+    JudgeRequest,
+    Message,
+    MeteredJudge,
+    ScriptedJudge,
+    count_tokens,
+    known_limit,
+)
 from checkweigh.store import Store
 from checkweigh.testing import Reply, fake_llm_server
 from support.judge_suite import CASES, YES, judge_suite, run_judged
@@ -40,6 +50,9 @@ def long_case(steps: int = 500) -> dict[str, Any]:
     trace.append(case["trace"][-1])
     case["trace"] = trace
     return case
+
+
+LONG = Case.model_validate(long_case())
 
 
 def add_case(suite: Path, case: dict[str, Any]) -> None:
@@ -128,3 +141,15 @@ def test_the_estimate_counts_a_quarter_token_a_character_plus_framing() -> None:
     )
     # without tiktoken: ceil(10/4) + ceil(8/4) = 5, plus 4 a message and 3 for the reply
     assert count_tokens(request) == 5 + 2 * 4 + 3
+
+
+@pytest.mark.parametrize("samples", [3, "auto"])
+def test_sampled_checks_name_the_context_too(samples: int | str) -> None:
+    judge = ScriptedJudge([])  # nothing scripted: a call would fail the test
+    over = JudgeCheck(question="Grounded?", samples=samples)
+    request = over.request(LONG)
+    limited = MeteredJudge(judge, options=JudgeOptions(max_input_tokens=count_tokens(request) - 1))
+    verdict = asyncio.run(over.evaluate(LONG, limited))
+    assert verdict.state is VerdictState.ERRORED
+    assert verdict.reason == "context: 1 tokens over the limit of " + str(count_tokens(request) - 1)
+    assert (limited.calls, judge.requests) == (0, [])
