@@ -135,7 +135,11 @@ def test_known_limits(name: str, limit: int | None) -> None:
     assert known_limit(name) == limit
 
 
-def test_the_estimate_counts_a_quarter_token_a_character_plus_framing() -> None:
+def test_the_estimate_counts_a_quarter_token_a_character_plus_framing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the estimate is what counts when tiktoken is not installed
+    monkeypatch.setattr("checkweigh.judges._context._encoder", lambda: None)
     request = JudgeRequest(
         messages=(Message(role="system", content="x" * 10), Message(role="user", content="y" * 8))
     )
