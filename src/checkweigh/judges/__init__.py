@@ -32,6 +32,10 @@ if _typing.TYPE_CHECKING:
     from ._cache import ReplayMiss as ReplayMiss
     from ._cache import cache_dir as cache_dir
     from ._cache import cache_key as cache_key
+    from ._context import KNOWN_LIMITS as KNOWN_LIMITS
+    from ._context import ContextLimitError as ContextLimitError
+    from ._context import count_tokens as count_tokens
+    from ._context import known_limit as known_limit
     from ._describe import judge_notes as judge_notes
     from ._describe import judge_settings as judge_settings
     from ._exchanges import note_exchange as note_exchange

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from .._text import safe_data, safe_text
 from ._answers import Answer, AnswerError, parse_answer
+from ._context import check_context
 from ._exchanges import note_exchange
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest, Message
 
@@ -23,7 +24,9 @@ def _accept(text: str, shape: type[Answer], validate: Callable[[Answer], object]
 
 
 async def _complete(judge: JudgeModel, request: JudgeRequest) -> JudgeReply:
-    """One call, noted for the check that made it (failed calls too)."""
+    """One call, noted for the check that made it (failed calls too); none for a prompt over
+    the judge's input limit (:class:`~checkweigh.judges.ContextLimitError`)."""
+    check_context(judge, request)
     try:
         reply = await judge.complete(request)
     except JudgeError as exc:
@@ -52,6 +55,7 @@ async def ask(
     :class:`AnswerError` when the answer will not do.
 
     Raises:
+        ContextLimitError: the prompt is over the judge's input limit (nothing was sent).
         JudgeError: a call failed for good.
         AnswerError: the answer did not fit, even after the repair.
     """

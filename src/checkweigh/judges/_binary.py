@@ -28,6 +28,7 @@ from ..core import (
 )
 from ._answers import AnswerError, BinaryAnswer, schema_of
 from ._ask import ask
+from ._context import ContextLimitError, check_context
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._judged import JudgedCheck, judge_failure
 from ._model import JudgeError, JudgeModel, JudgeRequest, Message
@@ -138,6 +139,10 @@ class JudgeCheck(JudgedCheck):
         ``samples`` > 1, the majority of the valid answers, with the flip rate measured; with
         ``samples: auto``, asked one at a time until the rule settles it."""
         request = self.request(case)
+        try:  # samples differ only in their tags: one over the limit is every one
+            check_context(judge, request)
+        except ContextLimitError as exc:
+            return judge_failure(exc)
         if isinstance(self.samples, AutoSamples):
             return await ask_until_settled(judge, request, self.samples)
         if self.samples <= 1:

@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ..core import CheckJudgeStats, JudgeStats
+from ._context import known_limit
 from ._exchanges import current_check
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 from ._options import DEFAULT_CONCURRENCY, JudgeOptions
@@ -103,6 +104,13 @@ class MeteredJudge:
     def name(self) -> str:
         """The wrapped judge's name."""
         return self.judge.name
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        """The judge's input limit: the options' ``max_input_tokens``, else the model's known
+        limit, else None (no limit)."""
+        given = self.options.max_input_tokens if self.options is not None else None
+        return given if given is not None else known_limit(self.name)
 
     def _semaphore(self) -> _Gate:
         # a semaphore belongs to one event loop; each run has its own loop

@@ -11,7 +11,8 @@ Defaults (documented in the README):
 - all attempts and waits of one call end within ``deadline_s`` = 120 s, so a hung provider
   costs at most two attempts and holds a concurrency slot only while an attempt is in flight;
 - ``concurrency`` = 32 calls in flight, or 2 for a single-request inference server on this
-  machine (llama-cpp-python, llama.cpp, Ollama, LM Studio).
+  machine (llama-cpp-python, llama.cpp, Ollama, LM Studio);
+- ``max_input_tokens``: the model's known input limit, else none (see ``_context``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class JudgeOptions:
     """Structured output: ``auto`` negotiates json_schema, then json_object, then prompt."""
     concurrency: int | None = None
     """Judge calls in flight at once (None: 32, or 2 for a local inference server)."""
+    max_input_tokens: int | None = None
+    """The judge model's input limit in tokens (None: the known default for the model, if
+    any): a prompt over it is not sent and its verdict is errored (see ``_context``)."""
 
     def __post_init__(self) -> None:
         for name in ("timeout_s", "deadline_s", "backoff_max_s"):
@@ -78,6 +82,10 @@ class JudgeOptions:
             )
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"concurrency: expected a whole number >= 1, got {self.concurrency!r}")
+        if self.max_input_tokens is not None and self.max_input_tokens < 1:
+            raise ValueError(
+                f"max_input_tokens: expected a whole number >= 1, got {self.max_input_tokens!r}"
+            )
         if self.format not in FORMATS:
             raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {self.format!r}")
 
@@ -141,8 +149,12 @@ class JudgeOptions:
         )
 
     def snapshot(self) -> dict[str, Any]:
-        """Plain values for the run's stored configuration."""
-        return asdict(self)
+        """Plain values for the run's stored configuration (``max_input_tokens`` only when
+        set, so configurations stored before it existed read the same)."""
+        values = asdict(self)
+        if values["max_input_tokens"] is None:
+            del values["max_input_tokens"]
+        return values
 
 
 JUDGE_KEYS: tuple[str, ...] = tuple(f.name for f in fields(JudgeOptions))

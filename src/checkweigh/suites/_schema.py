@@ -288,6 +288,9 @@ class JudgeBlockSpec(_Strict):
     """Structured output: auto, json_schema, json_object or prompt."""
     concurrency: Annotated[int, Field(strict=True, ge=1, le=1024)] | None = None
     """Judge calls in flight at once."""
+    max_input_tokens: Annotated[int, Field(strict=True, ge=1)] | None = None
+    """The judge model's input limit in tokens: a longer prompt is not sent and its verdict is
+    errored (default: the known limit of common models, else none)."""
 
     def settings(self) -> dict[str, Any]:
         """The keys that were given."""

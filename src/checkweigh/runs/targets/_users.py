@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 
@@ -169,7 +169,8 @@ class UserModels:
         try:
             model = make_judge(name, options=options)
             if options is not None:
-                options = options.for_judge(model)
+                # the suite's max_input_tokens is the judge model's: this one keeps its own
+                options = replace(options.for_judge(model), max_input_tokens=None)
             limit = metered.concurrency if isinstance(metered, MeteredJudge) else 8
             counted = MeteredJudge(model, concurrency=limit, options=options)
             if isinstance(judge, CachedJudge):
