@@ -24,7 +24,9 @@ Public names are given with their package, private ones with their module::
     ├── importers._otlp.SpanError           (also ValueError)
     ├── judges.JudgeError
     │   ├── judges.ReplayMiss
-    │   └── judges._sdk.FormatRejected
+    │   ├── judges._sdk.FormatRejected
+    │   ├── judges._context.ContextLimitError  a prompt over the model's input limit, not sent
+    │   └── judges._metered.BudgetSpent     a call past the run's judge budget, not sent
     ├── judges.AnswerError                  (also ValueError)
     ├── judges.GaveUp
     ├── judges._retry.AttemptTimeout
