@@ -9,7 +9,7 @@ from enum import StrEnum
 from pydantic import BaseModel
 
 from ._alignment import Confusion
-from ._calibration import Calibration
+from ._calibration import Calibration, WeightedConfusion, _kappa
 
 KAPPA_RESAMPLES = 2000
 """Bootstrap resamples behind a kappa's interval."""
@@ -153,7 +153,14 @@ def kappa_interval(
         if not l1 or not l0:
             return None, None
         w1, w0 = judged[0] / l1, judged[1] / l0
-        kappa = _kappa_of(c.true_yes * w1, c.false_yes * w1, c.false_no * w0, c.true_no * w0)
+        kappa = _kappa(
+            WeightedConfusion(
+                true_yes=c.true_yes * w1,
+                false_yes=c.false_yes * w1,
+                false_no=c.false_no * w0,
+                true_no=c.true_no * w0,
+            )
+        )
         if kappa is None:
             return None, None
         a = rng.binomial(l1, c.true_yes / l1, resamples).astype(float)
@@ -168,15 +175,6 @@ def kappa_interval(
         return kappa, kappa
     low, high = (float(v) for v in np.quantile(values, [0.025, 0.975]))
     return min(low, kappa), max(high, kappa)
-
-
-def _kappa_of(a: float, b: float, fn: float, d: float) -> float | None:
-    n = a + b + fn + d
-    judge_yes, human_yes = a + b, a + fn
-    expected = judge_yes * human_yes + (n - judge_yes) * (n - human_yes)
-    if n == 0 or math.isclose(expected, n * n, rel_tol=1e-12):
-        return None
-    return (n * (a + d) - expected) / (n * n - expected)
 
 
 def reviewer_kappa(pairs: Iterable[tuple[bool, bool]]) -> float | None:
