@@ -21,6 +21,10 @@ if _typing.TYPE_CHECKING:
     from ._ask import ask as ask
     from ._batch import Question as Question
     from ._batch import QuestionBatch as QuestionBatch
+    from ._batch_api import BatchBackend as BatchBackend
+    from ._batch_api import BatchItemFailure as BatchItemFailure
+    from ._batch_api import BatchProgress as BatchProgress
+    from ._batch_api import BatchState as BatchState
     from ._binary import EVALUATOR as EVALUATOR
     from ._binary import SYSTEM as SYSTEM
     from ._binary import Example as Example
