@@ -164,6 +164,43 @@ def run(
     judge_batch: Annotated[
         bool, typer.Option("--judge-batch", help="One checklist call per case for yes/no checks.")
     ] = False,
+    judge_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-mode",
+            metavar="sync|batch",
+            help="batch: send the judge calls of recorded cases through the provider's batch "
+            "API, at half the price (answers within hours) [suite's judge: {mode}, else sync].",
+            show_default=False,
+        ),
+    ] = None,
+    judge_poll: Annotated[
+        float | None,
+        typer.Option(
+            "--judge-poll",
+            help="Seconds between two polls of a judge batch [30].",
+            show_default=False,
+        ),
+    ] = None,
+    judge_retry_sync: Annotated[
+        bool | None,
+        typer.Option(
+            "--judge-retry-sync",
+            help="Ask synchronously for the judge calls a batch did not answer (expired, "
+            "cancelled, errored) instead of ending their verdicts errored.",
+            show_default=False,
+        ),
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="RUN",
+            help="Finish RUN, a batch-judged run that was stopped while waiting for its "
+            "batches (same suite and flags): its batches are polled again, never resubmitted.",
+            show_default=False,
+        ),
+    ] = None,
     graded_weight: Annotated[
         list[str] | None,
         typer.Option(
@@ -316,7 +353,11 @@ def run(
                 batch=judge_batch,
                 prices=judge_prices,
                 budget_usd=judge_budget,
+                mode=_judge_mode(judge_mode),
+                poll_s=judge_poll,
+                retry_sync=judge_retry_sync,
             ),
+            resume=resume,
             graded_weights=tuple(graded_weight or ()),
             thresholds=Thresholds(
                 pass_threshold=pass_threshold,
@@ -380,7 +421,12 @@ def run(
     with stop_on_signals(StopToken(), _exit_now) as stop, user_output_inert():
         try:
             report = run_request(
-                request, on_start=start, on_result=tick, on_progress=ticks, stop=stop
+                request,
+                on_start=start,
+                on_result=tick,
+                on_progress=ticks,
+                stop=stop,
+                on_note=lambda line: err.print(plain(line), soft_wrap=True),
             )
             outcome = report.outcome
         except InputError as exc:  # bad input; a broken agent recording; a bad case --workers met
@@ -406,6 +452,7 @@ def run(
         except InputError as exc:
             fail_input(err, exc)
     if stopped is not None:
+        _say_resume(err, store, stopped, suite)
         _stopped(err, stopped)
     if late.received:
         err.print(
@@ -458,6 +505,33 @@ def _stopped(err: Console, stopped: RunStopped) -> NoReturn:
         raise typer.Exit(EXIT_INPUT)
     err.print(plain(kept), soft_wrap=True)
     raise cause
+
+
+def _judge_mode(value: str | None) -> str | None:
+    if value is not None and value not in ("sync", "batch"):
+        raise InputError(f"expected sync or batch, got {value!r}", field="--judge-mode")
+    return value
+
+
+def _say_resume(err: Console, store: Store, stopped: RunStopped, suite: Path) -> None:
+    """How to finish a run stopped while it waited for its judge batches."""
+    from ..store import stored_batches
+
+    run_id = stopped.outcome.run_id
+    try:
+        batches = stored_batches(store, run_id)
+    except StoreError:
+        return
+    if batches:
+        ids = ", ".join(b.batch_id for b in batches)
+        err.print(
+            labelled(
+                "resume:",
+                f"the judge batches ({ids}) are kept with the run: finish it with "
+                f"`checkweigh run {suite} --resume {run_id}` and the same flags",
+            ),
+            soft_wrap=True,
+        )
 
 
 def _fail_store(err: Console, exc: StoreError) -> NoReturn:

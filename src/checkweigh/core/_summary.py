@@ -228,6 +228,13 @@ class CheckJudgeStats(BaseModel):
     """Cost at the configured prices (None when no prices are set)."""
     budget_stopped: int = 0
     """Calls not made because the judge budget was spent."""
+    batch_calls: int = 0
+    """Of ``calls``, those answered through the provider's batch API (``judge: {mode:
+    batch}``)."""
+    batch_input_tokens: int = 0
+    """Of ``input_tokens``, those of batch calls (priced at half the list price)."""
+    batch_output_tokens: int = 0
+    """Of ``output_tokens``, those of batch calls (priced at half the list price)."""
 
 
 class JudgeStats(BaseModel):
@@ -260,6 +267,13 @@ class JudgeStats(BaseModel):
     """The most the run may spend on judge calls (``--judge-budget``; None: no cap)."""
     budget_stopped: int = 0
     """Calls not made because the budget was spent (their verdicts are errored, "budget")."""
+    batch_calls: int = 0
+    """Of ``calls``, those answered through the provider's batch API (``judge: {mode:
+    batch}``)."""
+    batch_input_tokens: int = 0
+    """Of ``input_tokens``, those of batch calls (priced at half the list price)."""
+    batch_output_tokens: int = 0
+    """Of ``output_tokens``, those of batch calls (priced at half the list price)."""
     per_check: dict[str, CheckJudgeStats] = Field(default_factory=dict)
     """The same counts split by the check that made each call; they add up to the totals."""
 

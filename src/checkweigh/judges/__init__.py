@@ -36,6 +36,11 @@ if _typing.TYPE_CHECKING:
     from ._cache import ReplayMiss as ReplayMiss
     from ._cache import cache_dir as cache_dir
     from ._cache import cache_key as cache_key
+    from ._collect import EVALUATION as EVALUATION
+    from ._collect import BatchCollector as BatchCollector
+    from ._collect import Parked as Parked
+    from ._collect import batch_backend_of as batch_backend_of
+    from ._collect import custom_id as custom_id
     from ._context import KNOWN_LIMITS as KNOWN_LIMITS
     from ._context import ContextLimitError as ContextLimitError
     from ._context import count_tokens as count_tokens
@@ -61,6 +66,7 @@ if _typing.TYPE_CHECKING:
     from ._judged import JudgedCheck as JudgedCheck
     from ._judged import Trust as Trust
     from ._judged import judge_failure as judge_failure
+    from ._metered import BATCH_DISCOUNT as BATCH_DISCOUNT
     from ._metered import BudgetSpent as BudgetSpent
     from ._metered import MeteredJudge as MeteredJudge
     from ._metered import Prices as Prices

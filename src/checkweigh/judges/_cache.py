@@ -128,7 +128,10 @@ class CachedJudge:
     def stats(self) -> JudgeStats:
         """Calls, hits and misses (and the wrapped judge's tokens and cost when it counts them)."""
         replay_misses = self.misses if self.mode is CacheMode.REPLAY else 0
-        inner = self.judge.stats() if isinstance(self.judge, MeteredJudge) else None
+        from ._collect import BatchCollector  # it imports this module
+
+        counted = self.judge if isinstance(self.judge, MeteredJudge | BatchCollector) else None
+        inner = counted.stats() if counted is not None else None
         if inner is None:
             inner = JudgeStats(judge=self.name, calls=self.calls)
         per_check = dict(inner.per_check)

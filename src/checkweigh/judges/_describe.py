@@ -34,7 +34,7 @@ def judge_notes(judge: object | None) -> list[str]:
     knows them."""
     notes: list[str] = []
     for layer in _layers(judge):
-        for name in ("format_note", "concurrency_note", "cache_note"):
+        for name in ("format_note", "concurrency_note", "cache_note", "batch_note"):
             note = getattr(layer, name, None)
             text = note() if callable(note) else None
             if isinstance(text, str):

@@ -87,6 +87,7 @@ async def arun(
     on_start: Callable[[RunStart], None] | None = None,
     stop: StopToken | None = None,
     keep_results: bool = True,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run ``suite`` (a :class:`Suite` or a suite file) in the running event loop, as
     ``checkweigh run`` does: the options are checked first, in the CLI's order and with its
@@ -114,6 +115,8 @@ async def arun(
             too (the run is then stored as incomplete).
         keep_results: keep every result in the report; for runs too large to hold, pass
             False and read them from ``store``.
+        on_note: called with a line for the person watching (in batch mode, each poll of
+            the judge's batches: ids, items done/failed/total, time elapsed).
 
     Raises:
         InputError: bad options, a suite that does not load, or a case the suite's target
@@ -158,6 +161,9 @@ async def arun(
                 replay_agent=options.replay_agent,
                 executor=p.executor,
                 on_start=started,
+                batch=p.batch,
+                resume=options.resume,
+                on_note=on_note,
             )
         except RunStopped as exc:
             if p.screened or not options.screen or not isinstance(exc.cause, CaseFileError):
@@ -187,6 +193,7 @@ def run(
     on_start: Callable[[RunStart], None] | None = None,
     stop: StopToken | None = None,
     keep_results: bool = True,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
     """:func:`arun` in an event loop of its own (from a script; from inside a running loop,
     await :func:`arun`). The judge rule is the same: a judge the run built is closed, the
@@ -213,6 +220,7 @@ def run(
                 on_start=on_start,
                 stop=token,
                 keep_results=keep_results,
+                on_note=on_note,
             )
         )
 

@@ -41,6 +41,13 @@ class JudgeSetup(BaseModel):
     budget_usd: float | None = None
     """No judge call is sent once the cost at ``prices`` reaches this many US dollars; the
     checks that would have called end errored, reason "budget" (needs ``prices``)."""
+    mode: Literal["sync", "batch"] | None = None
+    """``batch``: collect the judge calls of a recorded run and send them through the
+    provider's batch API (``--judge-mode``; None: the suite's ``judge: {mode}``, else sync)."""
+    poll_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    """Seconds between two polls of a batch (None: the suite's ``poll_s``, else 30)."""
+    retry_sync: bool | None = None
+    """Ask synchronously for the items a batch did not answer (``--judge-retry-sync``)."""
 
 
 class Thresholds(BaseModel):
@@ -93,6 +100,9 @@ class RunOptions(BaseModel):
     ``processes`` with 1 uses as many as this machine has CPUs."""
     ray_address: str | None = None
     """The Ray cluster to join (``--ray-address``; None: Ray's own default)."""
+    resume: str | None = None
+    """A batch-judged run stopped while it waited for its batches (``--resume``): it is
+    finished under its own id, its stored batches polled again, nothing submitted twice."""
     screen: bool = False
     """Read and validate every case of the cases file before the run is created, so that a
     bad case refuses the run with nothing stored, and the total is known (as ``checkweigh

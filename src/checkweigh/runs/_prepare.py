@@ -19,11 +19,13 @@ from ..judges import (
     JudgeOptions,
     MeteredJudge,
     Prices,
+    batch_backend_of,
     cache_dir,
     make_judge,
 )
 from ..suites import Suite, check_conversations, load_suite
 from ._agent_source import check_agent_flags
+from ._batched import BatchSettings
 from ._engine import judge_checks
 from ._options import JudgeSetup, RunOptions, Thresholds
 from .executors import Executor, make_executor
@@ -50,6 +52,8 @@ class RunPlan:
     """Executions the run will make (cases x repeats), when the cases were counted."""
     screened: bool
     """Whether every case was validated before the run (else a bad one stops it)."""
+    batch: BatchSettings | None = None
+    """How the judge calls go through the provider's batch API (None: sync calls)."""
 
 
 def plan_run(
@@ -83,6 +87,7 @@ def plan_run(
         judge = _judge(options.judge, loaded)
     weights = graded_weights(options.graded_weights, loaded)
     policy = _policy(loaded, options.thresholds)
+    batch = _batch(options, loaded, judge, executor)
     # before the cases file is screened: worker processes start meanwhile (--workers)
     executor = make_executor(options, loaded, given=executor)
     asks_judge = judge is not None and bool(judge_checks(loaded.checks))
@@ -99,7 +104,50 @@ def plan_run(
         total = counted * (options.repeat or loaded.repeats)
         if total == 0:
             raise InputError("the cases file holds no cases", file=loaded.cases_path)
-    return RunPlan(loaded, judge, owns, weights, policy, executor, total, screened)
+    return RunPlan(loaded, judge, owns, weights, policy, executor, total, screened, batch)
+
+
+DEFAULT_POLL_S = 30.0
+"""Seconds between two polls of a batch: a provider takes minutes to hours to answer one."""
+
+
+def _batch(
+    options: RunOptions, suite: Suite, judge: JudgeModel | None, executor: Executor | None
+) -> BatchSettings | None:
+    """The run's batch settings (``--judge-mode``, ``judge: {mode}``), checked."""
+    setup, flag = options.judge, "--judge-mode"
+    block = suite.spec.judge.batch_settings() if suite.spec.judge else {}
+    if (setup.mode or block.get("mode", "sync")) != "batch":
+        if options.resume is not None:
+            raise InputError(
+                "only a run judged in batch mode resumes: give --judge-mode batch too",
+                field="--resume",
+            )
+        return None
+    if judge is None:
+        raise InputError("batch mode sends the judge checks' calls: give --judge too", field=flag)
+    if suite.target is not None and options.replay_agent is None:
+        raise InputError(
+            "batch mode judges recorded cases only, and this suite runs a live agent (target:): "
+            "use --judge-mode sync, or replay a recording (--replay-agent)",
+            field=flag,
+        )
+    local = executor.name == "local" if executor is not None else options.executor == "local"
+    if not local or options.workers > 1:
+        raise InputError(
+            "batch mode evaluates the cases in this process: drop --executor and --workers",
+            field=flag,
+        )
+    backend = batch_backend_of(judge)
+    if backend is None:
+        raise InputError(
+            f"the judge {judge.name} has no batch API; batch mode needs an openai: or "
+            "anthropic: judge (use --judge-mode sync)",
+            field=flag,
+        )
+    poll_s = setup.poll_s if setup.poll_s is not None else block.get("poll_s", DEFAULT_POLL_S)
+    retry = setup.retry_sync if setup.retry_sync is not None else block.get("retry_sync", False)
+    return BatchSettings(backend, float(poll_s), bool(retry))
 
 
 def _load(suite: Suite | str | Path, options: RunOptions, *, cases_given: bool) -> Suite:

@@ -31,15 +31,25 @@ from ..errors import CheckweighError, StoreError
 from ..judges import (
     DEFAULT_CONCURRENCY,
     NO_JUDGE_HINT,
+    BatchCollector,
     CachedJudge,
     JudgeModel,
     MeteredJudge,
     judge_notes,
     judge_settings,
 )
-from ..store import Handoff, ResultWriter, Rows, RunStatus, Store, calibrate_run, gate_specs
+from ..store import (
+    Handoff,
+    ResultWriter,
+    Rows,
+    RunStatus,
+    Store,
+    calibrate_run,
+    gate_specs,
+)
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
+from ._batched import BatchSettings, OnNote, judge_in_batches, reopen_checked
 from ._engine import Evaluator, close_target, judge_checks
 from ._stop import Interrupted, StopToken
 from .executors import LOCAL, Executor, Stored, Work, WorkerSpec
@@ -99,11 +109,16 @@ async def drive(
     replay_agent: Path | None = None,
     executor: Executor | None = None,
     on_start: Callable[[str], None] | None = None,
+    batch: BatchSettings | None = None,
+    resume: str | None = None,
+    on_note: OnNote | None = None,
 ) -> RunOutcome:
     """The run itself, its parts already checked (see :func:`checkweigh.runs.arun`): build
     the agent, create the run in ``store``, evaluate the cases on ``executor``, store each
     result as it finishes and return the gated summary. The caller owns ``judge``; the agent
     is built and closed here. ``on_start`` is called with the run's id once it is created.
+    With ``batch``, the judge calls go through the provider's batch API (``on_note`` hears
+    each poll); ``resume`` finishes that stopped run instead of creating one.
 
     Raises:
         RunStopped: anything that ended the run early, raised after the finished cases were
@@ -117,6 +132,7 @@ async def drive(
         judge=judge,
         checkweigh_version=_checkweigh_version(),
     )
+    collector, asked = _collecting(judge, batch)
     try:
         return await _execute(
             suite,
@@ -134,10 +150,31 @@ async def drive(
             stop=stop,
             executor=executor,
             on_start=on_start,
+            asked=asked,
+            batch=None if collector is None or batch is None else (collector, batch, on_note),
+            resume=resume,
         )
     finally:
+        if collector is not None and isinstance(judge, CachedJudge):
+            judge.judge = collector.judge  # the caller's judge, as it was given
         if agent.target is not None:
             await close_target(agent.target)
+
+
+def _collecting(
+    judge: JudgeModel | None, batch: BatchSettings | None
+) -> tuple[BatchCollector | None, JudgeModel | None]:
+    """The collector that parks the run's judge calls in batch mode, behind the judge cache
+    (a cached answer is never submitted), and the judge the checks then ask."""
+    if batch is None or judge is None:
+        return None, judge
+    if isinstance(judge, CachedJudge):
+        judge.judge = collector = BatchCollector(
+            judge.judge, batch.backend, retry_sync=batch.retry_sync
+        )
+        return collector, judge
+    collector = BatchCollector(judge, batch.backend, retry_sync=batch.retry_sync)
+    return collector, collector
 
 
 async def _execute(
@@ -157,9 +194,12 @@ async def _execute(
     stop: StopToken | None,
     executor: Executor,
     on_start: Callable[[str], None] | None,
+    asked: JudgeModel | None,
+    batch: tuple[BatchCollector, BatchSettings, OnNote | None] | None,
+    resume: str | None,
 ) -> RunOutcome:
     target = agent.target
-    evaluator = Evaluator.from_suite(suite, judge, batch=judge_batch, graded_weights=graded_weights)
+    evaluator = Evaluator.from_suite(suite, asked, batch=judge_batch, graded_weights=graded_weights)
     policy = policy or suite.policy
     aggregator = RunAggregator(suite.rubrics, keep_case_scores=repeat > 1, policy=policy)
     notes = agent.notes + _notes(suite, judge, judge_batch)
@@ -178,9 +218,14 @@ async def _execute(
             "thresholds": policy.snapshot(),
             "gate_specs": gate_specs(suite.gates),
             "agent_source": agent.source,
+            **({"judge_api": "batch"} if batch is not None else {}),
         }
     )
-    run_id = store.create_run(suite.name, str(suite.path), config.model_dump(mode="json"), repeat)
+    snapshot = config.model_dump(mode="json")
+    if resume is not None:
+        run_id = reopen_checked(store, resume, snapshot)
+    else:
+        run_id = store.create_run(suite.name, str(suite.path), snapshot, repeat)
     source = suite.cases
     tally = source.context()  # what the import skipped, for the report
 
@@ -190,7 +235,8 @@ async def _execute(
         if calibrated:
             summary = _with_calibrated_tcr(summary, suite)
         summary = apply_gates(summary, suite.gates)
-        stats = judge.stats() if isinstance(judge, CachedJudge | MeteredJudge) else None
+        counted = judge if isinstance(judge, CachedJudge | MeteredJudge | BatchCollector) else None
+        stats = counted.stats() if counted is not None else None
         unheld = evaluator.watch.unheld()
         told = notes + [unheld_note(k) for k in unheld] + source.notes(tally) + judge_notes(judge)
         told += [note for c in calibrated for note in c.notes()]
@@ -242,7 +288,10 @@ async def _execute(
             asks_judge=judge is not None and bool(judge_checks(suite.checks)),
         )
         with refuse_process_exit(), store.writing():  # an agent's os._exit(): its case's error
-            notes += await executor.run(work, sink)
+            if batch is None:
+                notes += await executor.run(work, sink)
+            else:
+                notes += await judge_in_batches(work, sink, store, run_id, *batch)
         writer.flush()
         summary = summarize()
         kept = store.finish_run(run_id, RunStatus.COMPLETE, summary)

@@ -74,6 +74,7 @@ def run_request(
     on_result: Callable[[CaseResult], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     stop: StopToken | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunReport:
     """Run ``request`` through the engine (:func:`checkweigh.runs.run`): its options checked,
     then the database and the export files (before the store is opened), then each result
@@ -93,6 +94,7 @@ def run_request(
         on_progress=on_progress,
         stop=stop,
         keep_results=False,
+        on_note=on_note,
     )
 
 

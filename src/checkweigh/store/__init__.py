@@ -6,6 +6,10 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._batches import StoredBatch as StoredBatch
+    from ._batches import record_batch as record_batch
+    from ._batches import reopen_run as reopen_run
+    from ._batches import stored_batches as stored_batches
     from ._calibrate import calibrate_run as calibrate_run
     from ._calibrate import calibration_of as calibration_of
     from ._calibrate import judge_checks_of as judge_checks_of

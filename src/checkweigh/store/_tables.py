@@ -120,3 +120,18 @@ class LabelRow(Base):
     verdict: Mapped[str | None] = mapped_column(String(3))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     source: Mapped[str] = mapped_column(String(8))
+
+
+class JudgeBatchRow(Base):
+    """A provider batch a run submitted its judge calls in (revision 0005): stored before the
+    run polls it, so that an interrupted run resumes it (``checkweigh run --resume``) and
+    never submits an item twice."""
+
+    __tablename__ = "judge_batches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    judge: Mapped[str] = mapped_column(String(200))
+    batch_id: Mapped[str] = mapped_column(String(200))
+    custom_ids: Mapped[list[str]] = mapped_column(JSON)
+    submitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

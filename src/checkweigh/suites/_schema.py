@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -292,9 +292,26 @@ class JudgeBlockSpec(_Strict):
     """The judge model's input limit in tokens: a longer prompt is not sent and its verdict is
     errored (default: the known limit of common models, else none)."""
 
+    mode: Literal["sync", "batch"] | None = None
+    """``sync`` (default): each judge call as the check makes it; ``batch``: the calls of a
+    recorded run collected and sent through the provider's batch API, at half the price."""
+    poll_s: Seconds | None = None
+    """In batch mode, seconds between two polls of a submitted batch (default 30)."""
+    retry_sync: Annotated[bool, Field(strict=True)] | None = None
+    """In batch mode, ask the judge synchronously for the items a batch did not answer
+    (expired, cancelled, errored) instead of ending their verdicts errored."""
+
     def settings(self) -> dict[str, Any]:
-        """The keys that were given."""
-        return self.model_dump(exclude_none=True)
+        """The keys that were given, of how each call is made (not the batch keys)."""
+        return self.model_dump(exclude_none=True, exclude=set(BATCH_KEYS))
+
+    def batch_settings(self) -> dict[str, Any]:
+        """The batch keys that were given (``mode``, ``poll_s``, ``retry_sync``)."""
+        return self.model_dump(exclude_none=True, include=set(BATCH_KEYS))
+
+
+BATCH_KEYS = ("mode", "poll_s", "retry_sync")
+"""The ``judge:`` keys of batch mode, which the run reads (the rest configure each call)."""
 
 
 class CasesSpec(_Strict):
