@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from checkweigh.judges import OpenAIJudge
+from checkweigh.judges import JudgeRequest, OpenAIJudge
 from checkweigh.store import Store, stored_batches
 from checkweigh.testing import fake_llm_server
 from support.judge_suite import CASES, judge_suite, run_judged
 from support.judge_suite import says_no_to as http_says_no_to
 from support.memory_batches import IN_TOKENS, OUT_TOKENS, MemoryBatches, says_no_to
+from support.recorded_suite import make_case
 
 NO_TO = ("Done.",)
 FAST = ("--judge-mode", "batch", "--judge-poll", "0.01")
@@ -33,7 +34,12 @@ FAST = ("--judge-mode", "batch", "--judge-poll", "0.01")
 def batches(monkeypatch: pytest.MonkeyPatch) -> MemoryBatches:
     """The batch API the run's OpenAI judge offers: answers as the sync server does."""
     backend = MemoryBatches(says_no_to(*NO_TO), polls=2)
-    monkeypatch.setattr(OpenAIJudge, "batch_backend", lambda self: backend, raising=False)
+    monkeypatch.setattr(
+        OpenAIJudge,
+        "batch_backend",
+        lambda self: backend if self.name.startswith("openai:") else None,  # not Ollama
+        raising=False,
+    )
     return backend
 
 
@@ -60,11 +66,193 @@ def test_batch_verdicts_equal_a_sync_runs_and_nothing_is_sent_synchronously(
     batched = _verdicts(tmp_path / "batch" / "runs.db")
     assert batched == sync
     assert {v["grounded"] for v in batched.values() if "grounded" in v} == {"passed", "failed"}
-    assert len(batches.batches) == 1 and batches.submitted == CASES
+    assert len(batches.batches) == 1
+    assert batches.submitted == CASES
     assert "judge batch batch_001 ended" in out
     store = Store(f"sqlite:///{tmp_path / 'batch' / 'runs.db'}")
     run = store.get_run("latest")
     assert run.config["judge_api"] == "batch"
     assert [b.batch_id for b in stored_batches(store, run.id)] == ["batch_001"]
     stats = run.summary.judge
-    assert stats is not None and stats.batch_calls == stats.calls == CASES
+    assert stats is not None
+    assert stats.batch_calls == stats.calls == CASES
+
+
+def test_cached_answers_are_never_submitted(tmp_path: Path, batches: MemoryBatches) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    assert batches.submitted == CASES
+    # two new cases: only their calls go in the second batch
+    cases = suite.parent / "cases.jsonl"
+    extra = [
+        make_case("late-1", participants=["Alice", "Bob"], time="10:00", reply="Done."),
+        make_case("late-2", participants=["Alice", "Bob"], time="10:00", reply="All set, 10:00."),
+    ]
+    cases.write_text(cases.read_text() + "".join(json.dumps(c) + "\n" for c in extra))
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    assert [len(b.items) for b in batches.batches.values()] == [CASES, 2]
+    verdicts = _verdicts(tmp_path / "runs.db")
+    assert verdicts["late-1"]["grounded"] == "failed"
+    assert verdicts["late-2"]["grounded"] == "passed"
+    stats = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest").summary.judge
+    assert stats is not None
+    assert (stats.cache_hits, stats.batch_calls) == (CASES, 2)
+    # all cached: nothing is submitted at all, and the report says so
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    assert len(batches.batches) == 2
+    assert "every answer came from the judge cache" in out
+
+
+def test_a_run_stopped_after_its_batch_was_created_resumes_without_a_second_batch(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    batches.polls = 10**6  # in progress as long as the first run polls
+    # Ctrl-C once the batch exists: the run is stopped while it polls
+    batches.on_submit = lambda _batch_id: os.kill(os.getpid(), signal.SIGINT)
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code == 130, out
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    stopped = store.get_run("latest")
+    assert stopped.status.value == "incomplete"
+    assert f"--resume {stopped.id}" in out
+    assert "batch_001" in out
+    assert [b.batch_id for b in stored_batches(store, stopped.id)] == ["batch_001"]
+
+    batches.on_submit, batches.polls = None, 1  # done by the time the run is resumed
+    code, out = run_judged(suite, None, tmp_path, *FAST, "--resume", stopped.id[:8])
+    assert code in (0, 1), out
+    assert len(batches.batches) == 1  # polled again, never submitted twice
+    assert batches.submitted == CASES
+    resumed = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest")
+    assert resumed.id == stopped.id
+    assert resumed.status.value == "complete"
+    assert resumed.executions == CASES
+    assert any("0 submitted by this process, 1 resumed" in n for n in resumed.summary.notes)
+    assert "judge batch batch_001 ended: 6 done, 0 failed of 6" in out
+    assert _verdicts(tmp_path / "runs.db")["terse"]["grounded"] == "failed"
+
+
+def test_resume_refuses_another_configuration_and_a_finished_run(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    run_id = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest").id
+    code, out = run_judged(suite, None, tmp_path, *FAST, "--resume", run_id)
+    assert code == 2
+    assert f"--resume: run {run_id} is complete: there is nothing to resume" in out
+    code, out = run_judged(
+        suite, None, tmp_path, *FAST, "--resume", run_id, "--pass-threshold", "10"
+    )
+    assert code == 2
+    assert "was made with another suite or settings (they differ in thresholds)" in out
+    code, out = run_judged(suite, None, tmp_path, "--resume", run_id)
+    assert code == 2
+    assert "only a run judged in batch mode resumes" in out
+    assert len(batches.batches) == 1
+
+
+def _expire_terse(request: JudgeRequest) -> bool:
+    return "\nDone." in request.messages[-1].content
+
+
+def test_expired_items_end_errored_with_the_reason(tmp_path: Path, batches: MemoryBatches) -> None:
+    batches.expire = _expire_terse
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    assert "errored terse#0: errored: grounded: batch: expired" in out
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    run = store.get_run("latest")
+    results = {r.case_id: r for r in store.iter_results(run.id)}
+    terse = results["terse"].verdicts["grounded"]
+    assert terse.state.value == "errored"
+    assert terse.error == "batch: expired"
+    assert all(
+        r.verdicts["grounded"].state.value != "errored" for k, r in results.items() if k != "terse"
+    )
+    stats = run.summary.judge
+    assert stats is not None
+    assert (stats.batch_calls, stats.errors) == (CASES, 1)
+
+
+def test_expired_items_are_asked_again_synchronously_on_request(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    batches.expire = _expire_terse
+    suite = judge_suite(tmp_path / "s")
+    with fake_llm_server([], respond=http_says_no_to(*NO_TO)) as server:
+        code, out = run_judged(suite, server, tmp_path, *FAST, "--judge-retry-sync")
+        sent = [r["messages"][-1]["content"] for r in server.requests]
+    assert code in (0, 1), out
+    assert len(sent) == 1
+    assert "\nDone." in sent[0]
+    verdicts = _verdicts(tmp_path / "runs.db")
+    assert verdicts["terse"]["grounded"] == "failed"
+    run = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest")
+    assert run.summary.judge is not None
+    assert (run.summary.judge.calls, run.summary.judge.batch_calls) == (CASES + 1, CASES)
+    assert any("asked again synchronously" in n for n in run.summary.notes)
+
+
+def test_batch_calls_cost_half_the_list_price(tmp_path: Path, batches: MemoryBatches) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, *FAST, "--judge-prices", "1000,1000")
+    assert code in (0, 1), out
+    stats = Store(f"sqlite:///{tmp_path / 'runs.db'}").get_run("latest").summary.judge
+    assert stats is not None
+    assert stats.batch_input_tokens == stats.input_tokens == CASES * IN_TOKENS
+    assert stats.batch_output_tokens == stats.output_tokens == CASES * OUT_TOKENS
+    # recomputed from the stored token counts: $1,000 per million both ways, halved
+    list_price = (stats.input_tokens + stats.output_tokens) * 1000 / 1e6
+    assert stats.cost_usd == pytest.approx(list_price / 2)
+    assert stats.per_check["grounded"].cost_usd == pytest.approx(list_price / 2)
+    assert "batch" in out
+
+
+def test_runs_batch_mode_cannot_serve_are_refused_in_one_line(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    live = suite.read_text().replace(
+        "cases: cases.jsonl\n", "cases: cases.jsonl\ntarget:\n  agent: some_agent:run\n"
+    )
+    (suite.parent / "some_agent.py").write_text("def run(case):\n    return {}\n")
+    (suite.parent / "live.yaml").write_text(live)
+    code, out = run_judged(suite.parent / "live.yaml", None, tmp_path, *FAST)
+    assert code == 2
+    assert out.strip().splitlines() == [
+        "error: --judge-mode: batch mode judges recorded cases only, and this suite runs a live "
+        "agent (target:): use --judge-mode sync, or replay a recording (--replay-agent)"
+    ]
+    code, out = run_judged(suite, None, tmp_path, *FAST, judge="ollama:llama3.1")
+    assert code == 2
+    assert "error: --judge-mode: the judge ollama:llama3.1 has no batch API" in out
+    code, out = run_judged(suite, None, tmp_path, "--judge-mode", "later")
+    assert code == 2
+    assert "--judge-mode: expected sync or batch, got 'later'" in out
+    code, out = run_judged(suite, None, tmp_path, *FAST, "--workers", "2")
+    assert code == 2
+    assert "batch mode evaluates the cases in this process" in out
+    assert not batches.batches
+    assert (
+        not (tmp_path / "runs.db").exists()
+        or not Store(f"sqlite:///{tmp_path / 'runs.db'}").list_runs()
+    )
+
+
+def test_the_suites_judge_block_turns_batch_mode_on(tmp_path: Path, batches: MemoryBatches) -> None:
+    block = "judge:\n  mode: batch\n  poll_s: 0.01\n  retry_sync: false\n"
+    suite = judge_suite(tmp_path / "s", block=block)
+    code, out = run_judged(suite, None, tmp_path)
+    assert code in (0, 1), out
+    assert batches.submitted == CASES
+    bad = judge_suite(tmp_path / "bad", block="judge:\n  mode: later\n")
+    code, out = run_judged(bad, None, tmp_path)
+    assert code == 2
+    assert "judge.mode" in out
