@@ -52,6 +52,7 @@ def test_a_new_database_is_created_at_head(db_url: str) -> None:
             "case_bodies",
             "verdicts_not_passed",
             "labels",
+            "judge_batches",
         }
     # opening it again changes nothing
     with Store(db_url) as store:
@@ -182,7 +183,8 @@ def test_the_migrations_ship_inside_the_package() -> None:
     assert (folder / "versions" / "0002_run_owner.py").is_file()
     assert (folder / "versions" / "0003_cases_verdicts.py").is_file()
     assert (folder / "versions" / "0004_labels.py").is_file()
-    assert head_revision() == "0004"
+    assert (folder / "versions" / "0005_judge_batches.py").is_file()
+    assert head_revision() == "0005"
 
 
 def test_revision_0003_gives_the_results_already_stored_their_verdict_rows(db_url: str) -> None:

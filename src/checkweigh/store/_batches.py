@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 
 from ..errors import InputError
 from ._owner import Owner
+from ._rows import TABLES
 from ._store import RunStatus, Store, _db_errors
 from ._tables import JudgeBatchRow, RunRow
 
@@ -80,8 +81,9 @@ def reopen_run(store: Store, ref: str) -> str:
         )
     owner = Owner.current()
     now = datetime.now(UTC)
-    store.discard_results(info.id, 0)
     with _db_errors(f"update the run in {store.safe_url}"), store.engine.begin() as conn:
+        for table in TABLES:  # named parameters: the same SQL on SQLite and PostgreSQL
+            conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run"), {"run": info.id})
         conn.execute(
             update(RunRow)
             .where(RunRow.id == info.id)
