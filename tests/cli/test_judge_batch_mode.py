@@ -15,12 +15,13 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from checkweigh.judges import JudgeRequest, OpenAIJudge
 from checkweigh.store import Store, stored_batches
-from checkweigh.testing import fake_llm_server
+from checkweigh.testing import Reply, fake_llm_server
 from support.judge_suite import CASES, judge_suite, run_judged
 from support.judge_suite import says_no_to as http_says_no_to
 from support.memory_batches import IN_TOKENS, OUT_TOKENS, MemoryBatches, says_no_to
@@ -256,3 +257,88 @@ def test_the_suites_judge_block_turns_batch_mode_on(tmp_path: Path, batches: Mem
     code, out = run_judged(bad, None, tmp_path)
     assert code == 2
     assert "judge.mode" in out
+
+
+_FAITHFUL = """\
+  faithful:
+    type: faithfulness
+    threshold: 0.7
+rubrics:
+"""
+
+
+def _faithfulness_answer(system: str, prompt: str) -> str:
+    """Two statements per answer, both supported; one unsupported statement for "Done."."""
+    if system.startswith("You decompose answers"):
+        said = [{"text": "The meeting was booked.", "load_bearing": True}]
+        said.append({"text": "The meeting is at 10:00.", "load_bearing": True})
+        if "Done." in prompt:
+            said = [{"text": "The task is finished.", "load_bearing": True}]
+        return json.dumps({"statements": said})
+    verdict = "no" if "The task is finished." in prompt else "yes"
+    count = prompt.count("\n1. ") + prompt.count("\n2. ")
+    rows = [{"index": i, "verdict": verdict, "reason": "the trace"} for i in range(1, count + 1)]
+    return json.dumps({"answers": rows})
+
+
+def test_checks_that_ask_twice_go_in_rounds_and_match_a_sync_run(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    plain = batches.respond
+
+    def answer(request: JudgeRequest) -> str:
+        system, prompt = request.messages[0].content, request.messages[-1].content
+        if system.startswith(("You decompose answers", "You judge whether statements")):
+            return _faithfulness_answer(system, prompt)
+        return plain(request)
+
+    batches.respond = answer
+    suite = judge_suite(tmp_path / "s")
+    text = suite.read_text().replace("rubrics:\n", _FAITHFUL, 1)
+    suite.write_text(text.replace("grounded: 0.2\n", "grounded: 0.2\n      faithful: 0.2\n"))
+
+    def over_http(body: dict[str, Any]) -> Reply:
+        system, prompt = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith(("You decompose answers", "You judge whether statements")):
+            return Reply(_faithfulness_answer(system, prompt))
+        return http_says_no_to(*NO_TO)(body)
+
+    with fake_llm_server([], respond=over_http) as server:
+        code, out = run_judged(suite, server, tmp_path / "sync")
+    assert code in (0, 1), out
+    code, out = run_judged(suite, None, tmp_path / "batch", *FAST)
+    assert code in (0, 1), out
+    rounds = [[r.messages[0].content for _, r in b.items] for b in batches.batches.values()]
+    assert len(rounds) == 2  # every case's first step together, then every second step
+    assert sum(s.startswith("You decompose answers") for s in rounds[0]) == CASES
+    assert len(rounds[0]) == 2 * CASES  # with the yes/no check's calls
+    assert all(s.startswith("You judge whether statements") for s in rounds[1])
+    assert len(rounds[1]) == CASES
+    batched = _verdicts(tmp_path / "batch" / "runs.db")
+    assert batched == _verdicts(tmp_path / "sync" / "runs.db")
+    assert batched["terse"]["faithful"] == "failed"
+    assert batched["ok-1"]["faithful"] == "passed"
+
+
+def test_every_recorded_case_parks_together_split_at_the_providers_limit(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    # more cases than a sync run admits at once (4 per judge slot: 128)
+    many = [
+        make_case(f"c{i:03d}", participants=["Alice", "Bob"], time="10:00", reply=reply)
+        for i in range(300)
+        for reply in ["Done." if i % 10 == 0 else f"Booked Alice and Bob at 10:00 (#{i})."]
+    ]
+    suite = judge_suite(tmp_path / "s")
+    (suite.parent / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in many))
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    assert len(batches.batches) == 1
+    assert batches.submitted == 300
+    batches.batches.clear()
+    batches.max_items = 128
+    code, out = run_judged(suite, None, tmp_path / "split", *FAST)
+    assert code in (0, 1), out
+    assert [len(b.items) for b in batches.batches.values()] == [128, 128, 44]
+    verdicts = _verdicts(tmp_path / "split" / "runs.db")
+    assert sum(v["grounded"] == "failed" for v in verdicts.values()) == 30

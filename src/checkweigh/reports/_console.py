@@ -139,6 +139,8 @@ def judge_line(stats: JudgeStats) -> str:
     ]
     if stats.replay_misses:
         parts.append(f"{stats.replay_misses} replay miss(es)")
+    if stats.batch_calls:
+        parts.append(f"{stats.batch_calls} of them by batch (half price)")
     if stats.calls:
         parts.append(f"{stats.input_tokens:,} tokens in / {stats.output_tokens:,} out")
     if stats.mean_latency_ms is not None:

@@ -162,8 +162,9 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             if j.budget_usd is None
             else f" The budget of ${j.budget_usd:g} stopped {j.budget_stopped} call(s)."
         )
+        batch = f" ({j.batch_calls} by batch, at half price)" if j.batch_calls else ""
         lines.append(
-            f"\nJudge {escape_md(j.judge)}: {j.calls} call(s), {j.cache_hits} cache hit(s), "
+            f"\nJudge {escape_md(j.judge)}: {j.calls} call(s){batch}, {j.cache_hits} cache hit(s), "
             f"{j.errors} error(s), {j.input_tokens:,} tokens in / {j.output_tokens:,} out"
             f"{cost}.{budget}"
         )

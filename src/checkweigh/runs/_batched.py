@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..core import Case
 from ..errors import InputError
 from ..judges import (
     EVALUATION,
@@ -207,11 +208,11 @@ async def run_batched(
     stop = work.stop
     running = [len(jobs)]
 
-    async def one(n: int, index: int, r: int, case: object, body: bytes | None) -> None:
+    async def one(n: int, index: int, r: int, case: Case, body: bytes | None) -> None:
         EVALUATION.set(n)
         result = await evaluate_case(
             work.evaluator,
-            case,  # type: ignore[arg-type]
+            case,
             target=work.target,
             timeout_s=work.target_timeout_s,
             repeat=r,
