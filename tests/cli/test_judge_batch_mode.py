@@ -281,9 +281,8 @@ def _faithfulness_answer(system: str, prompt: str) -> str:
     return json.dumps({"answers": rows})
 
 
-def test_checks_that_ask_twice_go_in_rounds_and_match_a_sync_run(
-    tmp_path: Path, batches: MemoryBatches
-) -> None:
+def _faithfulness_suite(folder: Path, batches: MemoryBatches) -> Path:
+    """The judge suite plus a faithfulness check (two calls a case), answered by ``batches``."""
     plain = batches.respond
 
     def answer(request: JudgeRequest) -> str:
@@ -293,9 +292,16 @@ def test_checks_that_ask_twice_go_in_rounds_and_match_a_sync_run(
         return plain(request)
 
     batches.respond = answer
-    suite = judge_suite(tmp_path / "s")
+    suite = judge_suite(folder)
     text = suite.read_text().replace("rubrics:\n", _FAITHFUL, 1)
     suite.write_text(text.replace("grounded: 0.2\n", "grounded: 0.2\n      faithful: 0.2\n"))
+    return suite
+
+
+def test_checks_that_ask_twice_go_in_rounds_and_match_a_sync_run(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = _faithfulness_suite(tmp_path / "s", batches)
 
     def over_http(body: dict[str, Any]) -> Reply:
         system, prompt = body["messages"][0]["content"], body["messages"][-1]["content"]
@@ -342,3 +348,21 @@ def test_every_recorded_case_parks_together_split_at_the_providers_limit(
     assert [len(b.items) for b in batches.batches.values()] == [128, 128, 44]
     verdicts = _verdicts(tmp_path / "split" / "runs.db")
     assert sum(v["grounded"] == "failed" for v in verdicts.values()) == 30
+
+
+def test_a_spent_budget_submits_no_further_round(tmp_path: Path, batches: MemoryBatches) -> None:
+    suite = _faithfulness_suite(tmp_path / "s", batches)
+    # the first round (12 calls at $0.069 by batch) passes the budget: no second round
+    code, out = run_judged(
+        suite, None, tmp_path, *FAST, "--judge-prices", "1000,1000", "--judge-budget", "0.5"
+    )
+    assert code in (0, 1), out
+    assert len(batches.batches) == 1
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    run = store.get_run("latest")
+    faithful = [r.verdicts["faithful"] for r in store.iter_results(run.id)]
+    assert {(v.state.value, v.reason) for v in faithful} == {("errored", "budget")}
+    stats = run.summary.judge
+    assert stats is not None
+    assert stats.budget_stopped == stats.per_check["faithful"].budget_stopped == CASES
+    assert stats.cost_usd == pytest.approx(2 * CASES * 0.069)

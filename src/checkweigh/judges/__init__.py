@@ -36,6 +36,7 @@ if _typing.TYPE_CHECKING:
     from ._cache import ReplayMiss as ReplayMiss
     from ._cache import cache_dir as cache_dir
     from ._cache import cache_key as cache_key
+    from ._collect import BUDGET_SPENT as BUDGET_SPENT
     from ._collect import EVALUATION as EVALUATION
     from ._collect import BatchCollector as BatchCollector
     from ._collect import Parked as Parked

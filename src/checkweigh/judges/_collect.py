@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..core import JudgeStats
 from ._batch_api import BatchBackend, BatchItemFailure
 from ._cache import cache_key
-from ._metered import MeteredJudge
+from ._metered import BudgetSpent, MeteredJudge
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
 EVALUATION: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -26,6 +26,10 @@ EVALUATION: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 )
 """The evaluation (one execution of one case) a parked call belongs to, set by the runner
 that starts it: the driver submits once every evaluation in flight has a call parked."""
+
+
+BUDGET_SPENT = BatchItemFailure("budget")
+"""The answer of a call not submitted because the judge budget was spent."""
 
 
 def batch_backend_of(judge: object) -> BatchBackend | None:
@@ -117,6 +121,12 @@ class BatchCollector:
         finally:
             self.parked.pop(cid, None)
         metered = self.judge if isinstance(self.judge, MeteredJudge) else None
+        if got is BUDGET_SPENT and metered is not None:
+            metered.count_budget_stop()
+            raise BudgetSpent(
+                f"{self.name}: the judge budget of ${metered.budget_usd:g} is spent "
+                f"(${metered.spent_usd() or 0.0:.4f} so far); call not submitted"
+            )
         if isinstance(got, JudgeReply):
             if metered is not None:  # in the asking check's context: counted under it
                 metered.count_batch(got)
@@ -127,6 +137,11 @@ class BatchCollector:
             raise JudgeError(f"batch: {got.reason}")
         self.retried += 1
         return await self.judge.complete(request)
+
+    def budget_left(self) -> bool:
+        """Whether another round may be submitted: the spend so far is under the judge's
+        budget (a round, once submitted, is paid for whatever it costs)."""
+        return not isinstance(self.judge, MeteredJudge) or self.judge.budget_left()
 
     def waiting(self) -> list[Parked]:
         """The parked calls not answered yet."""

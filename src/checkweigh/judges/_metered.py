@@ -225,6 +225,11 @@ class MeteredJudge:
             part.batch_input_tokens += reply.input_tokens
             part.batch_output_tokens += reply.output_tokens
 
+    def count_budget_stop(self) -> None:
+        """Count a call not sent because the budget was spent, under the check that asked."""
+        self.budget_stopped += 1
+        self.per_check.setdefault(current_check() or OUTSIDE_CHECKS, _Tally()).budget_stopped += 1
+
     def _count_call(self, tally: _Tally, *, failed: bool) -> None:
         self.calls += 1
         tally.calls += 1

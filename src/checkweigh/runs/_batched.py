@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..core import Case
 from ..errors import InputError
 from ..judges import (
+    BUDGET_SPENT,
     EVALUATION,
     BatchBackend,
     BatchCollector,
@@ -115,6 +116,9 @@ class BatchDriver:
                 new.append(p)
             else:
                 waits.setdefault(batch_id, []).append(p)
+        if new and not self.collector.budget_left():
+            _answer(new, {}, "", failure=BUDGET_SPENT)
+            new = []
         size = max(1, backend.max_items)
         for start in range(0, len(new), size):
             chunk = new[start : start + size]
@@ -186,11 +190,16 @@ class BatchDriver:
 
 
 def _answer(
-    parked: list[Parked], results: dict[str, JudgeReply | BatchItemFailure], missing: str
+    parked: list[Parked],
+    results: dict[str, JudgeReply | BatchItemFailure],
+    missing: str,
+    *,
+    failure: BatchItemFailure | None = None,
 ) -> None:
+    missed = failure or BatchItemFailure(missing)
     for p in parked:
         if not p.answer.done():
-            p.answer.set_result(results.get(p.custom_id) or BatchItemFailure(missing))
+            p.answer.set_result(results.get(p.custom_id) or missed)
 
 
 async def run_batched(
