@@ -107,13 +107,14 @@ def test_cached_answers_are_never_submitted(tmp_path: Path, batches: MemoryBatch
     assert "every answer came from the judge cache" in out
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_run_stopped_after_its_batch_was_created_resumes_without_a_second_batch(
-    tmp_path: Path, batches: MemoryBatches
+    tmp_path: Path, batches: MemoryBatches, sig: signal.Signals
 ) -> None:
     suite = judge_suite(tmp_path / "s")
     batches.polls = 10**6  # in progress as long as the first run polls
-    # Ctrl-C once the batch exists: the run is stopped while it polls
-    batches.on_submit = lambda _batch_id: os.kill(os.getpid(), signal.SIGINT)
+    # Ctrl-C (or SIGTERM) once the batch exists: the run is stopped while it polls
+    batches.on_submit = lambda _batch_id: os.kill(os.getpid(), sig)
     code, out = run_judged(suite, None, tmp_path, *FAST)
     assert code == 130, out
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
