@@ -26,7 +26,9 @@ from ..judges import (
     BatchCollector,
     BatchItemFailure,
     BatchProgress,
+    CachedJudge,
     JudgeError,
+    JudgeModel,
     JudgeReply,
     Parked,
 )
@@ -299,3 +301,19 @@ def reopen_checked(store: Store, ref: str, snapshot: dict[str, object]) -> str:
             field="--resume",
         )
     return reopen_run(store, info.id)
+
+
+def collecting(
+    judge: JudgeModel | None, batch: BatchSettings | None
+) -> tuple[BatchCollector | None, JudgeModel | None]:
+    """The collector that parks the run's judge calls in batch mode, behind the judge cache
+    (a cached answer is never submitted), and the judge the checks then ask."""
+    if batch is None or judge is None:
+        return None, judge
+    if isinstance(judge, CachedJudge):
+        judge.judge = collector = BatchCollector(
+            judge.judge, batch.backend, retry_sync=batch.retry_sync
+        )
+        return collector, judge
+    collector = BatchCollector(judge, batch.backend, retry_sync=batch.retry_sync)
+    return collector, collector

@@ -49,7 +49,7 @@ from ..store import (
 )
 from ..suites import Suite
 from ._agent_source import RunAgent, run_agent
-from ._batched import BatchSettings, OnNote, judge_in_batches, reopen_checked
+from ._batched import BatchSettings, OnNote, collecting, judge_in_batches, reopen_checked
 from ._engine import Evaluator, close_target, judge_checks
 from ._stop import Interrupted, StopToken
 from .executors import LOCAL, Executor, Stored, Work, WorkerSpec
@@ -132,7 +132,7 @@ async def drive(
         judge=judge,
         checkweigh_version=_checkweigh_version(),
     )
-    collector, asked = _collecting(judge, batch)
+    collector, asked = collecting(judge, batch)
     try:
         return await _execute(
             suite,
@@ -159,22 +159,6 @@ async def drive(
             judge.judge = collector.judge  # the caller's judge, as it was given
         if agent.target is not None:
             await close_target(agent.target)
-
-
-def _collecting(
-    judge: JudgeModel | None, batch: BatchSettings | None
-) -> tuple[BatchCollector | None, JudgeModel | None]:
-    """The collector that parks the run's judge calls in batch mode, behind the judge cache
-    (a cached answer is never submitted), and the judge the checks then ask."""
-    if batch is None or judge is None:
-        return None, judge
-    if isinstance(judge, CachedJudge):
-        judge.judge = collector = BatchCollector(
-            judge.judge, batch.backend, retry_sync=batch.retry_sync
-        )
-        return collector, judge
-    collector = BatchCollector(judge, batch.backend, retry_sync=batch.retry_sync)
-    return collector, collector
 
 
 async def _execute(
