@@ -21,26 +21,34 @@ submitted, so a test can prove nothing was paid twice.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Literal
+from typing import Any
+
+from ._fake_batch_wire import (
+    ENDPOINT,
+    Batch,
+    Item,
+    anthropic_batch,
+    anthropic_line,
+    anthropic_problem,
+    error,
+    jsonl,
+    openai_batch,
+    openai_line,
+    openai_lines,
+)
 
 Answer = Callable[[dict[str, Any], dict[str, str]], tuple[int, Any]]
 """Answers one item as a synchronous call would: ``(status, JSON body)``."""
 
 ItemRule = Callable[[str], bool] | Collection[str]
 """Which items a rule picks: their custom_ids, or a predicate on them."""
-
-_CUSTOM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_ENDPOINT = "/v1/chat/completions"
-_Outcome = Literal["succeeded", "errored", "expired", "canceled"]
 
 
 @dataclass
@@ -61,40 +69,8 @@ class BatchScript:
     poll; Anthropic: a 400 on create)."""
 
 
-@dataclass
-class _Item:
-    custom_id: str
-    body: dict[str, Any]
-    outcome: _Outcome | None = None
-    status: int = 200
-    answer: Any = None
-
-
-@dataclass
-class _Batch:
-    id: str
-    items: list[_Item]
-    created: float
-    input_file_id: str = ""
-    polls: int = 0
-    status: str = "validating"
-    cancelling: bool = False
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    output_file_id: str | None = None
-    error_file_id: str | None = None
-
-    def count(self, *outcomes: _Outcome | None) -> int:
-        return sum(1 for item in self.items if item.outcome in outcomes)
-
-
 def _picks(rule: ItemRule, custom_id: str) -> bool:
     return rule(custom_id) if callable(rule) else custom_id in rule
-
-
-def _error(wire: str, status: int, kind: str, message: str) -> dict[str, Any]:
-    if wire == "anthropic":
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
 @dataclass
@@ -104,7 +80,7 @@ class FakeBatches:
     script: BatchScript = field(default_factory=BatchScript)
     """How batches behave (may be replaced while the server runs)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    batches: dict[str, _Batch] = field(default_factory=dict)
+    batches: dict[str, Batch] = field(default_factory=dict)
     files: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
@@ -164,15 +140,15 @@ class FakeBatches:
                 self.counts["polls"] += 1
                 batch = self.batches[batch_id]
                 self._advance(batch, "openai", headers, answer)
-                return 200, _openai_batch(batch)
+                return 200, openai_batch(batch)
             case "POST", ["batches", batch_id, "cancel"] if batch_id in self.batches:
                 self.counts["cancels"] += 1
                 batch = self.batches[batch_id]
                 if batch.status in ("validating", "in_progress"):
                     batch.cancelling = True
                     batch.status = "cancelling"
-                return 200, _openai_batch(batch)
-        return 404, _error("openai", 404, "invalid_request_error", f"no such object: {parts}")
+                return 200, openai_batch(batch)
+        return 404, error("openai", 404, "invalid_request_error", f"no such object: {parts}")
 
     def _upload(self, raw: bytes, content_type: str) -> tuple[int, Any]:
         message = BytesParser(policy=HTTP).parsebytes(
@@ -187,7 +163,7 @@ class FakeBatches:
         purpose = fields.get("purpose", (None, b""))[1].decode()
         if "file" not in fields or purpose != "batch":
             text = f"expected a multipart file with purpose=batch, got purpose={purpose!r}"
-            return 400, _error("openai", 400, "invalid_request_error", text)
+            return 400, error("openai", 400, "invalid_request_error", text)
         filename, data = fields["file"]
         file_id = f"file-in-{len(self.files) + 1}"
         self.counts["files"] += 1
@@ -209,24 +185,24 @@ class FakeBatches:
     def _file(self, file_id: str, pick: Callable[[dict[str, Any], bytes], Any]) -> tuple[int, Any]:
         if file_id not in self.files:
             text = f"No such File object: {file_id}"
-            return 404, _error("openai", 404, "invalid_request_error", text)
+            return 404, error("openai", 404, "invalid_request_error", text)
         return 200, pick(*self.files[file_id])
 
     def _openai_create(self, body: dict[str, Any]) -> tuple[int, Any]:
         file_id = body.get("input_file_id")
-        if body.get("endpoint") != _ENDPOINT or body.get("completion_window") != "24h":
-            text = f"expected endpoint {_ENDPOINT} and completion_window 24h, got {body}"
-            return 400, _error("openai", 400, "invalid_request_error", text)
+        if body.get("endpoint") != ENDPOINT or body.get("completion_window") != "24h":
+            text = f"expected endpoint {ENDPOINT} and completion_window 24h, got {body}"
+            return 400, error("openai", 400, "invalid_request_error", text)
         if not isinstance(file_id, str) or file_id not in self.files:
             text = f"No such File object: {file_id}"
-            return 404, _error("openai", 404, "invalid_request_error", text)
-        items, errors = _openai_lines(self.files[file_id][1])
+            return 404, error("openai", 404, "invalid_request_error", text)
+        items, errors = openai_lines(self.files[file_id][1])
         batch = self._new(items)
         batch.input_file_id = file_id
         batch.errors = errors
         if self.script.invalid is not None:
             batch.errors.append({"code": "invalid_request", "message": self.script.invalid})
-        return 200, _openai_batch(batch)
+        return 200, openai_batch(batch)
 
     # -- Anthropic ---------------------------------------------------------------------
 
@@ -246,44 +222,44 @@ class FakeBatches:
                 self.counts["polls"] += 1
                 batch = self.batches[batch_id]
                 self._advance(batch, "anthropic", headers, answer)
-                return 200, _anthropic_batch(batch, base_url)
+                return 200, anthropic_batch(batch, base_url)
             case "GET", ["messages", "batches", batch_id, "results"] if batch_id in self.batches:
                 batch = self.batches[batch_id]
                 if batch.status != "ended":
                     text = f"batch {batch_id} is still {batch.status}; results come once ended"
-                    return 400, _error("anthropic", 400, "invalid_request_error", text)
+                    return 400, error("anthropic", 400, "invalid_request_error", text)
                 self.counts["results"] += 1
-                return 200, _jsonl(_anthropic_line(item) for item in batch.items)
+                return 200, jsonl(anthropic_line(item) for item in batch.items)
             case "POST", ["messages", "batches", batch_id, "cancel"] if batch_id in self.batches:
                 self.counts["cancels"] += 1
                 batch = self.batches[batch_id]
                 if batch.status == "in_progress":
                     batch.cancelling = True
                     batch.status = "canceling"
-                return 200, _anthropic_batch(batch, base_url)
+                return 200, anthropic_batch(batch, base_url)
         text = f"no such batch or endpoint: {'/'.join(parts)}"
-        return 404, _error("anthropic", 404, "not_found_error", text)
+        return 404, error("anthropic", 404, "not_found_error", text)
 
     def _anthropic_create(self, body: dict[str, Any], base_url: str) -> tuple[int, Any]:
         requests = body.get("requests")
-        problem = _anthropic_problem(requests) or self.script.invalid
+        problem = anthropic_problem(requests) or self.script.invalid
         if problem is not None or not isinstance(requests, list):
             text = problem or "requests: expected a list"
-            return 400, _error("anthropic", 400, "invalid_request_error", text)
-        batch = self._new([_Item(r["custom_id"], r["params"]) for r in requests])
+            return 400, error("anthropic", 400, "invalid_request_error", text)
+        batch = self._new([Item(r["custom_id"], r["params"]) for r in requests])
         batch.status = "in_progress"
-        return 200, _anthropic_batch(batch, base_url)
+        return 200, anthropic_batch(batch, base_url)
 
     # -- both --------------------------------------------------------------------------
 
-    def _new(self, items: list[_Item]) -> _Batch:
-        batch = _Batch(id=f"batch_{len(self.batches) + 1:04d}", items=items, created=time.time())
+    def _new(self, items: list[Item]) -> Batch:
+        batch = Batch(id=f"batch_{len(self.batches) + 1:04d}", items=items, created=time.time())
         self.batches[batch.id] = batch
         self.counts["batches"] += 1
         self.counts["items"] += len(items)
         return batch
 
-    def _advance(self, batch: _Batch, wire: str, headers: dict[str, str], answer: Answer) -> None:
+    def _advance(self, batch: Batch, wire: str, headers: dict[str, str], answer: Answer) -> None:
         """What a poll finds: a share of the items answered, or the batch ended."""
         if batch.status in ("completed", "failed", "expired", "cancelled", "ended"):
             return
@@ -314,15 +290,15 @@ class FakeBatches:
             expired = any(item.outcome == "expired" for item in batch.items)
             self._end(batch, wire, "expired" if expired else "completed")
 
-    def _answer(self, item: _Item, wire: str, headers: dict[str, str], answer: Answer) -> None:
+    def _answer(self, item: Item, wire: str, headers: dict[str, str], answer: Answer) -> None:
         if _picks(self.script.fail, item.custom_id):
-            status, body = 500, _error(wire, 500, "api_error", "scripted item failure")
+            status, body = 500, error(wire, 500, "api_error", "scripted item failure")
         else:
             status, body = answer(item.body, headers)
         item.outcome = "succeeded" if status == 200 else "errored"
         item.status, item.answer = status, body
 
-    def _end(self, batch: _Batch, wire: str, status: str) -> None:
+    def _end(self, batch: Batch, wire: str, status: str) -> None:
         if wire == "anthropic":
             batch.status = "ended"
             return
@@ -333,128 +309,9 @@ class FakeBatches:
             if items:
                 file_id = f"file-{name}-{batch.id}"
                 self._store(file_id, f"{batch.id}_{name}.jsonl", f"batch_{name}", b"")
-                data = _jsonl(_openai_line(batch, item) for item in items)
+                data = jsonl(openai_line(batch, item) for item in items)
                 self.files[file_id] = (self.files[file_id][0] | {"bytes": len(data)}, data)
                 setattr(batch, f"{name}_file_id", file_id)
-
-
-def _anthropic_problem(requests: Any) -> str | None:
-    """What is wrong with a Message Batches request list (Anthropic's validation)."""
-    if not isinstance(requests, list) or not requests:
-        return "requests: expected a non-empty list"
-    ids = [r.get("custom_id") if isinstance(r, dict) else None for r in requests]
-    bad = [i for i in ids if not isinstance(i, str) or not _CUSTOM_ID.fullmatch(i)]
-    if bad:
-        return f"custom_id {bad[0]!r}: expected 1-64 characters of [A-Za-z0-9_-]"
-    if len(set(ids)) != len(ids):
-        return "custom_id values must be unique within a batch"
-    if any(not isinstance(r.get("params"), dict) for r in requests):
-        return "params: expected an object for every request"
-    return None
-
-
-def _openai_lines(data: bytes) -> tuple[list[_Item], list[dict[str, Any]]]:
-    """The items of an input file, and what is wrong with it (OpenAI's validation)."""
-    items: list[_Item] = []
-    errors: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("body"), dict):
-            errors.append({"code": "invalid_json_line", "message": "not a request", "line": number})
-            continue
-        custom_id = row.get("custom_id")
-        if not isinstance(custom_id, str) or custom_id in seen:
-            text = f"custom_id {custom_id!r} is missing or used twice"
-            errors.append({"code": "duplicate_custom_id", "message": text, "line": number})
-        elif row.get("method") != "POST" or row.get("url") != _ENDPOINT:
-            text = f"expected method POST and url {_ENDPOINT}"
-            errors.append({"code": "invalid_url", "message": text, "line": number})
-        else:
-            seen.add(custom_id)
-            items.append(_Item(custom_id, row["body"]))
-    if not items and not errors:
-        errors.append({"code": "empty_file", "message": "the input file holds no requests"})
-    return items, errors
-
-
-def _openai_batch(batch: _Batch) -> dict[str, Any]:
-    errors = [{"line": None, "param": None} | e for e in batch.errors]
-    return {
-        "id": batch.id,
-        "object": "batch",
-        "endpoint": _ENDPOINT,
-        "errors": {"object": "list", "data": errors} if errors else None,
-        "input_file_id": batch.input_file_id,
-        "completion_window": "24h",
-        "status": batch.status,
-        "output_file_id": batch.output_file_id,
-        "error_file_id": batch.error_file_id,
-        "created_at": int(batch.created),
-        "expires_at": int(batch.created) + 86400,
-        "request_counts": {
-            "total": len(batch.items),
-            "completed": batch.count("succeeded"),
-            "failed": batch.count("errored", "expired", "canceled"),
-        },
-        "metadata": None,
-    }
-
-
-def _openai_line(batch: _Batch, item: _Item) -> dict[str, Any]:
-    line: dict[str, Any] = {"id": f"batch_req_{batch.id}_{item.custom_id}"}
-    line["custom_id"] = item.custom_id
-    if item.outcome in ("succeeded", "errored"):
-        request_id = f"req_{batch.id}_{item.custom_id}"
-        line["response"] = {"status_code": item.status, "request_id": request_id}
-        line["response"]["body"] = item.answer
-        line["error"] = None
-    else:
-        code = "batch_expired" if item.outcome == "expired" else "batch_cancelled"
-        text = f"This request was not executed: the batch was {item.outcome}."
-        line["response"] = None
-        line["error"] = {"code": code, "message": text}
-    return line
-
-
-def _anthropic_batch(batch: _Batch, base_url: str) -> dict[str, Any]:
-    ended = batch.status == "ended"
-    return {
-        "id": batch.id,
-        "type": "message_batch",
-        "processing_status": batch.status,
-        "request_counts": {
-            "processing": batch.count(None),
-            "succeeded": batch.count("succeeded"),
-            "errored": batch.count("errored"),
-            "canceled": batch.count("canceled"),
-            "expired": batch.count("expired"),
-        },
-        "created_at": _iso(batch.created),
-        "expires_at": _iso(batch.created + 86400),
-        "ended_at": _iso(time.time()) if ended else None,
-        "cancel_initiated_at": _iso(batch.created) if batch.cancelling else None,
-        "archived_at": None,
-        "results_url": f"{base_url}/v1/messages/batches/{batch.id}/results" if ended else None,
-    }
-
-
-def _anthropic_line(item: _Item) -> dict[str, Any]:
-    result: dict[str, Any] = {"type": item.outcome}
-    if item.outcome == "succeeded":
-        result["message"] = item.answer
-    elif item.outcome == "errored":
-        result["error"] = item.answer
-    return {"custom_id": item.custom_id, "result": result}
-
-
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _json(raw: bytes) -> dict[str, Any]:
@@ -463,10 +320,6 @@ def _json(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
-
-
-def _jsonl(lines: Any) -> bytes:
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
 def _send(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
