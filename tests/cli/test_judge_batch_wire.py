@@ -24,6 +24,7 @@ import pytest
 from checkweigh.store import Store, stored_batches
 from checkweigh.testing import BatchScript, FakeLLM, Reply, fake_llm_server
 from support.judge_suite import CASES, judge_suite, run_judged
+from support.postgres import fresh_database
 
 WIRES = [("openai", "openai:gpt-test"), ("anthropic", "anthropic:claude-test")]
 FAST = ("--judge-mode", "batch", "--judge-poll", "0.01")
@@ -172,3 +173,28 @@ def test_an_ollama_judge_has_no_batch_api_and_is_refused(tmp_path: Path) -> None
         "error: --judge-mode: the judge ollama:llama3.1 has no batch API; batch mode needs an "
         "openai: or anthropic: judge (use --judge-mode sync)"
     ]
+
+
+def test_stop_and_resume_on_postgresql(tmp_path: Path) -> None:
+    suite = judge_suite(tmp_path / "s")
+    with fresh_database() as db, fake_llm_server([], respond=_says_no_to_done) as server:
+        server.batches.script = BatchScript(polls=10**6)
+        watcher = _interrupt_once_submitted(server)
+        # the last --db wins over run_judged's SQLite file
+        code, out = run_judged(suite, server, tmp_path, *FAST, "--db", db)
+        watcher.join(5)
+        assert code == 130, out
+        with Store(db) as store:
+            stopped = store.get_run("latest")
+            assert [len(b.custom_ids) for b in stored_batches(store, stopped.id)] == [CASES]
+        server.batches.script = BatchScript(polls=1)
+        code, out = run_judged(suite, server, tmp_path, *FAST, "--db", db, "--resume", stopped.id)
+        assert code in (0, 1), out
+        assert server.batches.stats()["batches"] == 1
+        with Store(db) as store:
+            resumed = store.get_run("latest")
+            assert (resumed.id, resumed.status.value, resumed.executions) == (
+                stopped.id,
+                "complete",
+                CASES,
+            )
