@@ -367,3 +367,14 @@ def test_a_spent_budget_submits_no_further_round(tmp_path: Path, batches: Memory
     assert stats is not None
     assert stats.budget_stopped == stats.per_check["faithful"].budget_stopped == CASES
     assert stats.cost_usd == pytest.approx(2 * CASES * 0.069)
+
+
+@pytest.mark.parametrize("poll", ["0", "-1", "nan"])
+def test_a_poll_interval_that_is_not_positive_seconds_is_refused(
+    tmp_path: Path, batches: MemoryBatches, poll: str
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, "--judge-mode", "batch", "--judge-poll", poll)
+    assert code == 2
+    assert out.strip().splitlines() == [f"error: --judge-poll: expected seconds > 0, got {poll}"]
+    assert not batches.batches

@@ -183,14 +183,15 @@ def run(
         ),
     ] = None,
     judge_retry_sync: Annotated[
-        bool | None,
+        bool,
         typer.Option(
             "--judge-retry-sync",
             help="Ask synchronously for the judge calls a batch did not answer (expired, "
-            "cancelled, errored) instead of ending their verdicts errored.",
+            "cancelled, errored) instead of ending their verdicts errored [suite's judge: "
+            "{retry_sync}].",
             show_default=False,
         ),
-    ] = None,
+    ] = False,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -355,7 +356,7 @@ def run(
                 budget_usd=judge_budget,
                 mode=_judge_mode(judge_mode),
                 poll_s=judge_poll,
-                retry_sync=judge_retry_sync,
+                retry_sync=True if judge_retry_sync else None,  # else the suite's
             ),
             resume=resume,
             graded_weights=tuple(graded_weight or ()),

@@ -44,7 +44,7 @@ class JudgeSetup(BaseModel):
     mode: Literal["sync", "batch"] | None = None
     """``batch``: collect the judge calls of a recorded run and send them through the
     provider's batch API (``--judge-mode``; None: the suite's ``judge: {mode}``, else sync)."""
-    poll_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    poll_s: float | None = None
     """Seconds between two polls of a batch (None: the suite's ``poll_s``, else 30)."""
     retry_sync: bool | None = None
     """Ask synchronously for the items a batch did not answer (``--judge-retry-sync``)."""

@@ -146,6 +146,8 @@ def _batch(
             field=flag,
         )
     poll_s = setup.poll_s if setup.poll_s is not None else block.get("poll_s", DEFAULT_POLL_S)
+    if not (poll_s > 0 and math.isfinite(poll_s)):  # NaN fails every >
+        raise InputError(f"expected seconds > 0, got {poll_s:g}", field="--judge-poll")
     retry = setup.retry_sync if setup.retry_sync is not None else block.get("retry_sync", False)
     return BatchSettings(backend, float(poll_s), bool(retry))
 
