@@ -198,3 +198,23 @@ def test_stop_and_resume_on_postgresql(tmp_path: Path) -> None:
                 "complete",
                 CASES,
             )
+
+
+@pytest.mark.parametrize(("wire", "judge"), WIRES)
+def test_a_batch_the_provider_refuses_errors_its_verdicts_with_the_reason(
+    tmp_path: Path, wire: str, judge: str
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    with fake_llm_server([], wire=wire, respond=_says_no_to_done) as server:
+        server.batches.script = BatchScript(invalid="max_tokens is too large for this model")
+        code, out = run_judged(suite, server, tmp_path, *FAST, judge=judge)
+    assert code in (0, 1), out
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    run = store.get_run("latest")
+    errors = {r.verdicts["grounded"].error for r in store.iter_results(run.id)}
+    assert len(errors) == 1
+    (error,) = errors
+    assert error is not None
+    assert error.startswith("batch: ")
+    assert "max_tokens is too large for this model" in error
+    assert run.status.value == "complete"
