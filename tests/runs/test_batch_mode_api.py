@@ -8,11 +8,14 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 import checkweigh as cw
 from checkweigh.errors import InputError
-from checkweigh.judges import JudgeReply, JudgeRequest, ScriptedJudge
+from checkweigh.judges import BatchProgress, JudgeReply, JudgeRequest, ScriptedJudge
 from checkweigh.runs import JudgeSetup, RunOptions
+from checkweigh.store import Store
+from checkweigh.store._tables import RunRow
 from support.judge_suite import CASES, judge_suite
 from support.memory_batches import MemoryBatches, says_no_to
 
@@ -71,3 +74,21 @@ def test_a_judge_object_without_a_batch_api_is_refused(tmp_path: Path) -> None:
         "openai: or anthropic: judge (use --judge-mode sync)"
     )
     assert judge.requests == []
+
+
+def test_the_run_beats_its_heartbeat_while_it_polls(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    beats: list[object] = []
+
+    class Watched(MemoryBatches):
+        async def progress(self, batch_id: str) -> BatchProgress:
+            with store.engine.connect() as conn:
+                beats.append(conn.execute(select(RunRow.heartbeat_at)).scalar_one())
+            await asyncio.sleep(0.01)  # the clock moves between two polls
+            return await super().progress(batch_id)
+
+    judge = BatchableJudge(Watched(says_no_to("Done."), polls=3))
+    report = asyncio.run(cw.arun(judge_suite(tmp_path / "s"), BATCH, judge=judge, store=store))
+    assert report.status.value == "complete"
+    assert len(beats) == 3
+    assert beats[0] < beats[1] < beats[2]

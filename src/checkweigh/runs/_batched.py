@@ -175,6 +175,9 @@ class BatchDriver:
                 why = progress.detail or progress.state
                 _answer(waits.pop(batch_id), results, f"no result ({why})")
             self._say(seen, time.monotonic() - began)
+            # a run waits hours for its batches without writing a result: beat, so that a
+            # process on another host does not take it for dead (its heartbeat goes stale)
+            self.store.heartbeat(self.run_id)
             if waits:
                 await asyncio.sleep(self.poll_s)
 
