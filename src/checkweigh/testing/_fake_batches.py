@@ -64,6 +64,11 @@ class BatchScript:
     """Items that error (a 500 from the model) without reaching the script."""
     expire: ItemRule = ()
     """Items left unanswered until the batch ends, then expired."""
+    lose: ItemRule = ()
+    """Items answered but left out of the output (a provider's fault the client must catch)."""
+    faults: list[int] = field(default_factory=list)
+    """HTTP statuses answered to the next batch-API requests, one each, before any is served
+    (a 503 on a poll, say: the client's retries)."""
     invalid: str | None = None
     """The whole batch fails validation with this message (OpenAI: ``failed`` on the first
     poll; Anthropic: a 400 on create)."""
@@ -111,7 +116,11 @@ class FakeBatches:
         raw = handler.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self.lock:
-            status, payload = route(method, parts[1:], raw, headers, base_url, answer)
+            if self.script.faults:
+                status = self.script.faults.pop(0)
+                payload = error(wire, status, "api_error", f"scripted {status}")
+            else:
+                status, payload = route(method, parts[1:], raw, headers, base_url, answer)
         _send(handler, status, payload)
         return True
 
@@ -229,7 +238,8 @@ class FakeBatches:
                     text = f"batch {batch_id} is still {batch.status}; results come once ended"
                     return 400, error("anthropic", 400, "invalid_request_error", text)
                 self.counts["results"] += 1
-                return 200, jsonl(anthropic_line(item) for item in batch.items)
+                kept = (i for i in batch.items if not _picks(self.script.lose, i.custom_id))
+                return 200, jsonl(anthropic_line(item) for item in kept)
             case "POST", ["messages", "batches", batch_id, "cancel"] if batch_id in self.batches:
                 self.counts["cancels"] += 1
                 batch = self.batches[batch_id]
@@ -303,8 +313,9 @@ class FakeBatches:
             batch.status = "ended"
             return
         batch.status = status
-        done = [i for i in batch.items if i.outcome == "succeeded"]
-        other = [i for i in batch.items if i.outcome != "succeeded"]
+        kept = [i for i in batch.items if not _picks(self.script.lose, i.custom_id)]
+        done = [i for i in kept if i.outcome == "succeeded"]
+        other = [i for i in kept if i.outcome != "succeeded"]
         for items, name in ((done, "output"), (other, "error")):
             if items:
                 file_id = f"file-{name}-{batch.id}"
