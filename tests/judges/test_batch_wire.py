@@ -245,7 +245,9 @@ def test_a_batch_resumed_by_a_fresh_backend_is_read_not_resubmitted(
 def test_batch_api_calls_are_retried_and_unknown_batches_named(server: FakeLLM, wire: str) -> None:
     server.batches.script = BatchScript(polls=0, faults=[503, 429])
     _, polls, results = run(server, wire, whole_batch)  # submit is retried past both
-    assert polls[-1].state == "ended" and len(results) == 5
+    assert server.batches.script.faults == []  # both were answered
+    assert polls[-1].state == "ended"
+    assert len(results) == 5
     assert server.batches.stats()["batches"] == 1
     with pytest.raises(JudgeError, match=r"HTTP 404"):
         run(server, wire, lambda backend: backend.progress("batch_9999"))
