@@ -85,13 +85,17 @@ class FakeBatches:
     script: BatchScript = field(default_factory=BatchScript)
     """How batches behave (may be replaced while the server runs)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a batch request is served (the server answers on many threads)."""
     batches: dict[str, Batch] = field(default_factory=dict)
+    """Every batch created, by id."""
     files: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
+    """OpenAI's files (uploaded, output and error), by id: the file object and the bytes."""
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("batches", "items", "files", "polls", "results", "cancels"), 0
         )
     )
+    """What :meth:`stats` reports."""
 
     def stats(self) -> dict[str, int]:
         """Batches created, items submitted, files uploaded, polls, result downloads and
