@@ -242,15 +242,48 @@ def test_a_batch_resumed_by_a_fresh_backend_is_read_not_resubmitted(
     assert (server.batches.stats()["batches"], server.batches.stats()["items"]) == (1, 5)
 
 
-def test_batch_api_calls_are_retried_and_unknown_batches_named(server: FakeLLM, wire: str) -> None:
-    server.batches.script = BatchScript(polls=0, faults=[503, 429])
-    _, polls, results = run(server, wire, whole_batch)  # submit is retried past both
-    assert server.batches.script.faults == []  # both were answered
-    assert polls[-1].state == "ended"
-    assert len(results) == 5
-    assert server.batches.stats()["batches"] == 1
+def test_polls_and_downloads_are_retried_and_unknown_batches_named(
+    server: FakeLLM, wire: str
+) -> None:
+    script = BatchScript(polls=0)
+    server.batches.script = script
+
+    async def work(backend: BatchBackend) -> Any:
+        batch_id = await backend.submit(ITEMS)
+        script.faults = [503, 429]  # the first poll fails twice
+        polls = await until_done(backend, batch_id)
+        script.faults = [502]
+        return polls, await backend.results(batch_id)
+
+    polls, results = run(server, wire, work)
+    assert script.faults == []  # every fault was answered, and retried past
+    assert [p.state for p in polls] == ["ended"]
+    assert sum(isinstance(r, JudgeReply) for r in results.values()) == 5
     with pytest.raises(JudgeError, match=r"HTTP 404"):
         run(server, wire, lambda backend: backend.progress("batch_9999"))
+
+
+def test_an_openai_batch_created_before_its_answer_was_lost_is_not_created_again() -> None:
+    with fake_llm_server([], default=Reply(content=json.dumps(YES))) as server:
+        server.batches.script = BatchScript(
+            polls=0, faults=[503], lost_answers={"POST /v1/batches": [500]}
+        )
+        batch_id, _, results = run(server, "openai", whole_batch)
+    assert server.batches.script.lost_answers == {"POST /v1/batches": []}
+    assert batch_id == "batch_0001"
+    assert sum(isinstance(r, JudgeReply) for r in results.values()) == 5
+    assert (server.batches.stats()["batches"], server.batches.stats()["items"]) == (1, 5)
+
+
+def test_an_anthropic_batch_is_created_again_only_when_it_surely_was_not() -> None:
+    with fake_llm_server([], wire="anthropic", default=Reply(tool_input=YES)) as server:
+        server.batches.script = BatchScript(faults=[429, 529])  # not created: retried
+        run(server, "anthropic", lambda backend: backend.submit(ITEMS))
+        assert server.batches.stats()["batches"] == 1
+        server.batches.script = BatchScript(lost_answers={"POST /v1/messages/batches": [500]})
+        with pytest.raises(JudgeError, match=r"HTTP 500: .*not retried: .*could pay twice"):
+            run(server, "anthropic", lambda backend: backend.submit(ITEMS))
+    assert (server.batches.stats()["batches"], server.batches.stats()["items"]) == (2, 10)
 
 
 def test_results_of_a_running_batch_are_refused(server: FakeLLM, wire: str) -> None:

@@ -69,6 +69,9 @@ class BatchScript:
     faults: list[int] = field(default_factory=list)
     """HTTP statuses answered to the next batch-API requests, one each, before any is served
     (a 503 on a poll, say: the client's retries)."""
+    lost_answers: dict[str, list[int]] = field(default_factory=dict)
+    """By request (``"POST /v1/batches"``): statuses answered instead of the real answer,
+    one a request, after it was served (the batch created, the answer lost on the way)."""
     invalid: str | None = None
     """The whole batch fails validation with this message (OpenAI: ``failed`` on the first
     poll; Anthropic: a 400 on create)."""
@@ -125,6 +128,10 @@ class FakeBatches:
                 payload = error(wire, status, "api_error", f"scripted {status}")
             else:
                 status, payload = route(method, parts[1:], raw, headers, base_url, answer)
+                lost = self.script.lost_answers.get(f"{method} {path}")
+                if lost:
+                    status = lost.pop(0)
+                    payload = error(wire, status, "api_error", f"scripted {status}")
         _send(handler, status, payload)
         return True
 
@@ -149,6 +156,9 @@ class FakeBatches:
                 return self._file(file_id, lambda _, data: data)
             case "POST", ["batches"]:
                 return self._openai_create(_json(raw))
+            case "GET", ["batches"]:  # newest first, as OpenAI lists them
+                listed = [openai_batch(b) for b in reversed(self.batches.values())]
+                return 200, {"object": "list", "data": listed, "has_more": False}
             case "GET", ["batches", batch_id] if batch_id in self.batches:
                 self.counts["polls"] += 1
                 batch = self.batches[batch_id]
