@@ -306,3 +306,13 @@ def test_max_items_are_the_providers_limits() -> None:
 
 async def _max_items(backend: BatchBackend) -> int:
     return backend.max_items
+
+
+def test_an_ollama_judge_offers_no_batch_api() -> None:
+    with fake_llm_server([]) as server:
+        judge = OpenAIJudge(
+            "llama3.1", provider="ollama", base_url=server.base_url, api_key="ollama"
+        )
+        assert judge.batch_backend() is None
+        asyncio.run(judge.aclose())
+    assert server.batches.stats()["batches"] == 0
