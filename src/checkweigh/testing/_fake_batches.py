@@ -3,10 +3,10 @@
 OpenAI (``wire="openai"``): ``POST /v1/files`` (multipart, ``purpose=batch``, a JSONL of
 ``{custom_id, method, url, body}`` lines), ``GET /v1/files/{id}``,
 ``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches`` (newest first),
-``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``. A batch goes ``validating`` -> ``in_progress`` ->
-``completed`` (or ``failed``, ``expired``, ``cancelling`` -> ``cancelled``); answered items
-are lines of its output file, the others (an error status, expired, cancelled) of its error
-file.
+``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``. A batch goes ``validating`` ->
+``in_progress`` -> ``completed`` (or ``failed``, ``expired``, ``cancelling`` ->
+``cancelled``); answered items are lines of its output file, the others (an error status,
+expired, cancelled) of its error file.
 
 Anthropic (``wire="anthropic"``): ``POST /v1/messages/batches``,
 ``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results`` (JSONL, once
