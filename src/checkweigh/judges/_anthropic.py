@@ -146,7 +146,7 @@ class AnthropicJudge:
     def batch_backend(self) -> BatchBackend:
         """This judge's calls through Anthropic's Message Batches (half the price, answered
         within 24 hours)."""
-        from ._anthropic_batch import AnthropicBatch
+        from ._anthropic_batch import AnthropicBatch  # loaded only when a run asks for batches
 
         return AnthropicBatch(self)
 

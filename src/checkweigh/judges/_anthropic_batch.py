@@ -8,17 +8,21 @@ messages and forced answer tool), so answers parse as a call's do.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._batch_api import BatchItemFailure, BatchProgress, BatchState
 from ._batch_items import ERROR_STATUS, MISSING, check_items, errored
 from ._model import JudgeError, JudgeReply, JudgeRequest
-from ._sdk import judge_error, sdk_call
+from ._sdk import FormatRejected, judge_error, sdk_call
 
 if TYPE_CHECKING:
     from ._anthropic import AnthropicJudge
 
 T = TypeVar("T")
+
+_NOT_CREATED = frozenset({408, 409, 429, 529})
+"""Statuses after which a batch was certainly not created (its creation may be retried)."""
 
 
 class AnthropicBatch:
@@ -58,7 +62,30 @@ class AnthropicBatch:
             {"custom_id": custom_id, "params": judge._params(request)}
             for custom_id, request in items
         ]
-        batch = await self._call(lambda: judge._client.messages.batches.create(requests=requests))
+        sdk = judge._anthropic
+
+        def unsafe(exc: BaseException) -> bool:
+            # a batch's items cannot be matched to a listed batch, so a failure after which
+            # the batch may exist (5xx, timeout, dropped connection) is not retried: a
+            # second batch would be paid twice. 408/409/429/529 mean it was not created.
+            status = getattr(exc, "status_code", None)
+            return isinstance(exc, sdk.APIError) and status not in _NOT_CREATED
+
+        async def create() -> Any:
+            return await judge._client.messages.batches.create(requests=requests)
+
+        try:
+            # no attempt timeout of the retry loop (it retries every timeout): the SDK's
+            # own timeout ends a hung attempt, and ``unsafe`` keeps it from being retried
+            policy = replace(judge._retry, timeout_s=None)
+            batch = await sdk_call(
+                self.name, sdk, create, policy, secret=judge._secret, final=unsafe
+            )
+        except FormatRejected as exc:
+            raise JudgeError(
+                f"{exc}; not retried: the batch may exist (see Anthropic's console), and "
+                "submitting again could pay twice"
+            ) from None
         batch_id: str = batch.id
         self._submitted[batch_id] = ids
         return batch_id

@@ -175,10 +175,13 @@ class OpenAIJudge:
             self._format = CHAIN[CHAIN.index(rejected) + 1]
         return True
 
-    def batch_backend(self) -> BatchBackend:
+    def batch_backend(self) -> BatchBackend | None:
         """This judge's calls through OpenAI's Batch API (half the price, answered within
-        24 hours), in the output format in use."""
-        from ._openai_batch import OpenAIBatch
+        24 hours), in the output format in use; None for Ollama, which serves only the
+        chat-completions API (another server without a Batch API answers the upload 404)."""
+        if self._provider == "ollama":
+            return None
+        from ._openai_batch import OpenAIBatch  # loaded only when a run asks for batches
 
         return OpenAIBatch(self)
 

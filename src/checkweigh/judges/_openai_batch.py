@@ -96,11 +96,22 @@ class OpenAIBatch:
         ).encode()
         upload = ("checkweigh-batch.jsonl", data, "application/jsonl")
         file = await self._call(lambda: client.files.create(file=upload, purpose="batch"))
-        batch = await self._call(
-            lambda: client.batches.create(
+        attempts: list[None] = []
+
+        async def create() -> Any:
+            attempts.append(None)
+            if len(attempts) > 1:
+                # the failed attempt may have created the batch before its answer was lost:
+                # the input file is this submit's own, so a batch over it is that one
+                page = await client.batches.list(limit=100)
+                for made in page.data:
+                    if made.input_file_id == file.id:
+                        return made
+            return await client.batches.create(
                 input_file_id=file.id, endpoint=ENDPOINT, completion_window="24h"
             )
-        )
+
+        batch = await self._call(create)
         batch_id: str = batch.id
         self._submitted[batch_id] = ids
         return batch_id

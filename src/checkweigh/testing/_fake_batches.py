@@ -2,11 +2,11 @@
 
 OpenAI (``wire="openai"``): ``POST /v1/files`` (multipart, ``purpose=batch``, a JSONL of
 ``{custom_id, method, url, body}`` lines), ``GET /v1/files/{id}``,
-``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``,
-``POST /v1/batches/{id}/cancel``. A batch goes ``validating`` -> ``in_progress`` ->
-``completed`` (or ``failed``, ``expired``, ``cancelling`` -> ``cancelled``); answered items
-are lines of its output file, the others (an error status, expired, cancelled) of its error
-file.
+``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches`` (newest first),
+``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``. A batch goes ``validating`` ->
+``in_progress`` -> ``completed`` (or ``failed``, ``expired``, ``cancelling`` ->
+``cancelled``); answered items are lines of its output file, the others (an error status,
+expired, cancelled) of its error file.
 
 Anthropic (``wire="anthropic"``): ``POST /v1/messages/batches``,
 ``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results`` (JSONL, once
@@ -64,6 +64,14 @@ class BatchScript:
     """Items that error (a 500 from the model) without reaching the script."""
     expire: ItemRule = ()
     """Items left unanswered until the batch ends, then expired."""
+    lose: ItemRule = ()
+    """Items answered but left out of the output (a provider's fault the client must catch)."""
+    faults: list[int] = field(default_factory=list)
+    """HTTP statuses answered to the next batch-API requests, one each, before any is served
+    (a 503 on a poll, say: the client's retries)."""
+    lost_answers: dict[str, list[int]] = field(default_factory=dict)
+    """By request (``"POST /v1/batches"``): statuses answered instead of the real answer,
+    one a request, after it was served (the batch created, the answer lost on the way)."""
     invalid: str | None = None
     """The whole batch fails validation with this message (OpenAI: ``failed`` on the first
     poll; Anthropic: a 400 on create)."""
@@ -80,13 +88,17 @@ class FakeBatches:
     script: BatchScript = field(default_factory=BatchScript)
     """How batches behave (may be replaced while the server runs)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a batch request is served (the server answers on many threads)."""
     batches: dict[str, Batch] = field(default_factory=dict)
+    """Every batch created, by id."""
     files: dict[str, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
+    """OpenAI's files (uploaded, output and error), by id: the file object and the bytes."""
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("batches", "items", "files", "polls", "results", "cancels"), 0
         )
     )
+    """What :meth:`stats` reports."""
 
     def stats(self) -> dict[str, int]:
         """Batches created, items submitted, files uploaded, polls, result downloads and
@@ -111,7 +123,15 @@ class FakeBatches:
         raw = handler.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self.lock:
-            status, payload = route(method, parts[1:], raw, headers, base_url, answer)
+            if self.script.faults:
+                status = self.script.faults.pop(0)
+                payload = error(wire, status, "api_error", f"scripted {status}")
+            else:
+                status, payload = route(method, parts[1:], raw, headers, base_url, answer)
+                lost = self.script.lost_answers.get(f"{method} {path}")
+                if lost:
+                    status = lost.pop(0)
+                    payload = error(wire, status, "api_error", f"scripted {status}")
         _send(handler, status, payload)
         return True
 
@@ -136,6 +156,9 @@ class FakeBatches:
                 return self._file(file_id, lambda _, data: data)
             case "POST", ["batches"]:
                 return self._openai_create(_json(raw))
+            case "GET", ["batches"]:  # newest first, as OpenAI lists them
+                listed = [openai_batch(b) for b in reversed(self.batches.values())]
+                return 200, {"object": "list", "data": listed, "has_more": False}
             case "GET", ["batches", batch_id] if batch_id in self.batches:
                 self.counts["polls"] += 1
                 batch = self.batches[batch_id]
@@ -229,7 +252,8 @@ class FakeBatches:
                     text = f"batch {batch_id} is still {batch.status}; results come once ended"
                     return 400, error("anthropic", 400, "invalid_request_error", text)
                 self.counts["results"] += 1
-                return 200, jsonl(anthropic_line(item) for item in batch.items)
+                kept = (i for i in batch.items if not _picks(self.script.lose, i.custom_id))
+                return 200, jsonl(anthropic_line(item) for item in kept)
             case "POST", ["messages", "batches", batch_id, "cancel"] if batch_id in self.batches:
                 self.counts["cancels"] += 1
                 batch = self.batches[batch_id]
@@ -303,8 +327,9 @@ class FakeBatches:
             batch.status = "ended"
             return
         batch.status = status
-        done = [i for i in batch.items if i.outcome == "succeeded"]
-        other = [i for i in batch.items if i.outcome != "succeeded"]
+        kept = [i for i in batch.items if not _picks(self.script.lose, i.custom_id)]
+        done = [i for i in kept if i.outcome == "succeeded"]
+        other = [i for i in kept if i.outcome != "succeeded"]
         for items, name in ((done, "output"), (other, "error")):
             if items:
                 file_id = f"file-{name}-{batch.id}"
