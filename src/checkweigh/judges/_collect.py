@@ -32,19 +32,13 @@ BUDGET_SPENT = BatchItemFailure("budget")
 """The answer of a call not submitted because the judge budget was spent."""
 
 
-NO_BATCH_API = ("ollama:",)
-"""Providers served through a client that has a batch API, whose servers have none (Ollama
-speaks OpenAI's chat-completions API, not its Batch API)."""
-
-
 def batch_backend_of(judge: object) -> BatchBackend | None:
     """The batch API of ``judge`` or of a judge it wraps (the provider clients offer one
-    through ``batch_backend()``), else None."""
+    through ``batch_backend()``; None from it, as for Ollama, means the provider has none),
+    else None."""
     layer, depth = judge, 0
     while layer is not None and depth < 8:  # wrappers nest a few deep at most
         make = getattr(layer, "batch_backend", None)
-        if str(getattr(layer, "name", "")).startswith(NO_BATCH_API):
-            return None
         if callable(make):
             backend = make()
             return backend if isinstance(backend, BatchBackend) else None
