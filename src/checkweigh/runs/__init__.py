@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
     from ._api import StoreLike as StoreLike
     from ._api import arun as arun
     from ._api import run as run
+    from ._batched import BatchSettings as BatchSettings
     from ._engine import Evaluator as Evaluator
     from ._engine import OnResult as OnResult
     from ._engine import close_target as close_target
