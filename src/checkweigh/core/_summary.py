@@ -224,10 +224,6 @@ class CheckJudgeStats(BaseModel):
     """Tokens sent."""
     output_tokens: int = 0
     """Tokens received."""
-    cost_usd: float | None = None
-    """Cost at the configured prices (None when no prices are set)."""
-    budget_stopped: int = 0
-    """Calls not made because the judge budget was spent."""
     batch_calls: int = 0
     """Of ``calls``, those answered through the provider's batch API (``judge: {mode:
     batch}``)."""
@@ -235,6 +231,10 @@ class CheckJudgeStats(BaseModel):
     """Of ``input_tokens``, those of batch calls (priced at half the list price)."""
     batch_output_tokens: int = 0
     """Of ``output_tokens``, those of batch calls (priced at half the list price)."""
+    cost_usd: float | None = None
+    """Cost at the configured prices (None when no prices are set)."""
+    budget_stopped: int = 0
+    """Calls not made because the judge budget was spent."""
 
 
 class JudgeStats(BaseModel):
@@ -254,6 +254,13 @@ class JudgeStats(BaseModel):
     """Tokens sent."""
     output_tokens: int = 0
     """Tokens received."""
+    batch_calls: int = 0
+    """Of ``calls``, those answered through the provider's batch API (``judge: {mode:
+    batch}``)."""
+    batch_input_tokens: int = 0
+    """Of ``input_tokens``, those of batch calls (priced at half the list price)."""
+    batch_output_tokens: int = 0
+    """Of ``output_tokens``, those of batch calls (priced at half the list price)."""
     mean_latency_ms: float | None = None
     """Mean time per call."""
     cost_usd: float | None = None
@@ -267,13 +274,6 @@ class JudgeStats(BaseModel):
     """The most the run may spend on judge calls (``--judge-budget``; None: no cap)."""
     budget_stopped: int = 0
     """Calls not made because the budget was spent (their verdicts are errored, "budget")."""
-    batch_calls: int = 0
-    """Of ``calls``, those answered through the provider's batch API (``judge: {mode:
-    batch}``)."""
-    batch_input_tokens: int = 0
-    """Of ``input_tokens``, those of batch calls (priced at half the list price)."""
-    batch_output_tokens: int = 0
-    """Of ``output_tokens``, those of batch calls (priced at half the list price)."""
     per_check: dict[str, CheckJudgeStats] = Field(default_factory=dict)
     """The same counts split by the check that made each call; they add up to the totals."""
 
