@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from ._cache import ReplayMiss as ReplayMiss
     from ._cache import cache_dir as cache_dir
     from ._cache import cache_key as cache_key
+    from ._collect import BATCH_DISCOUNT as BATCH_DISCOUNT
     from ._collect import BUDGET_SPENT as BUDGET_SPENT
     from ._collect import EVALUATION as EVALUATION
     from ._collect import BatchCollector as BatchCollector
@@ -68,7 +69,6 @@ if _typing.TYPE_CHECKING:
     from ._judged import JudgedCheck as JudgedCheck
     from ._judged import Trust as Trust
     from ._judged import judge_failure as judge_failure
-    from ._metered import BATCH_DISCOUNT as BATCH_DISCOUNT
     from ._metered import BudgetSpent as BudgetSpent
     from ._metered import MeteredJudge as MeteredJudge
     from ._metered import Prices as Prices

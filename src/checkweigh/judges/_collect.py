@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from ..core import JudgeStats
+from ..core import CheckJudgeStats, JudgeStats
 from ._batch_api import BatchBackend, BatchItemFailure
 from ._cache import cache_key
-from ._metered import BudgetSpent, MeteredJudge
+from ._exchanges import current_check
+from ._metered import OUTSIDE_CHECKS, BudgetSpent, MeteredJudge, Prices
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 
 EVALUATION: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -27,6 +29,10 @@ EVALUATION: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 """The evaluation (one execution of one case) a parked call belongs to, set by the runner
 that starts it: the driver submits once every evaluation in flight has a call parked."""
 
+
+BATCH_DISCOUNT = 0.5
+"""The share of the list price a provider's batch API takes off (OpenAI's Batch API and
+Anthropic's Message Batches both bill batch tokens at 50%)."""
 
 BUDGET_SPENT = BatchItemFailure("budget")
 """The answer of a call not submitted because the judge budget was spent."""
@@ -51,6 +57,34 @@ def custom_id(key: str, ordinal: int) -> str:
     the same request gets the same id in every process, so results match requests across
     a resume (at most 64 characters of ``[A-Za-z0-9_-]``)."""
     return f"{key[:48]}-{ordinal}"
+
+
+@dataclass
+class _Counts:
+    """Batch calls and their tokens (the judge counts them among all its calls)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, reply: JudgeReply | None) -> None:
+        self.calls += 1
+        if reply is not None:
+            self.input_tokens += reply.input_tokens
+            self.output_tokens += reply.output_tokens
+
+    def discount(self, prices: Prices | None) -> float:
+        """What the batch price took off the list price of these calls."""
+        if prices is None:
+            return 0.0
+        return BATCH_DISCOUNT * prices.cost(self.input_tokens, self.output_tokens)
+
+    def figures(self) -> dict[str, int]:
+        return {
+            "batch_calls": self.calls,
+            "batch_input_tokens": self.input_tokens,
+            "batch_output_tokens": self.output_tokens,
+        }
 
 
 @dataclass(eq=False)
@@ -83,6 +117,8 @@ class BatchCollector:
         self.retried = 0
         """Items the batch did not answer that were asked again synchronously."""
         self._ordinals: dict[str, int] = {}
+        self._batch = _Counts()
+        self._batch_by_check: dict[str, _Counts] = {}
         self._changed: asyncio.Event | None = None
 
     @property
@@ -90,11 +126,37 @@ class BatchCollector:
         """The wrapped judge's name (so the cache keys are a sync run's)."""
         return self.judge.name
 
+    @property
+    def metered(self) -> MeteredJudge | None:
+        """The judge that counts the calls, when it does."""
+        return self.judge if isinstance(self.judge, MeteredJudge) else None
+
     def stats(self) -> JudgeStats:
-        """The wrapped judge's counts."""
-        if isinstance(self.judge, MeteredJudge):
-            return self.judge.stats()
-        return JudgeStats(judge=self.name)
+        """The wrapped judge's counts, its batch calls priced at the batch price (the list
+        price less :data:`BATCH_DISCOUNT`) and counted apart (``batch_calls``, ...)."""
+        metered = self.metered
+        if metered is None:
+            return JudgeStats(judge=self.name, calls=self._batch.calls, **self._batch.figures())
+        stats, prices = metered.stats(), metered.prices
+        per_check = dict(stats.per_check)
+        for check, counts in self._batch_by_check.items():
+            part = per_check.get(check) or CheckJudgeStats()
+            per_check[check] = _priced(part, counts, prices)
+        total = _priced(stats, self._batch, prices)
+        # a batch item has no latency of its own: the mean is the sync calls'
+        synced = stats.calls - self._batch.calls
+        mean = stats.mean_latency_ms
+        if mean is not None:
+            mean = mean * stats.calls / synced if synced else None
+        return total.model_copy(update={"per_check": per_check, "mean_latency_ms": mean})
+
+    def spent_usd(self) -> float | None:
+        """The judge's spend so far, batch calls at the batch price (None without prices)."""
+        metered = self.metered
+        spent = metered.spent_usd() if metered is not None else None
+        if metered is None or spent is None:
+            return None
+        return spent - self._batch.discount(metered.prices)
 
     def changed(self) -> asyncio.Event:
         """Set whenever a call parks (the driver clears it)."""
@@ -121,28 +183,34 @@ class BatchCollector:
             got = await answer
         finally:
             self.parked.pop(cid, None)
-        metered = self.judge if isinstance(self.judge, MeteredJudge) else None
+        metered = self.metered
         if got is BUDGET_SPENT and metered is not None:
             metered.count_budget_stop()
             raise BudgetSpent(
                 f"{self.name}: the judge budget of ${metered.budget_usd:g} is spent "
-                f"(${metered.spent_usd() or 0.0:.4f} so far); call not submitted"
+                f"(${self.spent_usd() or 0.0:.4f} so far); call not submitted"
             )
-        if isinstance(got, JudgeReply):
-            if metered is not None:  # in the asking check's context: counted under it
-                metered.count_batch(got)
-            return got
+        reply = got if isinstance(got, JudgeReply) else None
+        # in the asking check's context: counted under it
         if metered is not None:
-            metered.count_batch(None)
+            metered.count_batch(reply)
+        self._batch.add(reply)
+        self._batch_by_check.setdefault(current_check() or OUTSIDE_CHECKS, _Counts()).add(reply)
+        if reply is not None:
+            return reply
+        assert isinstance(got, BatchItemFailure)
         if not self.retry_sync:
             raise JudgeError(f"batch: {got.reason}")
         self.retried += 1
         return await self.judge.complete(request)
 
     def budget_left(self) -> bool:
-        """Whether another round may be submitted: the spend so far is under the judge's
-        budget (a round, once submitted, is paid for whatever it costs)."""
-        return not isinstance(self.judge, MeteredJudge) or self.judge.budget_left()
+        """Whether another round may be submitted: the spend so far, at batch prices, is
+        under the judge's budget (a round, once submitted, is paid for whatever it costs)."""
+        metered, spent = self.metered, self.spent_usd()
+        if metered is None or metered.budget_usd is None or spent is None:
+            return True
+        return spent < metered.budget_usd
 
     def waiting(self) -> list[Parked]:
         """The parked calls not answered yet."""
@@ -156,3 +224,15 @@ class BatchCollector:
             f"{self.retried} judge call(s) the batch did not answer were asked again "
             "synchronously (--judge-retry-sync), at the list price"
         )
+
+
+_Stats = TypeVar("_Stats", JudgeStats, CheckJudgeStats)
+
+
+def _priced(stats: _Stats, batch: _Counts, prices: Prices | None) -> _Stats:
+    """``stats`` with its batch calls counted apart and priced at the batch price."""
+    cost = stats.cost_usd
+    update: dict[str, object] = {**batch.figures()}
+    if cost is not None:
+        update["cost_usd"] = cost - batch.discount(prices)
+    return stats.model_copy(update=update)

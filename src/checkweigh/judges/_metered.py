@@ -43,20 +43,6 @@ class Prices:
         """The price of a call."""
         return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
 
-    def cost_with_batch(
-        self, input_tokens: int, output_tokens: int, batch_input: int, batch_output: int
-    ) -> float:
-        """The price of calls of which ``batch_input``/``batch_output`` tokens went through a
-        provider's batch API, which both OpenAI and Anthropic bill at half the list price."""
-        return self.cost(input_tokens, output_tokens) - BATCH_DISCOUNT * self.cost(
-            batch_input, batch_output
-        )
-
-
-BATCH_DISCOUNT = 0.5
-"""The share of the list price a provider's batch API takes off (OpenAI's Batch API and
-Anthropic's Message Batches both bill batch tokens at 50%)."""
-
 
 @dataclass
 class _Tally:
@@ -67,28 +53,16 @@ class _Tally:
     input_tokens: int = 0
     output_tokens: int = 0
     budget_stopped: int = 0
-    batch_calls: int = 0
-    batch_input_tokens: int = 0
-    batch_output_tokens: int = 0
-
-    def cost(self, prices: Prices | None) -> float | None:
-        if prices is None:
-            return None
-        return prices.cost_with_batch(
-            self.input_tokens, self.output_tokens, self.batch_input_tokens, self.batch_output_tokens
-        )
 
     def stats(self, prices: Prices | None) -> CheckJudgeStats:
+        cost = None if prices is None else prices.cost(self.input_tokens, self.output_tokens)
         return CheckJudgeStats(
             calls=self.calls,
             errors=self.errors,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
-            cost_usd=self.cost(prices),
+            cost_usd=cost,
             budget_stopped=self.budget_stopped,
-            batch_calls=self.batch_calls,
-            batch_input_tokens=self.batch_input_tokens,
-            batch_output_tokens=self.batch_output_tokens,
         )
 
 
@@ -118,8 +92,6 @@ class MeteredJudge:
     """Calls not sent because the budget was spent."""
     per_check: dict[str, _Tally] = field(default_factory=dict)
     """The counts above, by the check that made each call."""
-    batch: _Tally = field(default_factory=_Tally)
-    """Of the counts above, the calls answered through the provider's batch API."""
     _gate: tuple[asyncio.AbstractEventLoop, _Gate] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -159,10 +131,7 @@ class MeteredJudge:
         """The cost of the calls answered so far (None without prices)."""
         if self.prices is None:
             return None
-        b = self.batch
-        return self.prices.cost_with_batch(
-            self.input_tokens, self.output_tokens, b.input_tokens, b.output_tokens
-        )
+        return self.prices.cost(self.input_tokens, self.output_tokens)
 
     def budget_left(self) -> bool:
         """Whether another attempt may be sent."""
@@ -210,20 +179,15 @@ class MeteredJudge:
 
     def count_batch(self, reply: JudgeReply | None) -> None:
         """Count a call answered through the provider's batch API (``reply``), or one of its
-        items that got no answer (None), under the check that asked."""
+        items that got no answer (None), under the check that asked (the batch collector
+        counts which calls were batch ones, and prices them)."""
         tally = self.per_check.setdefault(current_check() or OUTSIDE_CHECKS, _Tally())
         self._count_call(tally, failed=reply is None)
-        for part in (tally, self.batch):
-            part.batch_calls += 1
-        if reply is None:
-            return
-        self.input_tokens += reply.input_tokens
-        self.output_tokens += reply.output_tokens
-        for part in (tally, self.batch):
-            part.input_tokens += reply.input_tokens
-            part.output_tokens += reply.output_tokens
-            part.batch_input_tokens += reply.input_tokens
-            part.batch_output_tokens += reply.output_tokens
+        if reply is not None:
+            self.input_tokens += reply.input_tokens
+            self.output_tokens += reply.output_tokens
+            tally.input_tokens += reply.input_tokens
+            tally.output_tokens += reply.output_tokens
 
     def count_budget_stop(self) -> None:
         """Count a call not sent because the budget was spent, under the check that asked."""
@@ -246,18 +210,12 @@ class MeteredJudge:
             errors=self.errors,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
-            # a batch item has no latency of its own: the mean is the sync calls'
-            mean_latency_ms=self.latency_ms / synced
-            if (synced := self.calls - self.batch.batch_calls)
-            else None,
+            mean_latency_ms=self.latency_ms / self.calls if self.calls else None,
             cost_usd=self.spent_usd(),
             concurrency=self.concurrency,
             peak_in_flight=self.peak_in_flight,
             budget_usd=self.budget_usd,
             budget_stopped=self.budget_stopped,
-            batch_calls=self.batch.batch_calls,
-            batch_input_tokens=self.batch.input_tokens,
-            batch_output_tokens=self.batch.output_tokens,
             per_check={
                 name: tally.stats(self.prices) for name, tally in sorted(self.per_check.items())
             },

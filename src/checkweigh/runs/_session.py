@@ -219,7 +219,8 @@ async def _execute(
         if calibrated:
             summary = _with_calibrated_tcr(summary, suite)
         summary = apply_gates(summary, suite.gates)
-        counted = judge if isinstance(judge, CachedJudge | MeteredJudge | BatchCollector) else None
+        meter = asked if isinstance(asked, BatchCollector) else judge  # batch counts with it
+        counted = meter if isinstance(meter, CachedJudge | MeteredJudge | BatchCollector) else None
         stats = counted.stats() if counted is not None else None
         unheld = evaluator.watch.unheld()
         told = notes + [unheld_note(k) for k in unheld] + source.notes(tally) + judge_notes(judge)
