@@ -378,3 +378,39 @@ def test_a_poll_interval_that_is_not_positive_seconds_is_refused(
     assert code == 2
     assert out.strip().splitlines() == [f"error: --judge-poll: expected seconds > 0, got {poll}"]
     assert not batches.batches
+
+
+def test_samples_of_one_check_go_together_with_distinct_item_ids(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    text = suite.read_text().replace(
+        "    question: Is every statement in the final answer supported by the trace?\n",
+        "    question: Is every statement in the final answer supported by the trace?\n"
+        "    samples: 3\n",
+    )
+    suite.write_text(text)
+    code, out = run_judged(suite, None, tmp_path, *FAST)
+    assert code in (0, 1), out
+    (batch,) = batches.batches.values()
+    ids = [cid for cid, _ in batch.items]
+    assert len(ids) == len(set(ids)) == 3 * CASES
+    assert {cid.rsplit("-", 1)[1] for cid in ids} == {"0"}  # each sample its own request
+    verdicts = _verdicts(tmp_path / "runs.db")
+    assert verdicts["terse"]["grounded"] == "failed"
+    assert verdicts["ok-1"]["grounded"] == "passed"
+
+
+def test_identical_calls_of_repeats_are_items_of_their_own(
+    tmp_path: Path, batches: MemoryBatches
+) -> None:
+    suite = judge_suite(tmp_path / "s")
+    code, out = run_judged(suite, None, tmp_path, *FAST, "--repeat", "2")
+    assert code in (0, 1), out
+    (batch,) = batches.batches.values()
+    ids = sorted(cid for cid, _ in batch.items)
+    keys = {cid.rsplit("-", 1)[0] for cid in ids}
+    assert len(keys) == CASES
+    assert ids == sorted(f"{key}-{n}" for key in keys for n in (0, 1))
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    assert store.get_run("latest").executions == 2 * CASES
