@@ -530,6 +530,13 @@ class Store:
         the store holds for it (also stored as its ``executions``)."""
         return self._finish(run_id, status, summary)
 
+    def tag_run(self, run_id: str, key: str, value: Any) -> None:
+        """Keep ``key: value`` in the run's stored configuration, beside how it ran: what the
+        run is for (``compare --rejudge`` tags the run it stores as the rejudge of a base)."""
+        config = {**self.get_run(run_id).config, key: value}
+        with _db_errors(f"write {self.safe_url}"), self.engine.begin() as conn:
+            conn.execute(update(RunRow).where(RunRow.id == run_id).values(config=config))
+
     @contextmanager
     def writing(self) -> Iterator[None]:
         """While a run writes its results: a SQLite file's log is checkpointed on a second
