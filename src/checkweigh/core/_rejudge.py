@@ -163,10 +163,10 @@ def _part(
     if not before or not after:
         return SplitPart(change=None, low=None, high=None, paired=False, n=0)
     if before.keys() == after.keys():
-        boot = paired_bootstrap([after[k] - before[k] for k in before], rng, resamples)
-        return SplitPart(
-            change=boot.mean, low=boot.low, high=boot.high, paired=True, n=len(before)
-        )
+        # in key order: the seeded bootstrap then draws the same, whatever order runs finished in
+        deltas = [after[k] - before[k] for k in sorted(before)]
+        boot = paired_bootstrap(deltas, rng, resamples)
+        return SplitPart(change=boot.mean, low=boot.low, high=boot.high, paired=True, n=len(before))
     # different executions on the two sides: Welch's normal interval of the difference
     mb, ma = _mean(before.values()) or 0.0, _mean(after.values()) or 0.0
     se = math.sqrt(_variance(before.values(), mb) + _variance(after.values(), ma))

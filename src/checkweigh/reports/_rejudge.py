@@ -18,14 +18,12 @@ SPLIT_COLUMNS = ("metric", "base", "rejudged", "candidate", "total", "judge part
 
 def split_intro(split: JudgeSplit) -> str:
     """What the split is, in one sentence (user text: escape it for the output)."""
-    kept = (
-        f"; {split.kept} execution(s) the agent failed stay as they were" if split.kept else ""
-    )
+    kept = f"; {split.kept} execution(s) the agent failed stay as they were" if split.kept else ""
     return (
-        f"the base run {split.base_run} was judged again by {split.judge} with the candidate's checks, "
-        f"as run {split.rejudged_run} (no agent called{kept}): the judge part is rejudged - "
-        "base, the agent part candidate - rejudged; the verdict is the agent part's "
-        "(the candidate compared with the rejudged run)"
+        f"the base run {split.base_run} was judged again by {split.judge} with the "
+        f"candidate's checks, as run {split.rejudged_run} (no agent called{kept}): the judge "
+        "part is rejudged - base, the agent part candidate - rejudged; the verdict is the "
+        "agent part's (the candidate compared with the rejudged run)"
     )
 
 

@@ -39,7 +39,7 @@ class Rejudged(NamedTuple):
     """The stored rejudged run."""
     results: list[CaseResult]
     """Its results, and the base's executions the agent failed (no output to judge: they
-    stay as they were, and are not stored again)."""
+    stay as they were, and are not stored again), in input order."""
     split: JudgeSplit
 
 
@@ -96,12 +96,13 @@ async def _arejudge(
     finally:
         await close_judge(judge)
     rejudged = store.get_run(report.run_id)
+    results = sorted([*report.results, *failed], key=lambda r: (r.position, r.repeat))
     base_policy = PassPolicy.from_snapshot(base.config.get("thresholds"))
     cand_policy = PassPolicy.from_snapshot(cand.config.get("thresholds"))
     judged_checks = sorted(n for n, c in cand.config.get("checks", {}).items() if c.get("judged"))
     figures = split_change(
         (decided(r, base_policy) for r in store.iter_results(base.id)),
-        (decided(r, cand_policy) for r in [*report.results, *failed]),
+        (decided(r, cand_policy) for r in results),
         (decided(r, cand_policy) for r in store.iter_results(cand.id)),
         judged_checks,
     )
@@ -113,7 +114,7 @@ async def _arejudge(
         kept=len(failed),
         figures=figures,
     )
-    return Rejudged(rejudged, [*report.results, *failed], split)
+    return Rejudged(rejudged, results, split)
 
 
 def _tag(start: RunStart, tag: Mapping[str, Any]) -> None:
