@@ -161,8 +161,10 @@ def compare(
     """
     from ..core import CompareVerdict, calibrated_changes, compare_runs
     from ..reports import comparison_markdown, render_comparison, server_url
+    from ..runs import RunStopped
     from ..service import compare_thresholds, comparison_json, judged, require_pairs, undecided
     from ..store import database_file
+    from ._app import _stopped
     from ._compare_runs import rejudged_base, resolve
 
     out, err = consoles()
@@ -226,6 +228,8 @@ def compare(
         fail_input(err, exc)
     except StoreError as exc:
         fail_input(err, InputError(str(exc)))
+    except RunStopped as exc:  # the rejudge's run: Ctrl-C, or its store failing
+        _stopped(err, exc)
     if base_run.suite != cand_run.suite:
         out.print(
             plain(

@@ -4,7 +4,6 @@ two runs split into the judge's part and the agent's (:func:`checkweigh.core.spl
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,8 +22,7 @@ from ..core import (
     split_change,
 )
 from ..errors import InputError
-from ..judges import JUDGE_KEYS, JudgeOptions, close_judge
-from ..runs import JudgeSetup, RunOptions, RunStart, arun, make_cached_judge
+from ..runs import JudgeSetup, RunOptions, RunStart, run
 from ..store import RunInfo, Store
 from ..suites import Suite, load_suite
 
@@ -49,6 +47,11 @@ def rejudge(
     """Judge ``base``'s stored cases again as ``candidate`` was judged, store that run and
     split the change; None when the two runs were judged alike (nothing to split).
 
+    The judge is built from the candidate's stored judge, judge mode and output format, and
+    its suite's ``judge:`` block; it goes through the judge cache, so an output judged before
+    by the same judge (in the candidate's run, or an earlier rejudge) costs no call. Ctrl-C
+    ends the rejudge between cases, as it ends a run.
+
     Args:
         judge: PROVIDER:MODEL instead of the candidate's judge (``--judge``); API keys come
             from the environment, as for ``checkweigh run``.
@@ -56,55 +59,49 @@ def rejudge(
     Raises:
         InputError: in one line: the base has repeats or stored no cases, the candidate's
             suite file no longer defines the checks it was judged with, no judge, a bad spec.
+        RunStopped: the rejudge was interrupted (its run is stored, incomplete).
     """
     differences = judging_differences(base.config, candidate.config)
     if not differences:
         return None
-    return asyncio.run(_arejudge(store, base, candidate, judge, differences))
-
-
-async def _arejudge(
-    store: Store, base: RunInfo, cand: RunInfo, spec: str | None, differences: list[str]
-) -> Rejudged:
-    config = read_config(cand.config)
-    spec = spec or config.judge
+    config = read_config(candidate.config)
+    spec = judge or config.judge
     if spec is None:
         raise InputError(
-            f"run {cand.id} was judged by no judge; give the one to rejudge with, "
+            f"run {candidate.id} was judged by no judge; give the one to rejudge with, "
             "--judge PROVIDER:MODEL",
             field="--judge",
         )
-    suite = _candidate_suite(cand)
-    cases, failed = _base_cases(store, base)
-    judge = make_cached_judge(
-        spec, no_cache=False, replay=False, options=_judge_options(config.judge_options)
-    )
+    suite = _candidate_suite(candidate)
+    base_results, cases, failed = _base_cases(store, base)
+    stored_format = (config.judge_options or {}).get("format")
     options = RunOptions(
-        judge=JudgeSetup(batch=config.judge_mode == "batch"),
+        judge=JudgeSetup(
+            spec=spec,
+            format=stored_format if isinstance(stored_format, str) else None,
+            batch=config.judge_mode == "batch",
+        ),
         graded_weights=tuple(f"{k}={v}" for k, v in config.graded_weights.items()),
     )
-    tag = {"base": base.id, "judged_as": cand.id, "judge": spec}
-    try:
-        report = await arun(
-            suite,
-            options,
-            cases=cases,
-            store=store,
-            judge=judge,
-            on_start=lambda start: _tag(start, tag),
-        )
-    finally:
-        await close_judge(judge)
+    tag = {"base": base.id, "judged_as": candidate.id, "judge": spec}
+    report = run(suite, options, cases=cases, store=store, on_start=lambda s: _tag(s, tag))
     rejudged = store.get_run(report.run_id)
-    results = sorted([*report.results, *failed], key=lambda r: (r.position, r.repeat))
+    # the outputs, and so the agent's latency, are the base's: the comparison's latency row
+    # then compares the two agents, as without a rejudge
+    latency = {(r.case_id, r.repeat): r.latency_ms for r in base_results}
+    results = sorted(
+        [r._replace(latency_ms=latency.get((r.case_id, r.repeat))) for r in report.results]
+        + failed,
+        key=lambda r: (r.position, r.repeat),
+    )
     base_policy = PassPolicy.from_snapshot(base.config.get("thresholds"))
-    cand_policy = PassPolicy.from_snapshot(cand.config.get("thresholds"))
-    judged_checks = sorted(n for n, c in cand.config.get("checks", {}).items() if c.get("judged"))
+    cand_policy = PassPolicy.from_snapshot(candidate.config.get("thresholds"))
+    checks = candidate.config.get("checks", {})
     figures = split_change(
-        (decided(r, base_policy) for r in store.iter_results(base.id)),
+        (decided(r, base_policy) for r in base_results),
         (decided(r, cand_policy) for r in results),
-        (decided(r, cand_policy) for r in store.iter_results(cand.id)),
-        judged_checks,
+        (decided(r, cand_policy) for r in store.iter_results(candidate.id)),
+        sorted(name for name, c in checks.items() if c.get("judged")),
     )
     split = JudgeSplit(
         base_run=base.id,
@@ -147,9 +144,12 @@ def _candidate_suite(cand: RunInfo) -> Suite:
     return dataclasses.replace(suite, spec=suite.spec.model_copy(update={"target": None}))
 
 
-def _base_cases(store: Store, base: RunInfo) -> tuple[list[Case], list[CaseResult]]:
-    """The cases ``base`` evaluated, with the traces its agent produced, and its executions
-    the agent failed (no output to judge)."""
+def _base_cases(
+    store: Store, base: RunInfo
+) -> tuple[list[CaseResult], list[Case], list[CaseResult]]:
+    """``base``'s results, the cases they evaluated (with the traces its agent produced), and
+    its executions the agent failed (no output to judge)."""
+    results: list[CaseResult] = []
     cases: list[Case] = []
     failed: list[CaseResult] = []
     for result in store.iter_results(base.id, with_cases=True):
@@ -160,23 +160,16 @@ def _base_cases(store: Store, base: RunInfo) -> tuple[list[Case], list[CaseResul
                 field="BASE",
             )
         if result.agent_error is not None:
-            failed.append(result)
-            continue
-        case = result.case
-        if case is None:
-            raise InputError(
-                f"run {base.id} stored no case for {result.case_id!r} (results uploaded or "
-                "stored before cases were kept); rejudging needs each case with its trace",
-                field="BASE",
-            )
-        cases.append(case)
-    return cases, failed
-
-
-def _judge_options(stored: Mapping[str, Any] | None) -> JudgeOptions:
-    """The candidate's judge settings as its run stored them (keys this version knows)."""
-    known = {k: v for k, v in (stored or {}).items() if k in JUDGE_KEYS}
-    try:
-        return JudgeOptions(**known)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"the candidate's judge settings: {exc}", field="judge_options") from None
+            failed.append(result._replace(body=None))
+        else:
+            case = result.case
+            if case is None:
+                raise InputError(
+                    f"run {base.id} stored no case for {result.case_id!r} (results uploaded "
+                    "or stored before cases were kept); rejudging needs each case with its "
+                    "trace",
+                    field="BASE",
+                )
+            cases.append(case)
+        results.append(result._replace(body=None))
+    return results, cases, failed
