@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from checkweigh.cli import app
+from checkweigh.server import create_app
 from checkweigh.store import Store
 from checkweigh.testing import FakeLLM, Reply, fake_llm_server
+from support.html_page import parse
 from support.judge_suite import KEY
 
 CASES = 40
@@ -226,6 +229,18 @@ def test_a_judge_swap_on_identical_outputs_puts_nothing_on_the_agent(bench: Benc
     # without --rejudge the same two runs read as a regression
     code, out = bench.invoke("compare", base, cand, "--db", bench.db)
     assert code == 1, out
+    # the server judges nothing: it shows the split of the rejudge the store holds
+    with Store(bench.db) as store, TestClient(create_app(store)) as client:
+        params = {"base": base, "candidate": cand}
+        answer = client.get("/api/runs/compare", params=params).json()
+        page = parse(client.get("/compare", params=params).text)
+    assert answer["base"] == base  # the comparison of the two runs as given, with the split
+    assert answer["judged_differently"] == data["rejudge"]["differences"]
+    assert answer["rejudge"] == data["rejudge"]
+    row = page.by_id("rejudge-split").all("tr", data_metric="case pass rate (%)")[0]
+    total, judge, agent = (row.all("td", data_part=str(i))[0].text for i in range(3))
+    assert total == judge == "-40.0 [-55.0, -25.0]"
+    assert agent == "+0.0 [+0.0, +0.0]"
 
 
 def test_a_repeated_rejudge_asks_the_judge_nothing(bench: Bench) -> None:

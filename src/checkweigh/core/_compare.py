@@ -124,9 +124,10 @@ class Comparison(BaseModel):
     """Each of the two runs whose own gates are not decided (it did not finish every case),
     with why: the comparison covers its finished executions only. Empty when both finished."""
     rejudge: JudgeSplit | None = None
-    """With ``compare --rejudge`` on runs judged differently: the base run's outputs judged
-    again with the candidate's judge, and each change split into the judge's part and the
-    agent's (then the rest of the comparison is the candidate against that rejudged run)."""
+    """For runs judged differently: the base run's outputs judged again with the candidate's
+    judge, and each change split into the judge's part and the agent's. From ``compare
+    --rejudge`` the rest of the comparison is then the candidate against that rejudged run;
+    the server shows the split of a stored rejudge beside the comparison of the two runs."""
 
 
 def mean_of(values: list[float]) -> float | None:

@@ -5,7 +5,7 @@ two runs split into the judge's part and the agent's (:func:`checkweigh.core.spl
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,7 +23,7 @@ from ..core import (
 )
 from ..errors import InputError
 from ..runs import JudgeSetup, RunOptions, RunStart, run
-from ..store import RunInfo, Store
+from ..store import RunInfo, RunStatus, Store
 from ..suites import Suite, load_suite
 
 REJUDGE_TAG = "rejudge"
@@ -86,32 +86,74 @@ def rejudge(
     tag = {"base": base.id, "judged_as": candidate.id, "judge": spec}
     report = run(suite, options, cases=cases, store=store, on_start=lambda s: _tag(s, tag))
     rejudged = store.get_run(report.run_id)
-    # the outputs, and so the agent's latency, are the base's: the comparison's latency row
-    # then compares the two agents, as without a rejudge
+    results = _with_base_latency(report.results, base_results) + failed
+    results.sort(key=lambda r: (r.position, r.repeat))
+    split = _split(store, base, base_results, rejudged, results, candidate, differences)
+    return Rejudged(rejudged, results, split)
+
+
+def stored_split(store: Store, base: RunInfo, candidate: RunInfo) -> JudgeSplit | None:
+    """The judge/agent split of two runs judged differently, from the newest complete rejudge
+    of ``base`` as ``candidate`` was judged that the store holds (None: there is none, or
+    the runs were judged alike). Nothing is judged: the server shows what ``compare
+    --rejudge`` stored."""
+    differences = judging_differences(base.config, candidate.config)
+    if not differences:
+        return None
+    wanted = {"base": base.id, "judged_as": candidate.id}
+    found = [
+        run
+        for run in store.list_runs(limit=_LOOKED_AT, suite=candidate.suite)
+        if run.status is RunStatus.COMPLETE
+        and {k: (run.config.get(REJUDGE_TAG) or {}).get(k) for k in wanted} == wanted
+    ]
+    if not found:
+        return None
+    base_results = list(store.iter_results(base.id))
+    failed = [r for r in base_results if r.agent_error is not None]
+    results = _with_base_latency(store.iter_results(found[0].id), base_results) + failed
+    return _split(store, base, base_results, found[0], results, candidate, differences)
+
+
+_LOOKED_AT = 200
+"""The newest runs of the candidate's suite searched for a stored rejudge."""
+
+
+def _with_base_latency(
+    rejudged: Iterable[CaseResult], base_results: list[CaseResult]
+) -> list[CaseResult]:
+    """The outputs, and so the agent's latency, are the base's: a comparison's latency row
+    then compares the two agents, as without a rejudge."""
     latency = {(r.case_id, r.repeat): r.latency_ms for r in base_results}
-    results = sorted(
-        [r._replace(latency_ms=latency.get((r.case_id, r.repeat))) for r in report.results]
-        + failed,
-        key=lambda r: (r.position, r.repeat),
-    )
+    return [r._replace(latency_ms=latency.get((r.case_id, r.repeat))) for r in rejudged]
+
+
+def _split(
+    store: Store,
+    base: RunInfo,
+    base_results: list[CaseResult],
+    rejudged: RunInfo,
+    rejudged_results: list[CaseResult],
+    candidate: RunInfo,
+    differences: list[str],
+) -> JudgeSplit:
     base_policy = PassPolicy.from_snapshot(base.config.get("thresholds"))
     cand_policy = PassPolicy.from_snapshot(candidate.config.get("thresholds"))
     checks = candidate.config.get("checks", {})
     figures = split_change(
         (decided(r, base_policy) for r in base_results),
-        (decided(r, cand_policy) for r in results),
+        (decided(r, cand_policy) for r in rejudged_results),
         (decided(r, cand_policy) for r in store.iter_results(candidate.id)),
         sorted(name for name, c in checks.items() if c.get("judged")),
     )
-    split = JudgeSplit(
+    return JudgeSplit(
         base_run=base.id,
         rejudged_run=rejudged.id,
-        judge=spec,
+        judge=str(rejudged.config.get("judge")),
         differences=differences,
-        kept=len(failed),
+        kept=sum(r.agent_error is not None for r in base_results),
         figures=figures,
     )
-    return Rejudged(rejudged, results, split)
 
 
 def _tag(start: RunStart, tag: Mapping[str, Any]) -> None:
