@@ -198,6 +198,10 @@ def test_a_seeded_agent_regression_under_a_judge_swap_is_split(bench: Bench) -> 
         assert info.config["judge"] == "openai:judge-strict"
         assert info.config["target"] is None
         assert info.executions == CASES
+        # latest and previous stay the agent's runs: a later `compare previous latest` is not
+        # handed the rejudge
+        assert (store.get_run("previous").id, store.get_run("latest").id) == (base, cand)
+        assert [r.id for r in store.list_runs()] == [rejudged, cand, base]
     flat = " ".join(out.split())
     assert f"rejudged the {CASES} execution(s) of run {base} with openai:judge-strict" in flat
     assert "judge part and agent part (95% intervals)" in flat
@@ -258,6 +262,14 @@ def test_a_repeated_rejudge_asks_the_judge_nothing(bench: Bench) -> None:
     assert figures[0] == figures[1]
     assert first[2]["rejudge"]["rejudged_run"] != second[2]["rejudge"]["rejudged_run"]
     assert not bench.called.exists()
+    # a CI compare against an export takes the suite's latest agent run, not a rejudge
+    export, out_file = bench.folder / "base.json", bench.folder / "ci.json"
+    assert bench.invoke("show", base, "--db", bench.db, "--json", str(export))[0] == 0
+    code, out = bench.invoke(
+        "compare", "--baseline", str(export), "--db", bench.db, "--json", str(out_file)
+    )
+    assert code == 1, out  # judged differently, not rejudged: the total drop
+    assert json.loads(out_file.read_text())["candidate"] == cand
 
 
 def test_runs_judged_alike_are_not_rejudged(bench: Bench) -> None:

@@ -69,7 +69,8 @@ def _exported(path: Path) -> Side:
 
 
 def _latest_of(store: Store, suite: str) -> Side:
-    runs = store.list_runs(limit=1, suite=suite)
+    # an agent's run: a rejudge (compare --rejudge) is found by its id only, as for latest
+    runs = [r for r in store.list_runs(limit=50, suite=suite) if not r.config.get("rejudge")]
     if not runs:
         raise InputError(
             f"no run of suite {suite!r} (the baseline's) in {store.safe_url}; give the CANDIDATE "

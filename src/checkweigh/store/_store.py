@@ -607,7 +607,9 @@ class Store:
             return [_info(row) for row in conn.execute(stmt).mappings()]
 
     def get_run(self, ref: str) -> RunInfo:
-        """A run by id, unique id prefix, ``latest`` or ``previous``.
+        """A run by id, unique id prefix, ``latest`` or ``previous``. ``latest`` and
+        ``previous`` are runs of an agent: a run ``compare --rejudge`` stored (a base's
+        outputs judged again, tagged ``rejudge``) is found by its id only.
 
         Raises:
             InputError: no such run, or the prefix is ambiguous.
@@ -615,7 +617,11 @@ class Store:
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
-                stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                stmt = (
+                    run_rows()
+                    .where(RunRow.config["rejudge"].as_string().is_(None))
+                    .order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                )
                 rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
             else:
                 stmt = run_rows().where(RunRow.id.startswith(ref, autoescape=True)).limit(2)
