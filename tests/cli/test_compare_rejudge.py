@@ -40,6 +40,8 @@ def run(request):
         Path(os.environ["REJUDGE_AGENT_CALLED"]).write_text("called")
         raise RuntimeError("the agent was called")
     n = request["n"]
+    if build == "crashes-once" and n == 7:
+        raise RuntimeError("calendar service unavailable")
     if build == "regressed" and n % 10 < 3:  # the seeded regression: 30% of the cases
         reply = "I cannot help with that."
     else:
@@ -316,3 +318,54 @@ def test_judge_without_rejudge_and_exports_are_refused(bench: Bench) -> None:
     )
     assert code == 2, out
     assert "--rejudge: --rejudge judges the base run's stored cases again" in out
+
+
+def test_an_execution_the_agent_failed_stays_as_it_was(bench: Bench) -> None:
+    base = bench.run("crashes-once", "judge-lenient")
+    cand = bench.run("good", "judge-strict")
+    code, out, data = bench.rejudge(base, cand)
+    assert code == 0, out
+    split = data["rejudge"]
+    assert split["kept"] == 1
+    assert "1 execution(s) the agent failed stay as they were" in " ".join(out.split())
+    with Store(bench.db) as store:
+        assert store.get_run(split["rejudged_run"]).executions == CASES - 1
+    # meet-07 errored in the base and stays errored: 23 of the other 39 thank the user
+    passed = _figure(data, "case pass rate (%)")
+    assert (passed["base"], passed["rejudged"], passed["candidate"]) == (97.5, 57.5, 60.0)
+    assert passed["agent"]["change"] == pytest.approx(2.5)
+    assert passed["agent"]["n"] == CASES
+    assert data["improvements"][0]["case_id"] == "meet-07"
+
+
+def test_another_judge_can_be_named_and_what_still_differs_is_warned(bench: Bench) -> None:
+    base = bench.run("good", "judge-lenient")
+    cand = bench.run("good", "judge-strict")
+    sent = len(bench.server.requests)
+    code, out, data = bench.rejudge(base, cand, "--judge", "openai:judge-lenient")
+    # the rejudged run is not judged as the candidate: the drop is read as without --rejudge
+    assert code == 1, out
+    assert "warning: the runs were judged differently" in out
+    assert len(bench.server.requests) == sent  # the base's own verdicts, from the cache
+    assert data["rejudge"]["judge"] == "openai:judge-lenient"
+    for figure in data["rejudge"]["figures"]:
+        assert figure["judge"]["change"] == 0.0, figure
+    # the rejudged run and the candidate were still judged differently: the warning stays
+    assert data["judged_differently"] == [
+        "judge openai:judge-lenient in the base, openai:judge-strict in the candidate"
+    ]
+
+
+def test_a_suite_whose_checks_changed_is_refused_in_one_line(bench: Bench) -> None:
+    base = bench.run("good", "judge-lenient")
+    cand = bench.run("good", "judge-strict")
+    suite = bench.folder / "suite.yaml"
+    suite.write_text(suite.read_text().replace("thank the user?", "greet the user?"))
+    code, out, _ = bench.rejudge(base, cand)
+    assert code == 2, out
+    assert out.strip() == (
+        f"error: {suite}: the suite no longer defines the checks run {cand} was judged with "
+        "(check 'polite' configured differently (its suite entry changed)); rejudging needs "
+        "the candidate's checks as they were"
+    )
+    assert len(Store(bench.db).list_runs()) == 2
