@@ -148,8 +148,9 @@ def compare(
         str | None,
         typer.Option(
             "--judge",
-            help="With --rejudge: PROVIDER:MODEL to rejudge with instead of the candidate's "
-            "judge (API keys from the environment).",
+            help="With --rejudge: PROVIDER:MODEL to rejudge with when the candidate's stored "
+            "judge cannot serve (API keys from the environment); another judge than the "
+            "candidate's leaves the runs judged differently.",
             show_default=False,
         ),
     ] = None,
