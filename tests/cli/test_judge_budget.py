@@ -91,7 +91,7 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
     assert "judge by check" in out  # the console splits the calls by check
     markdown = (tmp_path / "summary.md").read_text()
     per_call = (
-        f"| {CASES} | 0 | 0 | {120 * CASES:,} | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
+        f"| {CASES} | 0 | 0 | {120 * CASES:,} | 0 | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
     )
     assert f"| grounded {per_call}" in markdown
     assert f"| no\\_apology {per_call}" in markdown  # check names are escaped

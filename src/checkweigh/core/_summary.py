@@ -284,6 +284,23 @@ class JudgeStats(BaseModel):
     prompt_cache_prices: str | None = None
     """How the prompt cache was priced, naming the rates that were assumed."""
 
+    def prompt_cache_line(self) -> str | None:
+        """``prompt cache: 61.5% hit rate, 12,288 of 19,980 input tokens cached, 1,024
+        written; saved $0.0123 (prompt cache priced at ...)``, or None without calls. The
+        provider's prompt cache, not the judge answer cache (``cache_hits``)."""
+        if not self.calls or self.prompt_cache_hit_rate is None:
+            return None
+        line = (
+            f"prompt cache: {self.prompt_cache_hit_rate:.1%} hit rate, "
+            f"{self.cached_input_tokens:,} of {self.input_tokens:,} input tokens cached, "
+            f"{self.cache_write_tokens:,} written"
+        )
+        if self.prompt_cache_saved_usd is not None:
+            line += f"; saved ${self.prompt_cache_saved_usd:.4f}"
+        if self.prompt_cache_prices:
+            line += f" ({self.prompt_cache_prices})"
+        return line
+
 
 class AgentUsage(BaseModel):
     """What the agent consumed over a run: tokens and cost from its logs, and its latency."""
