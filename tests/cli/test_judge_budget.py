@@ -103,6 +103,10 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
     rows = html.by_id("judge-by-check").all("tr", data_check="no_apology")
     assert len(rows) == 1
     assert f"${CASES * PER_CALL:.4f}" in rows[0].text
+    # short prompts: nothing for the provider's prompt cache, and the details say so
+    assert html.by_id("prompt-cache").text.startswith(
+        f"prompt cache: 0.0% hit rate, 0 of {120 * 2 * CASES:,} input tokens cached"
+    )
 
 
 def test_a_budget_stops_the_calls_past_it(tmp_path: Path) -> None:

@@ -136,7 +136,14 @@ def test_a_run_counts_prices_and_reports_the_prompt_cache(
     with Store(db) as store, TestClient(create_app(store)) as client:
         run_id = store.get_run("latest").id
         html = parse(client.get(f"/runs/{run_id}").text)
-    assert html.by_id("prompt-cache").text.startswith(line)
+    # the run page: a short part of the judge line (the cases stay on the first screen), the
+    # whole line on hover
+    shown = html.by_id("prompt-cache-rate")
+    rate_pct = 100 * cached / tokens_in
+    assert (
+        shown.text == f"prompt cache {rate_pct:.1f}% hit, saved ${stats.prompt_cache_saved_usd:.4f}"
+    )
+    assert (shown.get("title") or "").startswith(line)
 
 
 def test_without_prices_the_prompt_cache_is_still_counted(tmp_path: Path) -> None:
