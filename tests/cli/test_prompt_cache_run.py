@@ -157,3 +157,13 @@ def test_without_prices_the_prompt_cache_is_still_counted(tmp_path: Path) -> Non
     assert (stats.cost_usd, stats.prompt_cache_saved_usd) == (None, None)
     assert "prompt cache: " in out
     assert "saved $" not in out
+
+
+@pytest.mark.parametrize("prices", ["3,15,0.3,3.75,1", "3,15,cheap", "3,15,-0.3"])
+def test_bad_prompt_cache_prices_are_one_line_naming_the_flag(tmp_path: Path, prices: str) -> None:
+    code, out = run_judged(judge_suite(tmp_path / "s"), None, tmp_path, "--judge-prices", prices)
+    assert code == 2
+    lines = out.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: --judge-prices: ")
+    assert repr(prices) in lines[0]

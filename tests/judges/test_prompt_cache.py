@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from checkweigh.core import Case
 from checkweigh.judges import (
     AnthropicJudge,
     Example,
+    JudgeCache,
     JudgeCheck,
     JudgeReply,
     JudgeRequest,
@@ -199,3 +201,24 @@ def test_rates_left_out_are_the_providers_usual_ones_and_the_report_says_so(
     assert named in (metered.stats().prompt_cache_prices or "")
     given = MeteredJudge(Named(), prices=Prices(3.0, 15.0, 0.75, 3.0))
     assert "assumed" not in (given.stats().prompt_cache_prices or "")
+
+
+def test_judge_cache_files_from_before_the_prompt_cache_still_load(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path)
+    old = {"text": json.dumps(YES), "model": "gpt-test", "input_tokens": 120, "output_tokens": 18}
+    key = "ab" + "0" * 62
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "ab" / f"{key}.json").write_text(json.dumps(old))
+    loaded = cache.get(key)
+    assert loaded is not None
+    assert (loaded.input_tokens, loaded.cached_input_tokens, loaded.cache_write_tokens) == (
+        120,
+        0,
+        0,
+    )
+    # a new answer keeps its counts through the cache
+    new = JudgeReply(
+        text="{}", model="m", input_tokens=2100, cached_input_tokens=1920, cache_write_tokens=0
+    )
+    cache.put("cd" + "0" * 62, new)
+    assert cache.get("cd" + "0" * 62) == new
