@@ -286,8 +286,8 @@ class JudgeStats(BaseModel):
 
     def prompt_cache_line(self) -> str | None:
         """``prompt cache: 61.5% hit rate, 12,288 of 19,980 input tokens cached, 1,024
-        written; saved $0.0123 (prompt cache priced at ...)``, or None without calls. The
-        provider's prompt cache, not the judge answer cache (``cache_hits``)."""
+        written; saved $0.0123; priced at ...``, or None without calls. The provider's
+        prompt cache, not the judge answer cache (``cache_hits``)."""
         if not self.calls or self.prompt_cache_hit_rate is None:
             return None
         line = (
@@ -298,7 +298,7 @@ class JudgeStats(BaseModel):
         if self.prompt_cache_saved_usd is not None:
             line += f"; saved ${self.prompt_cache_saved_usd:.4f}"
         if self.prompt_cache_prices:
-            line += f" ({self.prompt_cache_prices})"
+            line += f"; {self.prompt_cache_prices}"
         return line
 
 

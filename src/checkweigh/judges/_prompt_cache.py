@@ -103,9 +103,8 @@ def with_cache_rates(prices: Prices, judge: str) -> Prices:
         write_rate = prices.input_per_m * write
         if anthropic:  # OpenAI does not bill writes: nothing to assume
             assumed.append(f"cache writes at {write:g}x input")
-    note = (
-        f"prompt cache priced at ${cached_rate:g}/M cached input, ${write_rate:g}/M cache writes"
-        + (f" ({', '.join(assumed)}: {who} usual rates, assumed)" if assumed else "")
+    note = f"priced at ${cached_rate:g}/M cached input, ${write_rate:g}/M cache writes" + (
+        f" ({' and '.join(assumed)}: {who} usual rates, assumed)" if assumed else ""
     )
     return replace(prices, cached_input_per_m=cached_rate, cache_write_per_m=write_rate, note=note)
 
