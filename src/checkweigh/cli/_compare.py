@@ -134,6 +134,26 @@ def compare(
             show_default=False,
         ),
     ] = None,
+    rejudge_base: Annotated[
+        bool,
+        typer.Option(
+            "--rejudge",
+            help="When the runs were judged differently: judge the base run's stored cases "
+            "again with the candidate's judge and checks (no agent call; cached answers "
+            "reused), store that run, split each change into a judge part and an agent part, "
+            "and decide on the agent part.",
+        ),
+    ] = False,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="With --rejudge: PROVIDER:MODEL to rejudge with when the candidate's stored "
+            "judge cannot serve (API keys from the environment); another judge than the "
+            "candidate's leaves the runs judged differently.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Compare CANDIDATE with BASE: suite-level thresholds, case flips, per-check changes.
 
@@ -142,9 +162,11 @@ def compare(
     """
     from ..core import CompareVerdict, calibrated_changes, compare_runs
     from ..reports import comparison_markdown, render_comparison, server_url
+    from ..runs import RunStopped
     from ..service import compare_thresholds, comparison_json, judged, require_pairs, undecided
     from ..store import database_file
-    from ._compare_runs import resolve
+    from ._app import _stopped
+    from ._compare_runs import rejudged_base, resolve
 
     out, err = consoles()
     try:
@@ -176,8 +198,17 @@ def compare(
         for path, flag in ((json_out, "--json"), (markdown, "--markdown")):
             if path is not None:
                 check_writable(path, flag, inputs)
+        if judge is not None and not rejudge_base:
+            raise InputError("a judge is chosen for --rejudge: give --rejudge too", field="--judge")
         refs = [r for r in (base, candidate) if r is not None]
         base_run, cand_run = resolve(refs, baseline, candidate_file, db)
+        split = None
+        if rejudge_base:
+            rejudged = rejudged_base(base_run, cand_run, judge, err)
+            if rejudged is None:
+                out.print(plain("note: the runs were judged alike: --rejudge has nothing to do"))
+            else:
+                base_run, split = rejudged
         result = require_pairs(
             compare_runs(
                 base_run.results,
@@ -193,11 +224,13 @@ def compare(
         result = judged(result, base_run.config, cand_run.config)
         result = undecided(result, base_run.info, cand_run.info)
         changes = calibrated_changes(base_run.calibration(), cand_run.calibration())
-        result = result.model_copy(update={"calibrated": changes})
+        result = result.model_copy(update={"calibrated": changes, "rejudge": split})
     except InputError as exc:
         fail_input(err, exc)
     except StoreError as exc:
         fail_input(err, InputError(str(exc)))
+    except RunStopped as exc:  # the rejudge's run: Ctrl-C, or its store failing
+        _stopped(err, exc)
     if base_run.suite != cand_run.suite:
         out.print(
             plain(

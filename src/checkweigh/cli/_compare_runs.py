@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import CaseResult, CheckCalibration, PassPolicy
+from rich.console import Console
+
+from ..core import CaseResult, CheckCalibration, JudgeSplit, PassPolicy
 from ..errors import InputError
-from ..reports import read_run_file
+from ..reports import plain, read_run_file
 from ..store import RunInfo, Store, calibrate_run
 
 
@@ -67,7 +69,8 @@ def _exported(path: Path) -> Side:
 
 
 def _latest_of(store: Store, suite: str) -> Side:
-    runs = store.list_runs(limit=1, suite=suite)
+    # an agent's run: a rejudge (compare --rejudge) is found by its id only, as for latest
+    runs = [r for r in store.list_runs(limit=50, suite=suite) if not r.config.get("rejudge")]
     if not runs:
         raise InputError(
             f"no run of suite {suite!r} (the baseline's) in {store.safe_url}; give the CANDIDATE "
@@ -131,3 +134,44 @@ def resolve(
     if base.id == cand.id:
         raise InputError(f"both refer to run {base.id}", field="CANDIDATE")
     return base, cand
+
+
+def rejudged_base(
+    base: Side, cand: Side, judge: str | None, err: Console
+) -> tuple[Side, JudgeSplit] | None:
+    """``compare --rejudge``: the base run judged again as the candidate was (stored), to be
+    compared with the candidate in its place, and the judge/agent split; None when the runs
+    were judged alike.
+
+    Raises:
+        InputError: either run is an export, or the rejudge is refused (see
+            :func:`checkweigh.service.rejudge`).
+    """
+    from ..service import rejudge
+
+    if base.info is None or base.store is None or cand.info is None:
+        raise InputError(
+            "--rejudge judges the base run's stored cases again: give BASE and CANDIDATE as "
+            "runs in --db, not export files",
+            field="--rejudge",
+        )
+    done = rejudge(base.store, base.info, cand.info, judge=judge)
+    if done is None:
+        return None
+    run = done.run
+    err.print(
+        plain(
+            f"rejudged the {len(done.results)} execution(s) of run {base.id} with "
+            f"{done.split.judge}, as run {cand.id} was judged: stored as run {run.id}"
+        )
+    )
+    side = Side(
+        id=run.id,
+        suite=run.suite,
+        policy=cand.policy,
+        results=done.results,
+        info=run,
+        config=run.config,
+        store=base.store,
+    )
+    return side, done.split

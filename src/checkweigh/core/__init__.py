@@ -111,6 +111,10 @@ if _typing.TYPE_CHECKING:
     from ._records import RunConfig as RunConfig
     from ._records import judging_differences as judging_differences
     from ._records import read_config as read_config
+    from ._rejudge import JudgeSplit as JudgeSplit
+    from ._rejudge import SplitFigure as SplitFigure
+    from ._rejudge import SplitPart as SplitPart
+    from ._rejudge import split_change as split_change
     from ._reliability import FlakyTask as FlakyTask
     from ._reliability import Reliability as Reliability
     from ._reliability import ReliabilityAtK as ReliabilityAtK

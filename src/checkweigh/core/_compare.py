@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from ._case_pass import CaseState, CaseVerdict, PassPolicy
 from ._judge_calibration import CalibratedChange
 from ._paired import CheckDelta, Decided, check_deltas, decided
+from ._rejudge import JudgeSplit
 from ._reliability import ReliabilityChange, reliability_changes
 from ._repeats import TaskChange, has_repeats
 from ._result import CaseResult
@@ -122,6 +123,11 @@ class Comparison(BaseModel):
     gates_not_decided: list[str] = Field(default_factory=list)
     """Each of the two runs whose own gates are not decided (it did not finish every case),
     with why: the comparison covers its finished executions only. Empty when both finished."""
+    rejudge: JudgeSplit | None = None
+    """For runs judged differently: the base run's outputs judged again with the candidate's
+    judge, and each change split into the judge's part and the agent's. From ``compare
+    --rejudge`` the rest of the comparison is then the candidate against that rejudged run;
+    the server shows the split of a stored rejudge beside the comparison of the two runs."""
 
 
 def mean_of(values: list[float]) -> float | None:

@@ -18,6 +18,7 @@ if _typing.TYPE_CHECKING:
     from ._answers import parse_answer as parse_answer
     from ._answers import schema_of as schema_of
     from ._anthropic import AnthropicJudge as AnthropicJudge
+    from ._anthropic_batch import AnthropicBatch as AnthropicBatch
     from ._ask import ask as ask
     from ._batch import Question as Question
     from ._batch import QuestionBatch as QuestionBatch
@@ -77,6 +78,7 @@ if _typing.TYPE_CHECKING:
     from ._model import Message as Message
     from ._openai import OLLAMA_BASE_URL as OLLAMA_BASE_URL
     from ._openai import OpenAIJudge as OpenAIJudge
+    from ._openai_batch import OpenAIBatch as OpenAIBatch
     from ._options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
     from ._options import FORMATS as FORMATS
     from ._options import JUDGE_KEYS as JUDGE_KEYS

@@ -16,6 +16,7 @@ import json
 import time
 from typing import Any
 
+from ._batch_api import BatchBackend
 from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
@@ -142,6 +143,13 @@ class AnthropicJudge:
             params["tool_choice"] = {"type": "tool", "name": request.schema_name}
         return params
 
+    def batch_backend(self) -> BatchBackend:
+        """This judge's calls through Anthropic's Message Batches (half the price, answered
+        within 24 hours)."""
+        from ._anthropic_batch import AnthropicBatch  # loaded only when a run asks for batches
+
+        return AnthropicBatch(self)
+
     async def aclose(self) -> None:
         """Close the HTTP client (its connections belong to the running event loop)."""
         await self._client.close()
@@ -162,7 +170,10 @@ class AnthropicJudge:
         message = await sdk_call(
             self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot
         )
-        elapsed = (time.perf_counter() - started[0]) * 1000.0
+        return self._reply(message, (time.perf_counter() - started[0]) * 1000.0)
+
+    def _reply(self, message: Any, elapsed: float) -> JudgeReply:
+        """The answer a Messages-API response holds (a call's, or a batch item's)."""
         if not isinstance(message, self._anthropic.types.Message):
             # the SDK hands back whatever JSON came (null, a list, a string) unvalidated
             shown = repr(message)[:200]

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from .._text import NOT_JSON, json_with_surrogates
+from ._batch_api import BatchBackend
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
 from ._prompt_cache import openai_usage
@@ -174,6 +175,16 @@ class OpenAIJudge:
             self._rejected.append(rejected)
             self._format = CHAIN[CHAIN.index(rejected) + 1]
         return True
+
+    def batch_backend(self) -> BatchBackend | None:
+        """This judge's calls through OpenAI's Batch API (half the price, answered within
+        24 hours), in the output format in use; None for Ollama, which serves only the
+        chat-completions API (another server without a Batch API answers the upload 404)."""
+        if self._provider == "ollama":
+            return None
+        from ._openai_batch import OpenAIBatch  # loaded only when a run asks for batches
+
+        return OpenAIBatch(self)
 
     async def aclose(self) -> None:
         """Close the HTTP client (its connections belong to the running event loop)."""

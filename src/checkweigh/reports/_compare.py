@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..core import CaseChange, CompareVerdict, Comparison, TaskChange
 from ._calibration import CHANGE_COLUMNS, calibrated_change_rows
+from ._rejudge import render_split
 from ._safe import clean, plain
 
 _SHOWN = 20
@@ -83,6 +84,8 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         Text.assemble(("compare ", "bold"), clean(f"{base} -> {candidate}   "), (label, style))
     )
     console.print(plain(explain_comparison(cmp)))
+    if cmp.rejudge is not None:
+        render_split(console, cmp.rejudge)
     for note in cmp.gates_not_decided:  # user text: the run's reason names no user input
         console.print(plain(f"note: gates not decided in the {note}", style="yellow"))
     extra = []

@@ -18,6 +18,7 @@ from ..errors import InputError
 from ._calibration import CHANGE_COLUMNS, calibrated_change_rows
 from ._compare import TASK_RULE, explain_comparison, task_line
 from ._markdown import escape_md
+from ._rejudge import split_markdown
 
 _SHOWN = 20
 _TITLE = {
@@ -212,6 +213,8 @@ def comparison_markdown(
         extra.append(f"{cmp.only_candidate} only in the candidate")
     if extra:
         lines += [f"Not compared: {', '.join(extra)}.", ""]
+    if cmp.rejudge is not None:
+        lines += split_markdown(cmp.rejudge)
     if cmp.judged_differently:
         lines += [
             "> **Warning: the runs were judged differently**; a change may be the judge's, "

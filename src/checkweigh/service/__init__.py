@@ -24,6 +24,10 @@ if _typing.TYPE_CHECKING:
     from ._outputs import Output as Output
     from ._outputs import StoredReport as StoredReport
     from ._outputs import get_output as get_output
+    from ._rejudge import REJUDGE_TAG as REJUDGE_TAG
+    from ._rejudge import Rejudged as Rejudged
+    from ._rejudge import rejudge as rejudge
+    from ._rejudge import stored_split as stored_split
     from ._run import JudgeRequest as JudgeRequest
     from ._run import PreparedRun as PreparedRun
     from ._run import RunRequest as RunRequest

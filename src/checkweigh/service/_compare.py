@@ -22,6 +22,7 @@ from ..core import (
 )
 from ..errors import InputError
 from ..store import RunInfo, RunStatus, Store, calibrate_run, results_at
+from ._rejudge import stored_split
 
 COMPARE_DEFAULTS = CompareThresholds()
 """The default thresholds of ``checkweigh compare`` and ``GET /api/runs/compare``."""
@@ -141,7 +142,7 @@ def compare_stored(
     done = RunStatus.RUNNING not in (base_run.status, cand_run.status)
     kept = memo.get(key) if memo is not None and done else None
     if kept is not None:
-        return StoredComparison(base_run, cand_run, _calibrated(store, kept, base_run, cand_run))
+        return StoredComparison(base_run, cand_run, _current(store, kept, base_run, cand_run))
     cand_policy = PassPolicy.from_snapshot(cand_run.config.get("thresholds"))
     if rows_of is not None:
 
@@ -172,7 +173,17 @@ def compare_stored(
     result = undecided(result, base_run, cand_run)
     if memo is not None and done:
         memo.put(key, result)
-    return StoredComparison(base_run, cand_run, _calibrated(store, result, base_run, cand_run))
+    return StoredComparison(base_run, cand_run, _current(store, result, base_run, cand_run))
+
+
+def _current(store: Store, result: Comparison, base: RunInfo, cand: RunInfo) -> Comparison:
+    """``result`` with what may have been stored since the runs ended: labels, and a rejudge
+    of the base (``compare --rejudge``), whose judge/agent split is shown beside it."""
+    result = _calibrated(store, result, base, cand)
+    if not result.judged_differently:
+        return result
+    split = stored_split(store, base, cand)
+    return result if split is None else result.model_copy(update={"rejudge": split})
 
 
 def _calibrated(store: Store, result: Comparison, base: RunInfo, cand: RunInfo) -> Comparison:

@@ -530,6 +530,13 @@ class Store:
         the store holds for it (also stored as its ``executions``)."""
         return self._finish(run_id, status, summary)
 
+    def tag_run(self, run_id: str, key: str, value: Any) -> None:
+        """Keep ``key: value`` in the run's stored configuration, beside how it ran: what the
+        run is for (``compare --rejudge`` tags the run it stores as the rejudge of a base)."""
+        config = {**self.get_run(run_id).config, key: value}
+        with _db_errors(f"write {self.safe_url}"), self.engine.begin() as conn:
+            conn.execute(update(RunRow).where(RunRow.id == run_id).values(config=config))
+
     @contextmanager
     def writing(self) -> Iterator[None]:
         """While a run writes its results: a SQLite file's log is checkpointed on a second
@@ -600,7 +607,9 @@ class Store:
             return [_info(row) for row in conn.execute(stmt).mappings()]
 
     def get_run(self, ref: str) -> RunInfo:
-        """A run by id, unique id prefix, ``latest`` or ``previous``.
+        """A run by id, unique id prefix, ``latest`` or ``previous``. ``latest`` and
+        ``previous`` are runs of an agent: a run ``compare --rejudge`` stored (a base's
+        outputs judged again, tagged ``rejudge``) is found by its id only.
 
         Raises:
             InputError: no such run, or the prefix is ambiguous.
@@ -608,7 +617,11 @@ class Store:
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
-                stmt = run_rows().order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                stmt = (
+                    run_rows()
+                    .where(RunRow.config["rejudge"].as_string().is_(None))
+                    .order_by(RunRow.created_at.desc(), RunRow.id.desc())
+                )
                 rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
             else:
                 stmt = run_rows().where(RunRow.id.startswith(ref, autoescape=True)).limit(2)

@@ -1,5 +1,6 @@
 """Testing aids: a scripted LLM server on 127.0.0.1 that speaks the OpenAI chat-completions
-and Anthropic messages wire formats, for exercising real provider SDKs without a network; and
+and Anthropic messages wire formats (and both providers' batch APIs), for exercising real
+provider SDKs without a network; and
 evaluations as ordinary tests (the ``checkweigh`` pytest fixture, :func:`assert_case_passes`)."""
 
 import typing as _typing
@@ -7,6 +8,8 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._fake_batches import BatchScript as BatchScript
+    from ._fake_batches import FakeBatches as FakeBatches
     from ._fake_cache import FakePromptCache as FakePromptCache
     from ._fake_llm import FakeLLM as FakeLLM
     from ._fake_llm import Reply as Reply

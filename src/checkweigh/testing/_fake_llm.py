@@ -6,8 +6,9 @@ makes the OpenAI server behave like one that supports every ``response_format`` 
 like llama-cpp-python's server (``llama``: ``json_schema`` is refused with a 500 naming
 ``response_format``, ``json_object`` with a ``schema`` is accepted, and ``GET /v1/models`` lists
 a model ``owned_by: me``) or like one that
-supports none (``none``: any ``response_format`` is refused with a 400). Usage reports
-prompt-cached tokens as each provider does (``_fake_cache``)."""
+supports none (``none``: any ``response_format`` is refused with a 400). Both wires also
+serve their provider's batch API (:mod:`._fake_batches`, scripted through ``batches``). Usage
+reports prompt-cached tokens as each provider does (``_fake_cache``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from ._fake_batches import FakeBatches
 from ._fake_cache import FakePromptCache
 
 Structured = Literal["all", "llama", "none"]
@@ -85,6 +87,8 @@ class FakeLLM:
     """When the first request arrived (``time.monotonic``)."""
     last_done_at: float | None = None
     """When the last answer was sent."""
+    batches: FakeBatches = field(default_factory=FakeBatches)
+    """The batch APIs' state and script (see :mod:`._fake_batches`)."""
     prompt_cache: FakePromptCache = field(default_factory=FakePromptCache)
     """The provider's prompt cache (see ``_fake_cache``; ``enabled=False``: caching off)."""
 
@@ -199,7 +203,33 @@ def _reset(connection: socket.socket) -> None:
     connection.close()
 
 
+def _host(state: FakeLLM) -> str:
+    return state.base_url.removesuffix("/v1")
+
+
+def _batch_answer(
+    state: FakeLLM, wire: str, body: dict[str, Any], headers: dict[str, str]
+) -> tuple[int, Any]:
+    """A batch item's answer: what a synchronous call with ``body`` would get (no latency,
+    hang or reset: the provider absorbs those)."""
+    reply = state.next_reply(body, headers)
+    if reply.raw is not None:
+        try:
+            return reply.status, json.loads(reply.raw)
+        except ValueError:
+            return reply.status, reply.raw
+    if reply.status != 200:
+        return reply.status, _error_body(wire, reply.status)
+    render = _anthropic_body if wire == "anthropic" else _openai_body
+    answer = render(body, reply, len(state.requests))
+    answer["usage"] = state.prompt_cache.usage(wire, body, answer["usage"])
+    return 200, answer
+
+
 def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPRequestHandler]:
+    def answer(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        return _batch_answer(state, wire, body, headers)
+
     class Handler(BaseHTTPRequestHandler):
         # HTTP/1.1 keeps connections open, as real providers do; 1.0 closes each one, which
         # keeps clients that outlive their event loop from holding sockets in tests
@@ -215,6 +245,8 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
             return
 
         def do_GET(self) -> None:
+            if state.batches.serve(self, wire, _host(state), answer):
+                return
             # the model listing: llama-cpp-python's (``owned_by: me``) for ``structured="llama"``,
             # so a judge recognises a single-request local server; nothing for the others
             listing = {"object": "list", "data": [{"id": "scripted", "owned_by": "me"}]}
@@ -227,6 +259,8 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
             self.wfile.write(data)
 
         def do_POST(self) -> None:
+            if state.batches.serve(self, wire, _host(state), answer):
+                return
             state.arrived()
             try:
                 self._post()
