@@ -53,6 +53,7 @@ bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_judges.py
 	$(BIN)/python benchmarks/bench_faithfulness.py
+	$(BIN)/python benchmarks/bench_prompt_cache.py
 	$(BIN)/python benchmarks/bench_judge_cpu.py
 	$(BIN)/python benchmarks/bench_import.py
 	$(BIN)/python benchmarks/bench_conversations.py

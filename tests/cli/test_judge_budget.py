@@ -91,7 +91,7 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
     assert "judge by check" in out  # the console splits the calls by check
     markdown = (tmp_path / "summary.md").read_text()
     per_call = (
-        f"| {CASES} | 0 | 0 | {120 * CASES:,} | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
+        f"| {CASES} | 0 | 0 | {120 * CASES:,} | 0 | {18 * CASES:,} | ${CASES * PER_CALL:.4f} | 0 |"
     )
     assert f"| grounded {per_call}" in markdown
     assert f"| no\\_apology {per_call}" in markdown  # check names are escaped
@@ -103,6 +103,10 @@ def test_per_check_counts_add_up_to_the_totals_and_the_stored_tokens(tmp_path: P
     rows = html.by_id("judge-by-check").all("tr", data_check="no_apology")
     assert len(rows) == 1
     assert f"${CASES * PER_CALL:.4f}" in rows[0].text
+    # short prompts: nothing for the provider's prompt cache, and the details say so
+    assert html.by_id("prompt-cache").text.startswith(
+        f"prompt cache: 0.0% hit rate, 0 of {120 * 2 * CASES:,} input tokens cached"
+    )
 
 
 def test_a_budget_stops_the_calls_past_it(tmp_path: Path) -> None:

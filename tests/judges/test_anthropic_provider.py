@@ -51,7 +51,14 @@ def test_the_answer_comes_as_a_forced_tool_call() -> None:
     assert BinaryAnswer.model_validate_json(reply.text) == BinaryAnswer(**answer)
     assert (reply.model, reply.input_tokens, reply.output_tokens) == ("claude-test", 150, 25)
     body = server.requests[0]
-    assert body["system"] == "You are a strict evaluator."
+    # no shared user prefix is marked: the system prompt is what repeats, marked for caching
+    assert body["system"] == [
+        {
+            "type": "text",
+            "text": "You are a strict evaluator.",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
     assert body["messages"] == [{"role": "user", "content": "Did the agent book the right room?"}]
     assert body["tool_choice"] == {"type": "tool", "name": "binary_verdict"}
     assert body["tools"][0]["input_schema"]["required"] == ["verdict", "reason"]

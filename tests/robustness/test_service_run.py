@@ -36,7 +36,8 @@ ROWS = [
     Bad(
         "prices without a comma",
         _judge(spec="openai:gpt-4o-mini", prices="0.15"),
-        "--judge-prices: expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got '0.15'",
+        "--judge-prices: expected INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]] USD per million "
+        "tokens, e.g. 0.15,0.6; got '0.15'",
     ),
     Bad(
         "a NaN price",

@@ -212,7 +212,9 @@ def run(
     judge_prices: Annotated[
         str | None,
         typer.Option(
-            "--judge-prices", help="USD per million tokens, INPUT,OUTPUT (e.g. 0.15,0.6)."
+            "--judge-prices",
+            help="USD per million tokens, INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]] "
+            "(e.g. 0.15,0.6); prompt-cache rates left out are the provider's usual ones.",
         ),
     ] = None,
     judge_budget: Annotated[

@@ -36,6 +36,10 @@ class JudgeExchange(BaseModel):
     """Tokens read."""
     output_tokens: int = 0
     """Tokens written."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``, those written to the provider's prompt cache."""
     latency_ms: float = 0.0
     """How long the call took (0 when it came from the cache)."""
     cached: bool = False

@@ -235,6 +235,15 @@ class CheckJudgeStats(BaseModel):
     """Cost at the configured prices (None when no prices are set)."""
     budget_stopped: int = 0
     """Calls not made because the judge budget was spent."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those the provider read from its prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``, those the provider wrote to its prompt cache."""
+    prompt_cache_hit_rate: float | None = None
+    """``cached_input_tokens / input_tokens`` (None: no input tokens)."""
+    prompt_cache_saved_usd: float | None = None
+    """The cost with every input token at the input price, minus ``cost_usd`` (None when
+    no prices are set; negative when cache writes cost more than the reads saved)."""
 
 
 class JudgeStats(BaseModel):
@@ -276,6 +285,35 @@ class JudgeStats(BaseModel):
     """Calls not made because the budget was spent (their verdicts are errored, "budget")."""
     per_check: dict[str, CheckJudgeStats] = Field(default_factory=dict)
     """The same counts split by the check that made each call; they add up to the totals."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those the provider read from its prompt cache (not the judge
+    answer cache: see ``cache_hits``)."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``, those the provider wrote to its prompt cache."""
+    prompt_cache_hit_rate: float | None = None
+    """``cached_input_tokens / input_tokens`` (None: no input tokens)."""
+    prompt_cache_saved_usd: float | None = None
+    """The cost with every input token at the input price, minus ``cost_usd`` (None when
+    no prices are set; negative when cache writes cost more than the reads saved)."""
+    prompt_cache_prices: str | None = None
+    """How the prompt cache was priced, naming the rates that were assumed."""
+
+    def prompt_cache_line(self) -> str | None:
+        """``prompt cache: 61.5% hit rate, 12,288 of 19,980 input tokens cached, 1,024
+        written; saved $0.0123; priced at ...``, or None without calls. The provider's
+        prompt cache, not the judge answer cache (``cache_hits``)."""
+        if not self.calls or self.prompt_cache_hit_rate is None:
+            return None
+        line = (
+            f"prompt cache: {self.prompt_cache_hit_rate:.1%} hit rate, "
+            f"{self.cached_input_tokens:,} of {self.input_tokens:,} input tokens cached, "
+            f"{self.cache_write_tokens:,} written"
+        )
+        if self.prompt_cache_saved_usd is not None:
+            line += f"; saved ${self.prompt_cache_saved_usd:.4f}"
+        if self.prompt_cache_prices:
+            line += f"; {self.prompt_cache_prices}"
+        return line
 
 
 class AgentUsage(BaseModel):

@@ -4,6 +4,9 @@ never written anywhere.
 
 Structured output: when the request carries a schema, the answer is asked for as a forced
 call of a tool whose input schema is that schema; the tool input is the answer.
+
+Prompt caching: the prompt's shared prefix (the system message and the instructions before
+the case) is marked ``cache_control: ephemeral`` (see ``_prompt_cache``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ._batch_api import BatchBackend
 from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
+from ._prompt_cache import anthropic_usage, cache_marked
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
@@ -118,15 +122,11 @@ class AnthropicJudge:
     def _params(self, request: JudgeRequest) -> dict[str, Any]:
         if not self._structured:
             request = describe_schema(request)
-        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        system, messages = cache_marked(request)
         params: dict[str, Any] = {
             "model": self._model,
             "max_tokens": request.max_tokens,
-            "messages": [
-                {"role": m.role, "content": m.content}
-                for m in request.messages
-                if m.role != "system"
-            ],
+            "messages": messages,
         }
         if system:
             params["system"] = system
@@ -190,9 +190,9 @@ class AnthropicJudge:
         return JudgeReply(
             text=scrub(text, self._secret),
             model=model if isinstance(model, str) and model else self._model,
-            input_tokens=token_count(getattr(usage, "input_tokens", None)),
             output_tokens=token_count(getattr(usage, "output_tokens", None)),
             latency_ms=elapsed,
+            **anthropic_usage(usage),
         )
 
 

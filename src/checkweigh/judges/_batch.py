@@ -15,7 +15,7 @@ from ._ask import ask
 from ._binary import EVALUATOR, JudgeCheck
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._judged import judge_failure
-from ._model import JudgeError, JudgeModel, JudgeRequest, Message
+from ._model import JudgeError, JudgeModel, JudgeRequest, Message, joined
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +50,19 @@ class QuestionBatch:
             lines.append(f"{i}. {check.question}")
             if check.rubric:
                 lines.append(f"   Guidance: {check.rubric}")
+        shared = len(lines)
         lines.append(self.formatter.format(case))
         lines.append(
             'Reply as {"answers": [{"index": 1, "verdict": "yes" or "no", "reason": "..."}]} '
             "with every question exactly once."
         )
+        user, prefix = joined(lines, shared)
         return JudgeRequest(
             messages=(
                 Message(role="system", content=EVALUATOR),
-                Message(role="user", content="\n\n".join(lines)),
+                Message(role="user", content=user),
             ),
+            shared_prefix=prefix,
             schema_name="checklist",
             json_schema=schema_of(Checklist),
             max_tokens=200 + 150 * len(asked),

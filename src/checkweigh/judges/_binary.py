@@ -31,7 +31,7 @@ from ._ask import ask
 from ._context import ContextLimitError, check_context
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._judged import JudgedCheck, judge_failure
-from ._model import JudgeError, JudgeModel, JudgeRequest, Message
+from ._model import JudgeError, JudgeModel, JudgeRequest, Message, joined
 
 EVALUATOR = (
     "You are a strict evaluator of an AI agent's work. You answer one yes/no question about "
@@ -120,13 +120,16 @@ class JudgeCheck(JudgedCheck):
         for i, ex in enumerate(self.examples, start=1):
             answer = json.dumps({"verdict": ex.verdict, "reason": ex.reason})
             lines.append(f"Example {i}: {ex.situation}\nAnswer: {answer}")
+        shared = len(lines)  # what comes before the case is the same for every case
         lines.append(self.formatter.format(case))
         lines.append(f"Question again: {self.question}\nReply with the JSON object only.")
+        user, prefix = joined(lines, shared)
         return JudgeRequest(
             messages=(
                 Message(role="system", content=SYSTEM),
-                Message(role="user", content="\n\n".join(lines)),
+                Message(role="user", content=user),
             ),
+            shared_prefix=prefix,
             schema_name="binary_verdict",
             json_schema=_BINARY_SCHEMA,
             max_tokens=self.max_tokens,

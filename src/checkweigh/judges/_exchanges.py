@@ -58,6 +58,8 @@ def note_exchange(
             reply=reply.text,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
+            cached_input_tokens=reply.cached_input_tokens,
+            cache_write_tokens=reply.cache_write_tokens,
             latency_ms=reply.latency_ms,
             cached=reply.cached,
         )

@@ -24,7 +24,7 @@ from ._ask import ask
 from ._binary import EVALUATOR
 from ._formatter import DEFAULT_FORMATTER, TraceFormatter
 from ._judged import JudgedCheck, judge_failure
-from ._model import JudgeError, JudgeModel, JudgeRequest, Message
+from ._model import JudgeError, JudgeModel, JudgeRequest, Message, joined
 
 LABELS = ("critical_fail", "fail", "poor", "acceptable", "good", "excellent")
 """The label of each score from 0 to 5 (descriptive only)."""
@@ -255,13 +255,17 @@ class GradedJudgeCheck(JudgedCheck):
         return f"graded-{self.mode}/1+{self.formatter.ident}"
 
     def _request(
-        self, user: str, shape: builtins.type[BaseModel], name: str, n: int
+        self, lines: list[str], shape: builtins.type[BaseModel], name: str, n: int
     ) -> JudgeRequest:
+        # the last two lines are the case and the reply format; the instructions before
+        # them are the same for every case
+        user, prefix = joined(lines, len(lines) - 2)
         return JudgeRequest(
             messages=(
                 Message(role="system", content=EVALUATOR),
                 Message(role="user", content=user),
             ),
+            shared_prefix=prefix,
             schema_name=name,
             json_schema=schema_of(shape),
             max_tokens=200 + 120 * n,
@@ -280,7 +284,7 @@ class GradedJudgeCheck(JudgedCheck):
             'Reply as {"scores": [{"metric": "<name>", "score": 0-5, "reason": "..."}]} with '
             "every metric exactly once."
         )
-        request = self._request("\n\n".join(lines), MetricScores, "scores", len(metrics))
+        request = self._request(lines, MetricScores, "scores", len(metrics))
         answer = await ask(judge, request, MetricScores, lambda a: _scores(a, metrics))
         return _scores(answer, metrics)
 
@@ -296,7 +300,7 @@ class GradedJudgeCheck(JudgedCheck):
             "with every question exactly once."
         )
         n = len(questions)
-        request = self._request("\n\n".join(lines), Checklist, "checklist", len(metrics))
+        request = self._request(lines, Checklist, "checklist", len(metrics))
         answer = await ask(judge, request, Checklist, lambda c: c.in_order(n))
         yes: dict[str, list[bool]] = {}
         for (m, _), a in zip(questions, answer.in_order(len(questions)), strict=True):

@@ -16,6 +16,7 @@ from ._context import known_limit
 from ._exchanges import current_check
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 from ._options import DEFAULT_CONCURRENCY, JudgeOptions
+from ._prompt_cache import cache_figures, with_cache_rates
 
 OUTSIDE_CHECKS = "(no check)"
 """The per-check key of calls made outside any check's evaluation."""
@@ -38,10 +39,32 @@ class Prices:
 
     input_per_m: float
     output_per_m: float
+    cached_input_per_m: float | None = None
+    """Input read from the provider's prompt cache (None: not known yet; the run fills in
+    the provider's usual rate, see ``with_cache_rates``)."""
+    cache_write_per_m: float | None = None
+    """Input written to the provider's prompt cache (Anthropic bills it above input)."""
+    note: str | None = None
+    """How the prompt cache is priced, and which rates were assumed, for the report."""
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """The price of a call."""
-        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """The price of a call: ``input_tokens`` counts all input, the cached and written
+        ones among it are billed at their own rates (at the input rate when not known)."""
+        cached_rate = self.cached_input_per_m
+        write_rate = self.cache_write_per_m
+        plain = input_tokens - cached_input_tokens - cache_write_tokens
+        return (
+            plain * self.input_per_m
+            + cached_input_tokens * (self.input_per_m if cached_rate is None else cached_rate)
+            + cache_write_tokens * (self.input_per_m if write_rate is None else write_rate)
+            + output_tokens * self.output_per_m
+        ) / 1e6
 
 
 @dataclass
@@ -53,16 +76,33 @@ class _Tally:
     input_tokens: int = 0
     output_tokens: int = 0
     budget_stopped: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def tokens(self) -> tuple[int, int, int, int]:
+        """Input, output, cached input and cache-write tokens."""
+        return (
+            self.input_tokens,
+            self.output_tokens,
+            self.cached_input_tokens,
+            self.cache_write_tokens,
+        )
+
+    def add(self, reply: JudgeReply) -> None:
+        """Count ``reply``'s tokens."""
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        self.cached_input_tokens += reply.cached_input_tokens
+        self.cache_write_tokens += reply.cache_write_tokens
 
     def stats(self, prices: Prices | None) -> CheckJudgeStats:
-        cost = None if prices is None else prices.cost(self.input_tokens, self.output_tokens)
         return CheckJudgeStats(
             calls=self.calls,
             errors=self.errors,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
-            cost_usd=cost,
             budget_stopped=self.budget_stopped,
+            **cache_figures(prices, self.tokens()),
         )
 
 
@@ -92,6 +132,9 @@ class MeteredJudge:
     """Calls not sent because the budget was spent."""
     per_check: dict[str, _Tally] = field(default_factory=dict)
     """The counts above, by the check that made each call."""
+    prompt_cache: _Tally = field(default_factory=_Tally)
+    """The run's tokens with the prompt-cached ones (the run's own input/output counts
+    above stay as they were)."""
     _gate: tuple[asyncio.AbstractEventLoop, _Gate] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +142,8 @@ class MeteredJudge:
             raise ValueError("concurrency must be >= 1")
         if self.budget_usd is not None and self.prices is None:
             raise ValueError("a judge budget needs prices")
+        if self.prices is not None and self.prices.cached_input_per_m is None:
+            self.prices = with_cache_rates(self.prices, self.judge.name)
 
     @property
     def name(self) -> str:
@@ -131,7 +176,7 @@ class MeteredJudge:
         """The cost of the calls answered so far (None without prices)."""
         if self.prices is None:
             return None
-        return self.prices.cost(self.input_tokens, self.output_tokens)
+        return self.prices.cost(*self.prompt_cache.tokens())
 
     def budget_left(self) -> bool:
         """Whether another attempt may be sent."""
@@ -172,8 +217,8 @@ class MeteredJudge:
         self._count_call(tally, failed=False)
         self.input_tokens += reply.input_tokens
         self.output_tokens += reply.output_tokens
-        tally.input_tokens += reply.input_tokens
-        tally.output_tokens += reply.output_tokens
+        self.prompt_cache.add(reply)
+        tally.add(reply)
         self.latency_ms += reply.latency_ms
         return reply
 
@@ -211,7 +256,8 @@ class MeteredJudge:
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             mean_latency_ms=self.latency_ms / self.calls if self.calls else None,
-            cost_usd=self.spent_usd(),
+            **cache_figures(self.prices, self.prompt_cache.tokens()),
+            prompt_cache_prices=None if self.prices is None else self.prices.note,
             concurrency=self.concurrency,
             peak_in_flight=self.peak_in_flight,
             budget_usd=self.budget_usd,

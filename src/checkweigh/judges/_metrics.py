@@ -56,10 +56,14 @@ class Statements(BaseModel):
 
 
 def _request(
-    system: str, user: str, shape: type[BaseModel], name: str, **tags: str
+    system: str, head: str, case: str, shape: type[BaseModel], name: str, **tags: str
 ) -> JudgeRequest:
+    """The user message is ``head`` (the instructions, the same for every case) and then
+    ``case``: ``head`` is the prompt prefix a provider can cache."""
+    user = head + case
     return JudgeRequest(
         messages=(Message(role="system", content=system), Message(role="user", content=user)),
+        shared_prefix=len(head),
         schema_name=name,
         json_schema=schema_of(shape),
         max_tokens=1500,
@@ -95,20 +99,28 @@ class FaithfulnessCheck(JudgedCheck):
 
     async def statements(self, case: Case, judge: JudgeModel) -> list[Statement]:
         """The answer's statements (the first call)."""
-        user = (
+        head = (
             "Break the answer below into standalone atomic statements: one claim each, with "
             "no pronouns, so each can be checked on its own. Mark a statement load_bearing "
             "when it carries the answer (a fact, a result, an outcome the user relies on), "
             "and not load_bearing when it is padding (greetings, restating the question, "
             'trivia). Reply as {"statements": [{"text": "...", "load_bearing": true}]}; an '
             "answer that claims nothing gives an empty list.\n\n"
-            + block("task_input", json.dumps(case.input, default=str))
+        )
+        shown = (
+            block("task_input", json.dumps(case.input, default=str))
             + "\n\n"
             + block("agent_final_answer", case.output)
         )
         system = f"You decompose answers into atomic statements. {_DATA_NOTE}"
         request = _request(
-            system, user, Statements, "statements", metric="faithfulness/1", step="decompose"
+            system,
+            head,
+            shown,
+            Statements,
+            "statements",
+            metric="faithfulness/1",
+            step="decompose",
         )
         return (await ask(judge, request, Statements)).statements
 
@@ -117,19 +129,18 @@ class FaithfulnessCheck(JudgedCheck):
     ) -> list[NumberedAnswer]:
         """One verdict per statement (the second call, batched)."""
         numbered = "\n".join(f"{i}. {s.text}" for i, s in enumerate(statements, start=1))
-        user = (
+        head = (
             "For each numbered statement, answer yes if it can be directly inferred from the "
             "context (the task input and the agent's trace, including tool results), and no "
             'otherwise. Reply as {"answers": [{"index": 1, "verdict": "yes", "reason": '
             '"..."}]} with every statement exactly once.\n\n'
-            + self.formatter.format_context(case)
-            + "\n\n"
-            + block("agent_statements", numbered)
         )
+        shown = self.formatter.format_context(case) + "\n\n" + block("agent_statements", numbered)
         system = f"You judge whether statements follow from a context. {_DATA_NOTE}"
         request = _request(
             system,
-            user,
+            head,
+            shown,
             Checklist,
             "statement_verdicts",
             metric="faithfulness/1",
@@ -234,8 +245,8 @@ class GoalAccuracyCheck(JudgedCheck):
             infer = _request(
                 f"You summarize agent runs. {_DATA_NOTE}",
                 "From the run below, state the user's goal and the end state the run reached, "
-                'one sentence each: {"user_goal": "...", "end_state": "..."}.\n\n'
-                + self.formatter.format(case),
+                'one sentence each: {"user_goal": "...", "end_state": "..."}.\n\n',
+                self.formatter.format(case),
                 Workflow,
                 "workflow",
                 metric="goal-accuracy/1",
@@ -246,10 +257,8 @@ class GoalAccuracyCheck(JudgedCheck):
             goal = str(reference) if reference is not None else workflow.user_goal
             compare = _request(
                 BINARY_SYSTEM,
-                "Question: does the end state achieve the goal?\n\n"
-                + block("reference", goal)
-                + "\n\n"
-                + block("agent_end_state", workflow.end_state),
+                "Question: does the end state achieve the goal?\n\n",
+                block("reference", goal) + "\n\n" + block("agent_end_state", workflow.end_state),
                 BinaryAnswer,
                 "binary_verdict",
                 metric="goal-accuracy/1",

@@ -5,6 +5,7 @@ Checks receive their judge as an argument; there is no default or global judge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +42,24 @@ class JudgeRequest(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """What produced the prompt (e.g. the formatter's ``name@version``): part of the cache
     key, never sent to the provider."""
+    shared_prefix: int = Field(default=0, ge=0, exclude=True)
+    """How many characters at the start of the first user message are the same for every
+    case (the instructions, rubric and examples before the case): with the system message,
+    the prompt prefix a provider can cache. How the prompt is sent, not what it says: left
+    out of the dump, so of the judge cache's key too."""
+
+    def shared_text(self) -> str:
+        """The first user message's shared start (``""`` when none is marked)."""
+        user = next((m.content for m in self.messages if m.role == "user"), "")
+        return user[: self.shared_prefix]
+
+
+def joined(parts: Sequence[str], shared: int) -> tuple[str, int]:
+    """``parts`` joined by blank lines, and the length of the first ``shared`` parts with the
+    blank line after them: the user message and its :attr:`JudgeRequest.shared_prefix`."""
+    text = "\n\n".join(parts)
+    head = "\n\n".join(parts[:shared])
+    return text, len(head) + 2 if shared else 0
 
 
 class JudgeReply(BaseModel):
@@ -53,9 +72,15 @@ class JudgeReply(BaseModel):
     model: str
     """The model that answered."""
     input_tokens: int = 0
-    """Tokens read."""
+    """Tokens read, all of them: the prompt-cached ones included."""
     output_tokens: int = 0
     """Tokens written."""
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those read from the provider's prompt cache (billed at a
+    discount): OpenAI's ``cached_tokens``, Anthropic's ``cache_read_input_tokens``."""
+    cache_write_tokens: int = 0
+    """Of ``input_tokens``, those written to the provider's prompt cache (Anthropic's
+    ``cache_creation_input_tokens``, billed above the input price)."""
     latency_ms: float = 0.0
     """Time the call took."""
     cached: bool = False

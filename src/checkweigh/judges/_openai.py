@@ -22,6 +22,7 @@ from .._text import NOT_JSON, json_with_surrogates
 from ._batch_api import BatchBackend
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
+from ._prompt_cache import openai_usage
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
@@ -253,9 +254,9 @@ class OpenAIJudge:
         return JudgeReply(
             text=scrub(text, self._secret),
             model=model if isinstance(model, str) and model else self._model,
-            input_tokens=token_count(usage.get("prompt_tokens")),
             output_tokens=token_count(usage.get("completion_tokens")),
             latency_ms=elapsed_ms,
+            **openai_usage(usage),
         )
 
 

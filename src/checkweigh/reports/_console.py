@@ -159,7 +159,16 @@ def judge_checks_table(stats: JudgeStats) -> Table | None:
     if len(stats.per_check) < 2 and not stats.budget_stopped:
         return None
     table = Table(title="judge by check", title_justify="left")
-    columns = ("check", "calls", "cache hits", "errors", "tokens in", "tokens out", "cost")
+    columns = (
+        "check",
+        "calls",
+        "cache hits",
+        "errors",
+        "tokens in",
+        "prompt-cached in",
+        "tokens out",
+        "cost",
+    )
     for name in (*columns, "budget stops"):
         table.add_column(name, justify="left" if name == "check" else "right")
     for check, s in stats.per_check.items():
@@ -170,6 +179,7 @@ def judge_checks_table(stats: JudgeStats) -> Table | None:
             str(s.cache_hits),
             str(s.errors),
             f"{s.input_tokens:,}",
+            f"{s.cached_input_tokens:,}",
             f"{s.output_tokens:,}",
             cost,
             str(s.budget_stopped),
@@ -250,6 +260,8 @@ def render_summary(
         console.print(reliable)
     if summary.judge is not None:
         console.print(plain(judge_line(summary.judge)))  # the judge's name is user text
+        if (cached := summary.judge.prompt_cache_line()) is not None:
+            console.print(plain(cached))
         if (by_check := judge_checks_table(summary.judge)) is not None:
             console.print(by_check)
     if (calibrated := calibration_table(summary)) is not None:

@@ -168,6 +168,8 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             f"{j.errors} error(s), {j.input_tokens:,} tokens in / {j.output_tokens:,} out"
             f"{cost}.{budget}"
         )
+        if (cached := j.prompt_cache_line()) is not None:
+            lines.append(f"\n{escape_md(cached[0].upper() + cached[1:])}.")
         lines += _judge_by_check(j)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -178,14 +180,15 @@ def _judge_by_check(j: JudgeStats) -> list[str]:
         return []
     lines = [
         "",
-        "| check | calls | cache hits | errors | tokens in | tokens out | cost | budget stops |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| check | calls | cache hits | errors | tokens in | prompt-cached in | tokens out | cost "
+        "| budget stops |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for check, s in j.per_check.items():
         cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         lines.append(
             f"| {escape_md(check)} | {s.calls} | {s.cache_hits} | {s.errors} | "
-            f"{s.input_tokens:,} | "
+            f"{s.input_tokens:,} | {s.cached_input_tokens:,} | "
             f"{s.output_tokens:,} | {cost} | {s.budget_stopped} |"
         )
     return lines

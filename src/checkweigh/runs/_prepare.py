@@ -224,19 +224,27 @@ def _percent(value: float | None, flag: str) -> float | None:
 
 
 def parse_prices(text: str | None) -> Prices | None:
-    """``INPUT,OUTPUT`` USD per million tokens (``--judge-prices``), checked."""
+    """``INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]]`` USD per million tokens
+    (``--judge-prices``), checked; the prompt cache's rates left out are the provider's
+    usual ones, filled in once the judge is known."""
     if text is None:
         return None
+    parts = text.split(",")
     try:
-        low, high = (float(x) for x in text.split(","))
+        if not 2 <= len(parts) <= 4:
+            raise ValueError(text)
+        rates = [float(x) for x in parts]
     except ValueError:
         raise InputError(
-            f"expected INPUT,OUTPUT USD per million tokens, e.g. 0.15,0.6; got {text!r}",
+            "expected INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]] USD per million tokens, "
+            f"e.g. 0.15,0.6; got {text!r}",
             field="--judge-prices",
         ) from None
-    if not (low >= 0 and high >= 0 and math.isfinite(low + high)):  # NaN fails every >=
+    if not (all(r >= 0 for r in rates) and math.isfinite(sum(rates))):  # NaN fails every >=
         raise InputError(f"prices must be finite and >= 0, got {text!r}", field="--judge-prices")
-    return Prices(low, high)
+    cached = rates[2] if len(rates) > 2 else None
+    write = rates[3] if len(rates) > 3 else None
+    return Prices(rates[0], rates[1], cached, write)
 
 
 def graded_weights(items: tuple[str, ...] | list[str], suite: Suite) -> dict[str, float]:

@@ -1,7 +1,8 @@
 """Serve a scripted LLM on 127.0.0.1 from its own process, until stdin closes.
 
 ``python -m checkweigh.testing [--wire openai|anthropic] [--latency S] [--answer TEXT]
-[--answer-for NAME=TEXT ...] [--structured all|llama|none] [--keep-alive] [--stats]`` prints
+[--answer-for NAME=TEXT ...] [--structured all|llama|none] [--keep-alive] [--stats]
+[--no-prompt-cache]`` prints
 the base URL on its first line; every request gets ``--answer`` (or, when it asks for the answer
 schema NAME, that ``--answer-for``) after ``--latency``; ``--structured`` picks the
 ``response_format`` types the server accepts (``llama``: like llama-cpp-python's server).
@@ -42,6 +43,7 @@ def main() -> None:
     p.add_argument("--keep-alive", action="store_true", help="HTTP/1.1 keep-alive")
     p.add_argument("--structured", choices=["all", "llama", "none"], default="all")
     p.add_argument("--stats", action="store_true", help="print what the server saw at the end")
+    p.add_argument("--no-prompt-cache", action="store_true", help="report no prompt-cached tokens")
     a = p.parse_args()
     reply = Reply(a.answer, delay_s=a.latency)
     answers = {name: Reply(text, delay_s=a.latency) for name, text in a.answer_for}
@@ -52,6 +54,7 @@ def main() -> None:
         keep_alive=a.keep_alive,
         structured=a.structured,
         respond=by_schema(answers) if answers else None,
+        prompt_cache=not a.no_prompt_cache,
     ) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()  # returns when the parent closes our stdin

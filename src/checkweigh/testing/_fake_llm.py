@@ -7,7 +7,8 @@ like llama-cpp-python's server (``llama``: ``json_schema`` is refused with a 500
 ``response_format``, ``json_object`` with a ``schema`` is accepted, and ``GET /v1/models`` lists
 a model ``owned_by: me``) or like one that
 supports none (``none``: any ``response_format`` is refused with a 400). Both wires also
-serve their provider's batch API (:mod:`._fake_batches`, scripted through ``batches``)."""
+serve their provider's batch API (:mod:`._fake_batches`, scripted through ``batches``). Usage
+reports prompt-cached tokens as each provider does (``_fake_cache``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from ._fake_batches import FakeBatches
+from ._fake_cache import FakePromptCache
 
 Structured = Literal["all", "llama", "none"]
 
@@ -87,6 +89,8 @@ class FakeLLM:
     """When the last answer was sent."""
     batches: FakeBatches = field(default_factory=FakeBatches)
     """The batch APIs' state and script (see :mod:`._fake_batches`)."""
+    prompt_cache: FakePromptCache = field(default_factory=FakePromptCache)
+    """The provider's prompt cache (see ``_fake_cache``; ``enabled=False``: caching off)."""
 
     def arrived(self) -> None:
         """Count a request in flight (called as soon as its headers are read)."""
@@ -217,7 +221,9 @@ def _batch_answer(
     if reply.status != 200:
         return reply.status, _error_body(wire, reply.status)
     render = _anthropic_body if wire == "anthropic" else _openai_body
-    return 200, render(body, reply, len(state.requests))
+    answer = render(body, reply, len(state.requests))
+    answer["usage"] = state.prompt_cache.usage(wire, body, answer["usage"])
+    return 200, answer
 
 
 def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPRequestHandler]:
@@ -280,7 +286,9 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
                 payload = reply.raw
             elif reply.status == 200:
                 render = _anthropic_body if wire == "anthropic" else _openai_body
-                payload = json.dumps(render(body, reply, len(state.requests)))
+                answer = render(body, reply, len(state.requests))
+                answer["usage"] = state.prompt_cache.usage(wire, body, answer["usage"])
+                payload = json.dumps(answer)
             else:
                 auth = headers.get("authorization") or headers.get("x-api-key")
                 payload = json.dumps(
@@ -321,12 +329,20 @@ def fake_llm_server(
     keep_alive: bool = False,
     structured: Structured = "all",
     respond: Callable[[dict[str, Any]], Reply | None] | None = None,
+    prompt_cache: bool = True,
 ) -> Iterator[FakeLLM]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
 
     ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
+    ``prompt_cache=False`` turns the simulated provider prompt cache off.
     """
-    state = FakeLLM(script=list(script), default=default, structured=structured, respond=respond)
+    state = FakeLLM(
+        script=list(script),
+        default=default,
+        structured=structured,
+        respond=respond,
+        prompt_cache=FakePromptCache(enabled=prompt_cache),
+    )
     server = _Server(("127.0.0.1", 0), _handler(state, wire, keep_alive))
     host = f"http://127.0.0.1:{server.server_address[1]}"
     state.base_url = host if wire == "anthropic" else f"{host}/v1"
