@@ -21,6 +21,7 @@ import orjson
 from .._text import NOT_JSON, json_with_surrogates
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
+from ._pacing import watched
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
     BACKSTOP_S,
@@ -81,6 +82,7 @@ class OpenAIJudge:
         format: JudgeFormat = "auto",
     ) -> None:
         self._openai = load_sdk("openai")
+        self._response: Any = load_sdk("httpx").Response  # the SDK's own transport types
         self._client = make_client(
             f"{provider}:{model}",
             self._openai,
@@ -199,7 +201,13 @@ class OpenAIJudge:
             fmt = self._format
             sent.append(fmt)
             body = self._params(request, fmt)
-            raw: bytes = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+            # the raw response, for its rate-limit headers (seen by an adaptive slot)
+            response = await watched(
+                slot,
+                lambda: self._client.post("/chat/completions", body=body, cast_to=self._response),
+                lambda answer: answer.headers,
+            )
+            raw: bytes = response.content
             return raw
 
         while True:
