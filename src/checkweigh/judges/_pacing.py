@@ -2,7 +2,8 @@
 
 When the user sets no concurrency, a run's judge calls go through a :class:`Pacer`:
 
-- **Concurrency window.** It starts at :data:`START_WINDOW` calls in flight and grows while
+- **Concurrency window.** One call goes first, so that its answer's headers tell the limits
+  before a burst is sent; then :data:`START_WINDOW` calls may be in flight, growing while
   answers come back and the window is in use: by one per answer (doubling per round trip) until
   the first 429, then by one per window's worth of answers, up to :data:`MAX_WINDOW`. A 429
   halves it (at most once per pause, so a burst of 429s to calls sent together counts once).
@@ -57,12 +58,9 @@ Costs = Mapping[Kind, float]
 
 def rate_costs(request: JudgeRequest) -> dict[Kind, float]:
     """What ``request`` takes from each limit: one request, and its tokens as the providers'
-    limiters count them before the answer exists (the prompt at 4 characters a token, the
-    answer schema included, plus ``max_tokens``)."""
-    chars = sum(len(m.content) + 16 for m in request.messages)
-    if request.json_schema is not None:
-        chars += len(str(request.json_schema))
-    prompt = math.ceil(chars / 4) + 3
+    limiters count them before the answer exists (OpenAI: the prompt's characters / 4, plus
+    ``max_tokens``), not as the model's tokenizer would."""
+    prompt = math.ceil(sum(len(m.content) for m in request.messages) / 4)
     return {
         "requests": 1.0,
         "tokens": float(prompt + request.max_tokens),
@@ -107,6 +105,9 @@ class Controller:
 
     window: float = START_WINDOW
     """Calls allowed in flight now."""
+    probing: bool = True
+    """Whether no answer came yet: one call goes first, so that the provider's limits are
+    known before a burst of calls is sent."""
     max_window: int = MAX_WINDOW
     """The most the window grows to."""
     margin: float = MARGIN
@@ -128,7 +129,7 @@ class Controller:
     @property
     def allowed(self) -> int:
         """Whole calls allowed in flight."""
-        return max(int(self.window), 1)
+        return 1 if self.probing else max(int(self.window), 1)
 
     def learn(self, readings: Iterable[Reading], now: float) -> None:
         """Take in the limits an answer reported; a bucket never holds more than the
@@ -152,6 +153,9 @@ class Controller:
     def answered(self, in_flight: int) -> None:
         """An answer came back with ``in_flight`` calls (itself included) holding the window:
         grow when the window was what held calls back."""
+        if self.probing:
+            self.probing = False
+            return
         if in_flight < self.allowed - 1 or self.window >= self.max_window:
             self.margin = min(MARGIN, self.margin + 0.002)
             return
@@ -163,6 +167,7 @@ class Controller:
     def refused(self, wait_s: float | None, now: float) -> None:
         """The provider answered 429, asking to wait ``wait_s`` (None: it did not say)."""
         self.answered_429 += 1
+        self.probing = False
         wait = wait_s if wait_s is not None and wait_s > 0 else 0.0
         if now >= self.calm_at:
             self.slow_start = False

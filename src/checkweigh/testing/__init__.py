@@ -7,6 +7,7 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._fake_limits import FakeLimits as FakeLimits
     from ._fake_llm import FakeLLM as FakeLLM
     from ._fake_llm import Reply as Reply
     from ._fake_llm import by_schema as by_schema
