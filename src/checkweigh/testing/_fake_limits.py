@@ -76,6 +76,8 @@ class FakeLimits:
     clock: Callable[[], float] = time.monotonic
     refused: int = 0
     """Requests answered 429."""
+    tokens: int = 0
+    """Tokens of the requests let through, as counted."""
     _buckets: dict[LimitKind, _Bucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -109,6 +111,7 @@ class FakeLimits:
             if refused_by is None:
                 for kind, bucket in self._buckets.items():
                     bucket.level -= costs[kind]
+                self.tokens += tokens
             else:
                 self.refused += 1
             state = {

@@ -113,6 +113,7 @@ class FakeLLM:
                 "peak_in_flight": self.peak_in_flight,
                 "span_s": span,
                 "rate_limited": self.limits.refused if self.limits is not None else 0,
+                "limited_tokens": self.limits.tokens if self.limits is not None else 0,
             }
 
     def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
