@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from checkweigh.judges import DEFAULT_CONCURRENCY, JudgeOptions, make_judge
+from checkweigh.judges import DEFAULT_CONCURRENCY, MAX_WINDOW, JudgeOptions, make_judge
 from checkweigh.judges._options import LOCAL_CONCURRENCY
 from checkweigh.service._run import make_cached_judge
 from checkweigh.testing import fake_llm_server
@@ -77,7 +77,7 @@ def test_a_single_request_server_on_this_machine_gets_two_and_the_report_says_wh
         judge = make_cached_judge("openai:local", no_cache=False, replay=False)
         assert judge is not None
         metered = judge.judge
-        assert metered.concurrency == LOCAL_CONCURRENCY
+        assert (metered.adaptive, metered.concurrency) == (False, LOCAL_CONCURRENCY)
         assert metered.options is not None
         assert metered.options.concurrency == LOCAL_CONCURRENCY
         note = metered.concurrency_note()
@@ -104,7 +104,10 @@ def test_anything_else_on_this_machine_gets_the_provider_default(
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         judge = make_cached_judge("openai:local", no_cache=False, replay=False)
         assert judge is not None
-        assert judge.judge.concurrency == DEFAULT_CONCURRENCY == 32
+        # the provider default: adaptive, from today's 32 up to MAX_WINDOW
+        assert judge.judge.adaptive
+        assert judge.judge.concurrency == MAX_WINDOW
+        assert DEFAULT_CONCURRENCY == 32
         assert judge.judge.concurrency_note() is None
         assert asked == ["/v1/models", "/api/version"]
 
@@ -116,12 +119,12 @@ def test_the_scripted_judge_server_and_a_stopped_server_get_the_default(
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         judge = make_cached_judge("openai:local", no_cache=False, replay=False)
         assert judge is not None
-        assert judge.judge.concurrency == 32
+        assert (judge.judge.adaptive, judge.judge.concurrency) == (True, MAX_WINDOW)
         assert fake.requests == []  # the probe is not a judge call
     # the same port after the server stopped: refused at once, no wait
     judge = make_cached_judge("openai:local", no_cache=False, replay=False)
     assert judge is not None
-    assert judge.judge.concurrency == 32
+    assert (judge.judge.adaptive, judge.judge.concurrency) == (True, MAX_WINDOW)
 
 
 def test_a_given_concurrency_is_kept_and_nothing_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +133,7 @@ def test_a_given_concurrency_is_kept_and_nothing_is_asked(monkeypatch: pytest.Mo
         options = JudgeOptions(concurrency=8)
         judge = make_cached_judge("openai:local", no_cache=False, replay=False, options=options)
         assert judge is not None
-        assert judge.judge.concurrency == 8
+        assert (judge.judge.adaptive, judge.judge.concurrency) == (False, 8)
         assert judge.judge.concurrency_note() is None
         assert asked == []
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from checkweigh.judges import MAX_WINDOW
+from checkweigh.reports._console import judge_line
 from checkweigh.store import Store
 from checkweigh.testing import Reply, fake_llm_server
 from support.judge_suite import CASES, KEY, YES, judge_suite, run_judged
@@ -59,7 +61,7 @@ def test_a_llama_cpp_like_server_is_negotiated_and_the_report_says_so(tmp_path: 
     assert any("json_object (negotiated" in n for n in info.summary.notes)
 
 
-def test_any_other_server_on_this_machine_gets_the_default_of_32(tmp_path: Path) -> None:
+def test_any_other_server_on_this_machine_gets_the_adaptive_default(tmp_path: Path) -> None:
     suite = judge_suite(tmp_path / "s")
     with fake_llm_server([], default=Reply(YES, delay_s=0.2), keep_alive=True) as server:
         code, out = run_judged(suite, server, tmp_path)
@@ -70,9 +72,15 @@ def test_any_other_server_on_this_machine_gets_the_default_of_32(tmp_path: Path)
     assert info.summary is not None
     judge = info.summary.judge
     assert judge is not None
-    # every case's call in flight at once, as the server saw it and as the report says
-    assert judge.peak_in_flight == seen["peak_in_flight"] == CASES
-    assert f"peak {CASES} in flight of 32 allowed" in out
+    # one call probes for rate-limit headers, then every other case's call is in flight at
+    # once, as the server saw it and as the report says
+    assert judge.peak_in_flight == seen["peak_in_flight"] == CASES - 1
+    # adaptive from 32 up to MAX_WINDOW; the fake sends no rate-limit headers: nothing learned
+    assert (judge.adaptive, judge.concurrency, judge.answered_429) == (True, MAX_WINDOW, 0)
+    assert (judge.learned_rpm, judge.learned_tpm) == (None, None)
+    line = judge_line(judge)
+    assert f"peak {CASES - 1} in flight of {MAX_WINDOW} allowed" in line
+    assert "adaptive: window peak 32, 0 429(s) answered" in line
     assert "judge concurrency" not in out
 
 

@@ -283,6 +283,17 @@ class JudgeStats(BaseModel):
     """The most the run may spend on judge calls (``--judge-budget``; None: no cap)."""
     budget_stopped: int = 0
     """Calls not made because the budget was spent (their verdicts are errored, "budget")."""
+    adaptive: bool = False
+    """Whether the concurrency adapted to the provider (no ``--judge-concurrency`` given):
+    ``concurrency`` is then the most it could grow to."""
+    answered_429: int = 0
+    """Attempts the provider answered 429 (rate limited), each retried after waiting."""
+    peak_window: int | None = None
+    """Adaptive: the widest the concurrency window grew."""
+    learned_rpm: int | None = None
+    """Adaptive: the provider's requests-per-minute limit, read from its headers."""
+    learned_tpm: int | None = None
+    """Adaptive: the provider's tokens-per-minute limit, read from its headers."""
     per_check: dict[str, CheckJudgeStats] = Field(default_factory=dict)
     """The same counts split by the check that made each call; they add up to the totals."""
     cached_input_tokens: int = 0

@@ -69,6 +69,8 @@ if _typing.TYPE_CHECKING:
     from ._judged import JudgedCheck as JudgedCheck
     from ._judged import Trust as Trust
     from ._judged import judge_failure as judge_failure
+    from ._limit_headers import Reading as Reading
+    from ._limit_headers import read_limits as read_limits
     from ._metered import BudgetSpent as BudgetSpent
     from ._metered import MeteredJudge as MeteredJudge
     from ._metered import Prices as Prices
@@ -92,6 +94,10 @@ if _typing.TYPE_CHECKING:
     from ._options import JudgeFormat as JudgeFormat
     from ._options import JudgeOptions as JudgeOptions
     from ._outcomes import ExpectedOutcomesCheck as ExpectedOutcomesCheck
+    from ._pacing import MAX_WINDOW as MAX_WINDOW
+    from ._pacing import Controller as Controller
+    from ._pacing import Pacer as Pacer
+    from ._pacing import rate_costs as rate_costs
     from ._providers import JudgeProvider as JudgeProvider
     from ._retry import GaveUp as GaveUp
     from ._retry import RetryPolicy as RetryPolicy

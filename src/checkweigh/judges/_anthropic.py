@@ -20,6 +20,7 @@ from ._batch_api import BatchBackend
 from ._model import JudgeReply, JudgeRequest
 from ._openai import describe_schema
 from ._options import JudgeFormat
+from ._pacing import watched
 from ._prompt_cache import anthropic_usage, cache_marked
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
@@ -165,7 +166,13 @@ class AnthropicJudge:
 
         async def create() -> Any:
             started.append(time.perf_counter())
-            return await self._client.messages.create(**params)
+            # the raw response, for its rate-limit headers (seen by an adaptive slot)
+            raw = await watched(
+                slot,
+                lambda: self._client.messages.with_raw_response.create(**params),
+                lambda answer: answer.headers,
+            )
+            return await raw.parse()
 
         message = await sdk_call(
             self.name, self._anthropic, create, self._retry, secret=self._secret, slot=slot

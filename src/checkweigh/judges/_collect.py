@@ -66,18 +66,28 @@ class _Counts:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def add(self, reply: JudgeReply | None) -> None:
         self.calls += 1
         if reply is not None:
             self.input_tokens += reply.input_tokens
             self.output_tokens += reply.output_tokens
+            self.cached_input_tokens += reply.cached_input_tokens
+            self.cache_write_tokens += reply.cache_write_tokens
 
     def discount(self, prices: Prices | None) -> float:
-        """What the batch price took off the list price of these calls."""
+        """What the batch price took off the list price of these calls (prompt-cached
+        input at its own rate, as the judge's cost counts it)."""
         if prices is None:
             return 0.0
-        return BATCH_DISCOUNT * prices.cost(self.input_tokens, self.output_tokens)
+        return BATCH_DISCOUNT * prices.cost(
+            self.input_tokens,
+            self.output_tokens,
+            self.cached_input_tokens,
+            self.cache_write_tokens,
+        )
 
     def figures(self) -> dict[str, int]:
         return {

@@ -9,13 +9,17 @@ for, so the spend can pass the budget by at most ``concurrency`` calls.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..core import CheckJudgeStats, JudgeStats
 from ._context import known_limit
 from ._exchanges import current_check
+from ._limit_headers import read_limits
 from ._model import JudgeError, JudgeModel, JudgeReply, JudgeRequest
 from ._options import DEFAULT_CONCURRENCY, JudgeOptions
+from ._pacing import Costs, Pacer, rate_costs
 from ._prompt_cache import cache_figures, with_cache_rates
 
 OUTSIDE_CHECKS = "(no check)"
@@ -119,6 +123,9 @@ class MeteredJudge:
     """Why the concurrency is below the default, for the report (a local server)."""
     budget_usd: float | None = None
     """No call is sent once the cost at ``prices`` reaches this (needs ``prices``)."""
+    adaptive: bool = False
+    """Find the provider's limit (see ``_pacing``): ``concurrency`` is then the most the
+    window may grow to; else it is a fixed cap."""
     calls: int = 0
     errors: int = 0
     input_tokens: int = 0
@@ -135,6 +142,10 @@ class MeteredJudge:
     prompt_cache: _Tally = field(default_factory=_Tally)
     """The run's tokens with the prompt-cached ones (the run's own input/output counts
     above stay as they were)."""
+    answered_429: int = 0
+    """Attempts the provider answered 429 (retried after waiting)."""
+    pacer: Pacer | None = field(default=None, repr=False)
+    """The adaptive pacing of the latest run (None: a fixed cap)."""
     _gate: tuple[asyncio.AbstractEventLoop, _Gate] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -196,7 +207,8 @@ class MeteredJudge:
         """
         slotted = getattr(self.judge, "complete_slotted", None)
         tally = self.per_check.setdefault(current_check() or OUTSIDE_CHECKS, _Tally())
-        slot = _CallSlot(self._semaphore())
+        gate = self._semaphore()
+        slot = _CallSlot(gate, rate_costs(request) if gate.pacer is not None else {})
         try:
             if slotted is not None:
                 reply: JudgeReply = await slotted(request, slot)
@@ -231,8 +243,8 @@ class MeteredJudge:
         if reply is not None:
             self.input_tokens += reply.input_tokens
             self.output_tokens += reply.output_tokens
-            tally.input_tokens += reply.input_tokens
-            tally.output_tokens += reply.output_tokens
+            self.prompt_cache.add(reply)
+            tally.add(reply)
 
     def count_budget_stop(self) -> None:
         """Count a call not sent because the budget was spent, under the check that asked."""
@@ -262,20 +274,38 @@ class MeteredJudge:
             peak_in_flight=self.peak_in_flight,
             budget_usd=self.budget_usd,
             budget_stopped=self.budget_stopped,
+            **self._pacing_stats(),
             per_check={
                 name: tally.stats(self.prices) for name, tally in sorted(self.per_check.items())
             },
         )
 
+    def _pacing_stats(self) -> dict[str, object]:
+        """What the adaptive pacing learned, for :class:`JudgeStats`."""
+        if self.pacer is None:
+            return {"answered_429": self.answered_429}
+        state = self.pacer.state
+        return {
+            "adaptive": True,
+            "answered_429": self.answered_429,
+            "peak_window": state.peak_window,
+            "learned_rpm": state.learned_rpm(),
+            "learned_tpm": state.learned_tpm(),
+        }
+
 
 class _Gate:
-    """The judge's slots in one event loop, counting the calls that hold one."""
+    """The judge's slots in one event loop, counting the calls that hold one: a fixed
+    semaphore, or the adaptive :class:`Pacer`."""
 
-    __slots__ = ("_owner", "_slots")
+    __slots__ = ("_owner", "_slots", "pacer")
 
     def __init__(self, owner: MeteredJudge) -> None:
         self._owner = owner
         self._slots = asyncio.Semaphore(owner.concurrency)
+        self.pacer: Pacer | None = None
+        if owner.adaptive:
+            self.pacer = owner.pacer = Pacer(max_window=owner.concurrency)
 
     @property
     def owner(self) -> MeteredJudge:
@@ -283,7 +313,14 @@ class _Gate:
         return self._owner
 
     async def __aenter__(self) -> None:
-        await self._slots.acquire()
+        await self.enter({}, retry=False)
+
+    async def enter(self, costs: Costs, *, retry: bool) -> None:
+        """Wait for a slot (and, adaptive, for the pacing to let a call of ``costs`` go)."""
+        if self.pacer is not None:
+            await self.pacer.enter(costs, retry=retry)
+        else:
+            await self._slots.acquire()
         owner = self._owner
         owner.in_flight += 1
         if owner.in_flight > owner.peak_in_flight:
@@ -291,17 +328,21 @@ class _Gate:
 
     async def __aexit__(self, *exc: object) -> None:
         self._owner.in_flight -= 1
-        self._slots.release()
+        if self.pacer is not None:
+            self.pacer.leave()
+        else:
+            self._slots.release()
 
 
 class _CallSlot:
     """One call's hold on the judge's slots, refused once the budget is spent: a call that
     queued for a slot, or waits to retry, is not sent past the budget."""
 
-    __slots__ = ("_gate", "attempts")
+    __slots__ = ("_costs", "_gate", "attempts")
 
-    def __init__(self, gate: _Gate) -> None:
+    def __init__(self, gate: _Gate, costs: Costs) -> None:
         self._gate = gate
+        self._costs = costs
         self.attempts = 0
         """Attempts that were let through (sent)."""
 
@@ -309,7 +350,7 @@ class _CallSlot:
         return self
 
     async def __aenter__(self) -> None:
-        await self._gate.__aenter__()
+        await self._gate.enter(self._costs, retry=self.attempts > 0)
         owner = self._gate.owner
         if not owner.budget_left():
             await self._gate.__aexit__()
@@ -321,3 +362,16 @@ class _CallSlot:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._gate.__aexit__()
+
+    def observe_answer(self, headers: Mapping[str, str]) -> None:
+        """An attempt was answered: the pacing learns from its rate-limit headers."""
+        pacer = self._gate.pacer
+        if pacer is not None:
+            pacer.answered(read_limits(headers, time.time()))
+
+    def observe_429(self, headers: Mapping[str, str], wait_s: float | None) -> None:
+        """An attempt was answered 429: counted, and the pacing backs off."""
+        self._gate.owner.answered_429 += 1
+        pacer = self._gate.pacer
+        if pacer is not None:
+            pacer.refused(read_limits(headers, time.time()), wait_s)

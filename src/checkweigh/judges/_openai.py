@@ -22,6 +22,7 @@ from .._text import NOT_JSON, json_with_surrogates
 from ._batch_api import BatchBackend
 from ._model import JudgeError, JudgeReply, JudgeRequest, Message
 from ._options import JudgeFormat
+from ._pacing import watched
 from ._prompt_cache import openai_usage
 from ._retry import RetryPolicy, Slot, with_timeout
 from ._sdk import (
@@ -83,6 +84,7 @@ class OpenAIJudge:
         format: JudgeFormat = "auto",
     ) -> None:
         self._openai = load_sdk("openai")
+        self._response: Any = load_sdk("httpx").Response  # the SDK's own transport types
         self._client = make_client(
             f"{provider}:{model}",
             self._openai,
@@ -211,7 +213,13 @@ class OpenAIJudge:
             fmt = self._format
             sent.append(fmt)
             body = self._params(request, fmt)
-            raw: bytes = await self._client.post("/chat/completions", body=body, cast_to=bytes)
+            # the raw response, for its rate-limit headers (seen by an adaptive slot)
+            response = await watched(
+                slot,
+                lambda: self._client.post("/chat/completions", body=body, cast_to=self._response),
+                lambda answer: answer.headers,
+            )
+            raw: bytes = response.content
             return raw
 
         while True:

@@ -10,8 +10,9 @@ Defaults (documented in the README):
   plus up to as much again of random jitter) capped at ``backoff_max_s`` = 20 s;
 - all attempts and waits of one call end within ``deadline_s`` = 120 s, so a hung provider
   costs at most two attempts and holds a concurrency slot only while an attempt is in flight;
-- ``concurrency`` = 32 calls in flight, or 2 for a single-request inference server on this
-  machine (llama-cpp-python, llama.cpp, Ollama, LM Studio);
+- ``concurrency``: adaptive (from 32 up to 256 in flight, paced under the provider's learned
+  rate limits: see ``_pacing``), or 2 for a single-request inference server on this machine
+  (llama-cpp-python, llama.cpp, Ollama, LM Studio); a given value is a fixed cap;
 - ``max_input_tokens``: the model's known input limit, else none (see ``_context``).
 """
 
@@ -61,7 +62,8 @@ class JudgeOptions:
     format: JudgeFormat = "auto"
     """Structured output: ``auto`` negotiates json_schema, then json_object, then prompt."""
     concurrency: int | None = None
-    """Judge calls in flight at once (None: 32, or 2 for a local inference server)."""
+    """Judge calls in flight at once, a fixed cap (None: adaptive, starting at 32, see
+    ``_pacing``; or 2 for a local inference server)."""
     max_input_tokens: int | None = None
     """The judge model's input limit in tokens (None: the known default for the model, if
     any): a prompt over it is not sent and its verdict is errored (see ``_context``)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..core import PassMode, PassPolicy
 from ..errors import InputError
 from ..judges import (
+    MAX_WINDOW,
     CachedJudge,
     CacheMode,
     GradedJudgeCheck,
@@ -294,10 +295,14 @@ def make_cached_judge(
     mode = CacheMode.REPLAY if replay else CacheMode.BYPASS if no_cache else CacheMode.USE
     options = options or JudgeOptions()
     model = make_judge(spec, options=options, offline=replay)
+    # no concurrency given and not a one-request local server: find the provider's limit
+    adaptive = options.concurrency is None
     options, reason = options.settle(model)
+    adaptive = adaptive and reason is None
     metered = MeteredJudge(
         model,
-        concurrency=options.limit,
+        concurrency=MAX_WINDOW if adaptive else options.limit,
+        adaptive=adaptive,
         prices=prices,
         options=options,
         concurrency_reason=reason,

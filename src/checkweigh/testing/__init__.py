@@ -11,6 +11,7 @@ if _typing.TYPE_CHECKING:
     from ._fake_batches import BatchScript as BatchScript
     from ._fake_batches import FakeBatches as FakeBatches
     from ._fake_cache import FakePromptCache as FakePromptCache
+    from ._fake_limits import FakeLimits as FakeLimits
     from ._fake_llm import FakeLLM as FakeLLM
     from ._fake_llm import Reply as Reply
     from ._fake_llm import by_schema as by_schema

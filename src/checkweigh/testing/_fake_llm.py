@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ._fake_batches import FakeBatches
 from ._fake_cache import FakePromptCache
+from ._fake_limits import FakeLimits, limit_headers, rate_limit_body, request_tokens
 
 Structured = Literal["all", "llama", "none"]
 
@@ -91,6 +92,8 @@ class FakeLLM:
     """The batch APIs' state and script (see :mod:`._fake_batches`)."""
     prompt_cache: FakePromptCache = field(default_factory=FakePromptCache)
     """The provider's prompt cache (see ``_fake_cache``; ``enabled=False``: caching off)."""
+    limits: FakeLimits | None = None
+    """Requests- and tokens-per-minute limits answered with 429s (see ``_fake_limits``)."""
 
     def arrived(self) -> None:
         """Count a request in flight (called as soon as its headers are read)."""
@@ -117,6 +120,8 @@ class FakeLLM:
                 "requests": len(self.requests),
                 "peak_in_flight": self.peak_in_flight,
                 "span_s": span,
+                "rate_limited": self.limits.refused if self.limits is not None else 0,
+                "limited_tokens": self.limits.tokens if self.limits is not None else 0,
             }
 
     def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
@@ -271,6 +276,14 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             headers = {k.lower(): v for k, v in self.headers.items()}
+            limited: dict[str, str] = {}
+            if state.limits is not None:
+                admission = state.limits.admit(request_tokens(body))
+                limited = limit_headers(wire, admission)
+                if not admission.allowed:
+                    refusal = json.dumps(rate_limit_body(wire, admission)).encode()
+                    self._send(429, "application/json", refusal, limited)
+                    return
             reply = state.next_reply(body, headers)
             if reply.delay_s:
                 time.sleep(reply.delay_s)
@@ -306,11 +319,23 @@ def _handler(state: FakeLLM, wire: str, keep_alive: bool) -> type[BaseHTTPReques
                     self.send_header("retry-after", formatdate(when, usegmt=True))
                 if reply.retry_after_ms is not None:
                     self.send_header("retry-after-ms", reply.retry_after_ms)
-                for name, value in reply.headers.items():
+                for name, value in {**limited, **reply.headers}.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                return
+
+        def _send(self, status: int, kind: str, data: bytes, headers: dict[str, str]) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
                 return
 
     return Handler
@@ -330,8 +355,14 @@ def fake_llm_server(
     structured: Structured = "all",
     respond: Callable[[dict[str, Any]], Reply | None] | None = None,
     prompt_cache: bool = True,
+    rpm: int | None = None,
+    tpm: int | None = None,
 ) -> Iterator[FakeLLM]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends.
+
+    ``rpm`` and ``tpm`` limit the requests and tokens per minute as the providers do: past
+    them a request is answered 429 (see ``_fake_limits``), and every answer carries the
+    provider's rate-limit headers.
 
     ``base_url`` is what the SDK wants: with ``/v1`` for openai, the bare host for anthropic.
     ``prompt_cache=False`` turns the simulated provider prompt cache off.
@@ -343,6 +374,8 @@ def fake_llm_server(
         respond=respond,
         prompt_cache=FakePromptCache(enabled=prompt_cache),
     )
+    if rpm is not None or tpm is not None:
+        state.limits = FakeLimits(rpm=rpm, tpm=tpm)
     server = _Server(("127.0.0.1", 0), _handler(state, wire, keep_alive))
     host = f"http://127.0.0.1:{server.server_address[1]}"
     state.base_url = host if wire == "anthropic" else f"{host}/v1"

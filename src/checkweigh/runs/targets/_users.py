@@ -172,7 +172,8 @@ class UserModels:
                 # the suite's max_input_tokens is the judge model's: this one keeps its own
                 options = replace(options.for_judge(model), max_input_tokens=None)
             limit = metered.concurrency if isinstance(metered, MeteredJudge) else 8
-            counted = MeteredJudge(model, concurrency=limit, options=options)
+            adaptive = isinstance(metered, MeteredJudge) and metered.adaptive
+            counted = MeteredJudge(model, concurrency=limit, options=options, adaptive=adaptive)
             if isinstance(judge, CachedJudge):
                 return CachedJudge(counted, judge.cache, judge.mode)
             return CachedJudge(counted, JudgeCache(cache_dir()), CacheMode.USE)
