@@ -7,9 +7,11 @@ judge a ``checkweigh run`` builds when no concurrency is given (``make_cached_ju
 answer cache bypassed: adaptive concurrency) and the real ``openai`` SDK, to checkweigh.testing's
 fake provider in its own process, answering after ``--latency`` s:
 
-- ``600rpm-400ktpm``: limits of 600 requests and 400,000 tokens a minute (the tokens bind:
-  a call counts ~700 tokens, its prompt at 4 characters a token plus ``max_tokens`` 300);
+- ``600rpm-400ktpm``: limits of 600 requests and 400,000 tokens a minute (a call counts about
+  560 tokens, its prompt at 4 characters a token plus ``max_tokens``, so the requests bind);
 - ``3000rpm``: 3,000 requests a minute;
+- ``3000rpm-200ktpm``: 3,000 requests and 200,000 tokens a minute (the tokens bind, at about
+  357 calls a minute);
 - ``unlimited``: no limit, against today's fixed concurrency of 32 (``fixed-32``).
 
 Printed per scenario: the wall from the first call to the last answer, the throughput in calls
@@ -37,6 +39,7 @@ SCENARIOS: dict[str, tuple[int | None, int | None, int | None]] = {
     # name: (rpm, tpm, --judge-concurrency)
     "600rpm-400ktpm": (600, 400_000, None),
     "3000rpm": (3000, None, None),
+    "3000rpm-200ktpm": (3000, 200_000, None),
     "unlimited": (None, None, None),
     "fixed-32": (None, None, 32),
 }
