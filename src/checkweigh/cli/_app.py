@@ -157,7 +157,7 @@ def run(
         str | None,
         typer.Option(
             "--judge-format",
-            help="Structured output: auto, json_schema, json_object or prompt [auto].",
+            help="Structured output: auto, json_schema, json_object or prompt \\[auto].",
             show_default=False,
         ),
     ] = None,
@@ -170,7 +170,7 @@ def run(
             "--judge-mode",
             metavar="sync|batch",
             help="batch: send the judge calls of recorded cases through the provider's batch "
-            "API, at half the price (answers within hours) [suite's judge: {mode}, else sync].",
+            "API, at half the price (answers within hours) \\[suite's judge: {mode}, else sync].",
             show_default=False,
         ),
     ] = None,
@@ -187,7 +187,7 @@ def run(
         typer.Option(
             "--judge-retry-sync",
             help="Ask synchronously for the judge calls a batch did not answer (expired, "
-            "cancelled, errored) instead of ending their verdicts errored [suite's judge: "
+            "cancelled, errored) instead of ending their verdicts errored \\[suite's judge: "
             "{retry_sync}].",
             show_default=False,
         ),
@@ -229,7 +229,7 @@ def run(
         float | None,
         typer.Option(
             "--pass-threshold",
-            help="Score (0-100) a case without expected outcomes needs [suite: 75].",
+            help="Score (0-100) a case without expected outcomes needs \\[suite: 75].",
             show_default=False,
         ),
     ] = None,
@@ -237,7 +237,7 @@ def run(
         float | None,
         typer.Option(
             "--metrics-threshold",
-            help="Mean case score (0-100) the run needs [suite: 80].",
+            help="Mean case score (0-100) the run needs \\[suite: 80].",
             show_default=False,
         ),
     ] = None,
@@ -245,7 +245,7 @@ def run(
         float | None,
         typer.Option(
             "--cases-threshold",
-            help="Percentage of executions that must pass [suite: 100].",
+            help="Percentage of executions that must pass \\[suite: 100].",
             show_default=False,
         ),
     ] = None,
@@ -295,7 +295,7 @@ def run(
         typer.Option(
             "--executor",
             help="Where cases run: local, processes (see --workers), ray (agents and checks as "
-            "Ray tasks; needs checkweigh[ray]), or an installed plugin's executor.",
+            "Ray tasks; needs checkweigh\\[ray]), or an installed plugin's executor.",
         ),
     ] = "local",
     ray_address: Annotated[
@@ -303,7 +303,7 @@ def run(
         typer.Option(
             "--ray-address",
             metavar="ADDR",
-            help="The Ray cluster to join, e.g. 10.0.0.5:6379 [Ray's default].",
+            help="The Ray cluster to join, e.g. 10.0.0.5:6379 \\[Ray's default].",
             show_default=False,
         ),
     ] = None,
