@@ -46,7 +46,8 @@ def test_defaults_learn_the_limit_and_pace_under_it(tmp_path: Path, wire: str, j
     answer = Reply(json.dumps(VERDICT), tool_input=VERDICT)
     # 600 a minute holds 10 at once: a burst of 32 would see 22 of them refused
     with fake_llm_server([], wire=wire, default=answer, keep_alive=True, rpm=600) as server:
-        code, out = run_judged(suite, server, tmp_path, judge=judge)
+        markdown = tmp_path / "report.md"
+        code, out = run_judged(suite, server, tmp_path, "--markdown", str(markdown), judge=judge)
         seen = server.stats()
     assert code == 0, out
     assert seen["requests"] == CALLS
@@ -62,6 +63,8 @@ def test_defaults_learn_the_limit_and_pace_under_it(tmp_path: Path, wire: str, j
     assert (stats.adaptive, stats.concurrency) == (True, MAX_WINDOW)
     assert (stats.learned_rpm, stats.answered_429) == (600, seen["rate_limited"])
     assert f"{stats.answered_429} 429(s) answered, limit learned 600 rpm" in judge_line(stats)
+    assert "Concurrency: adaptive: window peak" in markdown.read_text()
+    assert "limit learned 600 rpm" in markdown.read_text()
     store.close()
 
 

@@ -178,7 +178,9 @@ def user_output_inert() -> Iterator[None]:
 DbOption = Annotated[
     str | None,
     typer.Option(
-        "--db", help="SQLAlchemy URL of the results store \\[env: CHECKWEIGH_DB].", show_default=False
+        "--db",
+        help="SQLAlchemy URL of the results store \\[env: CHECKWEIGH_DB].",
+        show_default=False,
     ),
 ]
 

@@ -309,6 +309,23 @@ class JudgeStats(BaseModel):
     prompt_cache_prices: str | None = None
     """How the prompt cache was priced, naming the rates that were assumed."""
 
+    def pacing_line(self) -> str | None:
+        """``adaptive: window peak 64, 3 429(s) answered, limit learned 600 rpm / 400,000
+        tpm``, or ``3 429(s) answered`` under a fixed concurrency, or None when neither."""
+        if not (self.adaptive or self.answered_429):
+            return None
+        said = f"{self.answered_429} 429(s) answered"
+        if not self.adaptive:
+            return said
+        learned = " / ".join(
+            f"{value:,} {unit}"
+            for value, unit in ((self.learned_rpm, "rpm"), (self.learned_tpm, "tpm"))
+            if value is not None
+        )
+        return f"adaptive: window peak {self.peak_window}, {said}" + (
+            f", limit learned {learned}" if learned else ""
+        )
+
     def prompt_cache_line(self) -> str | None:
         """``prompt cache: 61.5% hit rate, 12,288 of 19,980 input tokens cached, 1,024
         written; saved $0.0123; priced at ...``, or None without calls. The provider's

@@ -147,28 +147,13 @@ def judge_line(stats: JudgeStats) -> str:
         parts.append(f"mean {stats.mean_latency_ms:,.0f} ms/call")
     if stats.calls and stats.peak_in_flight is not None and stats.concurrency is not None:
         parts.append(f"peak {stats.peak_in_flight} in flight of {stats.concurrency} allowed")
-    if stats.adaptive or stats.answered_429:
-        parts.append(_pacing_part(stats))
+    if (pacing := stats.pacing_line()) is not None:
+        parts.append(pacing)
     if stats.cost_usd is not None:
         parts.append(f"${stats.cost_usd:.4f}")
     if stats.budget_usd is not None:
         parts.append(f"budget ${stats.budget_usd:g} stopped {stats.budget_stopped} call(s)")
     return ", ".join(parts)
-
-
-def _pacing_part(stats: JudgeStats) -> str:
-    """``adaptive: window peak 64, 3 429(s) answered, limit learned 600 rpm / 400,000 tpm``."""
-    said = f"{stats.answered_429} 429(s) answered"
-    if not stats.adaptive:
-        return said
-    learned = " / ".join(
-        f"{value:,} {unit}"
-        for value, unit in ((stats.learned_rpm, "rpm"), (stats.learned_tpm, "tpm"))
-        if value is not None
-    )
-    return f"adaptive: window peak {stats.peak_window}, {said}" + (
-        f", limit learned {learned}" if learned else ""
-    )
 
 
 def judge_checks_table(stats: JudgeStats) -> Table | None:

@@ -168,6 +168,8 @@ def render_markdown(suite: str, run_id: str, status: str, summary: RunSummary) -
             f"{j.errors} error(s), {j.input_tokens:,} tokens in / {j.output_tokens:,} out"
             f"{cost}.{budget}"
         )
+        if (pacing := j.pacing_line()) is not None:
+            lines.append(f"\nConcurrency: {escape_md(pacing)}.")
         if (cached := j.prompt_cache_line()) is not None:
             lines.append(f"\n{escape_md(cached[0].upper() + cached[1:])}.")
         lines += _judge_by_check(j)
