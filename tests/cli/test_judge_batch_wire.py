@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from checkweigh.server import create_app
 from checkweigh.store import Store, stored_batches
 from checkweigh.testing import BatchScript, FakeLLM, Reply, fake_llm_server
+from support.html_page import parse
 from support.judge_suite import CASES, judge_suite, run_judged
 from support.postgres import fresh_database
 
@@ -163,6 +166,10 @@ def test_the_cost_is_half_the_list_price_of_the_stored_tokens(
     list_price = (stats.input_tokens * 0.15 + stats.output_tokens * 0.6) / 1e6
     assert stats.cost_usd == pytest.approx(list_price / 2)
     assert "by batch (half price)" in out
+    # the run page says so too
+    with Store(f"sqlite:///{tmp_path / 'runs.db'}") as store, TestClient(create_app(store)) as c:
+        page = parse(c.get(f"/runs/{store.get_run('latest').id}").text)
+    assert page.by_id("judge-batch").text == f"{CASES} by batch, at half price"
 
 
 def test_an_ollama_judge_has_no_batch_api_and_is_refused(tmp_path: Path) -> None:

@@ -9,12 +9,15 @@ import json
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from checkweigh.core import VerdictState
 from checkweigh.judges import MAX_WINDOW
 from checkweigh.reports._console import judge_line
+from checkweigh.server import create_app
 from checkweigh.store import Store
 from checkweigh.testing import Reply, fake_llm_server
+from support.html_page import parse
 from support.judge_suite import judge_suite, run_judged
 from support.recorded_suite import make_case
 
@@ -65,6 +68,11 @@ def test_defaults_learn_the_limit_and_pace_under_it(tmp_path: Path, wire: str, j
     assert f"{stats.answered_429} 429(s) answered, limit learned 600 rpm" in judge_line(stats)
     assert "Concurrency: adaptive: window peak" in markdown.read_text()
     assert "limit learned 600 rpm" in markdown.read_text()
+    with TestClient(create_app(store)) as client:
+        page = parse(client.get(f"/runs/{info.id}").text)
+    shown = page.by_id("judge-pacing")
+    assert shown.text == f"adaptive concurrency, {stats.answered_429} 429(s)"
+    assert shown.get("title") == stats.pacing_line()
     store.close()
 
 

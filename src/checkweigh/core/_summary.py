@@ -311,8 +311,9 @@ class JudgeStats(BaseModel):
 
     def pacing_line(self) -> str | None:
         """``adaptive: window peak 64, 3 429(s) answered, limit learned 600 rpm / 400,000
-        tpm``, or ``3 429(s) answered`` under a fixed concurrency, or None when neither."""
-        if not (self.adaptive or self.answered_429):
+        tpm``, or ``3 429(s) answered`` under a fixed concurrency, or None when neither (or
+        no call was sent)."""
+        if not self.calls or not (self.adaptive or self.answered_429):
             return None
         said = f"{self.answered_429} 429(s) answered"
         if not self.adaptive:
