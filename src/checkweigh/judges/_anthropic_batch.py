@@ -7,48 +7,32 @@ messages and forced answer tool), so answers parse as a call's do.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ._batch_api import BatchItemFailure, BatchProgress, BatchState
-from ._batch_items import ERROR_STATUS, MISSING, check_items, errored
+from ._batch_items import ERROR_STATUS, MISSING, SdkBatch, check_items, errored
 from ._model import JudgeError, JudgeReply, JudgeRequest
 from ._sdk import FormatRejected, judge_error, sdk_call
 
 if TYPE_CHECKING:
     from ._anthropic import AnthropicJudge
 
-T = TypeVar("T")
 
 _NOT_CREATED = frozenset({408, 409, 429, 529})
 """Statuses after which a batch was certainly not created (its creation may be retried)."""
 
 
-class AnthropicBatch:
-    """An :class:`~._anthropic.AnthropicJudge`'s calls, batched (see the module)."""
+class AnthropicBatch(SdkBatch["AnthropicJudge"]):
+    """An :class:`~._anthropic.AnthropicJudge`'s calls, batched (see the module). Anthropic
+    returns a line for every item of an ended batch."""
+
+    max_items = 100_000
+    """Anthropic takes up to 100,000 requests a batch."""
 
     def __init__(self, judge: AnthropicJudge) -> None:
-        self._judge = judge
-        # the custom_ids of the batches submitted here, so an item absent from the results
-        # is reported; Anthropic returns a line for every item of an ended batch
-        self._submitted: dict[str, list[str]] = {}
-
-    @property
-    def name(self) -> str:
-        """``anthropic:model``, the judge's."""
-        return self._judge.name
-
-    @property
-    def max_items(self) -> int:
-        """Anthropic takes up to 100,000 requests a batch."""
-        return 100_000
-
-    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
-        judge = self._judge
-        return await sdk_call(
-            judge.name, judge._anthropic, call, judge._retry, secret=judge._secret
-        )
+        super().__init__(judge, judge._anthropic)
 
     async def submit(self, items: Sequence[tuple[str, JudgeRequest]]) -> str:
         """Create a batch of ``items``; returns its id.

@@ -1,14 +1,20 @@
-"""What the OpenAI and Anthropic batch clients share: checking the items before they are
-sent, and the one-line reason an item got no answer."""
+"""What the OpenAI and Anthropic batch clients share: their judge and SDK calls with its
+retries, checking the items before they are sent, and the one-line reason an item got no
+answer."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from types import ModuleType
+from typing import Generic, Protocol, TypeVar
 
 from ._batch_api import BatchItemFailure
 from ._model import JudgeError, JudgeRequest
-from ._sdk import scrub
+from ._retry import RetryPolicy
+from ._sdk import scrub, sdk_call
+
+T = TypeVar("T")
 
 _CUSTOM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -57,3 +63,42 @@ def errored(status: object, kind: object, message: object, secret: str | None) -
     return BatchItemFailure(
         scrub(f"errored: {head}: {text}" if head else f"errored: {text}", secret)
     )
+
+
+class SdkJudge(Protocol):
+    """What a batch client reads of the SDK judge it batches for."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def _retry(self) -> RetryPolicy: ...
+
+    @property
+    def _secret(self) -> str | None: ...
+
+
+J = TypeVar("J", bound=SdkJudge)
+
+
+class SdkBatch(Generic[J]):
+    """A judge's batch client: the judge, its SDK module, the custom_ids of the batches
+    submitted through this client (an item absent from the results is then reported), and
+    the batch API's calls made with the judge's retries."""
+
+    max_items: int
+    """The most requests the provider takes in one batch."""
+
+    def __init__(self, judge: J, sdk: ModuleType) -> None:
+        self._judge = judge
+        self._sdk = sdk
+        self._submitted: dict[str, list[str]] = {}
+
+    @property
+    def name(self) -> str:
+        """``provider:model``, the judge's."""
+        return self._judge.name
+
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        judge = self._judge
+        return await sdk_call(judge.name, self._sdk, call, judge._retry, secret=judge._secret)

@@ -9,20 +9,19 @@ format), so answers parse as a call's do and prompts (and caches keyed on them) 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ._batch_api import BatchItemFailure, BatchProgress, BatchState
-from ._batch_items import MISSING, check_items, errored
+from ._batch_items import MISSING, SdkBatch, check_items, errored
 from ._model import JudgeError, JudgeReply, JudgeRequest
-from ._sdk import judge_error, scrub, sdk_call
+from ._sdk import judge_error, scrub
 
 if TYPE_CHECKING:
     from ._openai import OpenAIJudge
 
-T = TypeVar("T")
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -42,28 +41,15 @@ _STOPPED = {"expired": "expired", "cancelled": "cancelled"}
 """The reason of an item without a line in a batch that stopped as a whole."""
 
 
-class OpenAIBatch:
-    """An :class:`~._openai.OpenAIJudge`'s calls, batched (see the module)."""
+class OpenAIBatch(SdkBatch["OpenAIJudge"]):
+    """An :class:`~._openai.OpenAIJudge`'s calls, batched (see the module). A batch resumed
+    by another process reads its custom_ids from its input file."""
+
+    max_items = 50_000
+    """OpenAI takes up to 50,000 requests a batch."""
 
     def __init__(self, judge: OpenAIJudge) -> None:
-        self._judge = judge
-        # the custom_ids of the batches submitted here; a batch resumed by another process
-        # reads them from its input file instead
-        self._submitted: dict[str, list[str]] = {}
-
-    @property
-    def name(self) -> str:
-        """``provider:model``, the judge's."""
-        return self._judge.name
-
-    @property
-    def max_items(self) -> int:
-        """OpenAI takes up to 50,000 requests a batch."""
-        return 50_000
-
-    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
-        judge = self._judge
-        return await sdk_call(judge.name, judge._openai, call, judge._retry, secret=judge._secret)
+        super().__init__(judge, judge._openai)
 
     async def _content(self, file_id: str) -> bytes:
         client = self._judge._client
