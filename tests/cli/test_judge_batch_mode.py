@@ -354,8 +354,13 @@ def test_every_recorded_case_parks_together_split_at_the_providers_limit(
 def test_a_spent_budget_submits_no_further_round(tmp_path: Path, batches: MemoryBatches) -> None:
     suite = _faithfulness_suite(tmp_path / "s", batches)
     # the first round (12 calls at $0.069 by batch) passes the budget: no second round
+    report = tmp_path / "run.md"
     code, out = run_judged(
-        suite, None, tmp_path, *FAST, "--judge-prices", "1000,1000", "--judge-budget", "0.5"
+        suite,
+        None,
+        tmp_path,
+        *FAST,
+        *("--judge-prices", "1000,1000", "--judge-budget", "0.5", "--markdown", str(report)),
     )
     assert code in (0, 1), out
     assert len(batches.batches) == 1
@@ -367,6 +372,11 @@ def test_a_spent_budget_submits_no_further_round(tmp_path: Path, batches: Memory
     assert stats is not None
     assert stats.budget_stopped == stats.per_check["faithful"].budget_stopped == CASES
     assert stats.cost_usd == pytest.approx(2 * CASES * 0.069)
+    # the by-check table says which calls went by batch
+    faithful_stats = stats.per_check["faithful"]
+    assert faithful_stats.batch_calls == faithful_stats.calls > 0
+    calls = f"{faithful_stats.calls} ({faithful_stats.batch_calls} by batch)"
+    assert f"| faithful | {calls} |" in report.read_text()
 
 
 @pytest.mark.parametrize("poll", ["0", "-1", "nan"])

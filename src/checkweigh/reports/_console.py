@@ -177,7 +177,7 @@ def judge_checks_table(stats: JudgeStats) -> Table | None:
         cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         table.add_row(
             plain(check),
-            str(s.calls),
+            f"{s.calls} ({s.batch_calls} by batch)" if s.batch_calls else str(s.calls),
             str(s.cache_hits),
             str(s.errors),
             f"{s.input_tokens:,}",

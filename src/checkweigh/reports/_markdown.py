@@ -188,8 +188,9 @@ def _judge_by_check(j: JudgeStats) -> list[str]:
     ]
     for check, s in j.per_check.items():
         cost = "" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        calls = f"{s.calls} ({s.batch_calls} by batch)" if s.batch_calls else str(s.calls)
         lines.append(
-            f"| {escape_md(check)} | {s.calls} | {s.cache_hits} | {s.errors} | "
+            f"| {escape_md(check)} | {calls} | {s.cache_hits} | {s.errors} | "
             f"{s.input_tokens:,} | {s.cached_input_tokens:,} | "
             f"{s.output_tokens:,} | {cost} | {s.budget_stopped} |"
         )
