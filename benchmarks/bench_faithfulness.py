@@ -11,7 +11,8 @@ cache and database, so every call is made) and times its whole wall, start-up in
 are medians of ``--rounds`` rounds, each configuration interleaved with the others:
 
 - wall: the ``checkweigh run`` process from start to exit;
-- judge span, against the limit (calls x latency / concurrency) and its ratio (bar <= 1.3 with
+- judge span, against the limit (calls x latency / concurrency; for the adaptive default, one
+  probe then round trips of a window doubling from 32 to 256) and its ratio (bar <= 1.3 with
   the defaults);
 - peak calls in flight against the concurrency allowed;
 - judge calls per case.
@@ -35,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from checkweigh.judges import MAX_WINDOW, START_WINDOW
 
 RAGAS_WALL_S = 5.92
 """Ragas 0.4.3's wall on the same work, recorded (not measured by this script): see below."""
@@ -180,12 +183,22 @@ def one_round(suite: Path, latency: float, concurrency: int | None) -> dict[str,
         "server_peak": stats["peak_in_flight"],
         "reported_peak": judge["peak_in_flight"],
         "allowed": judge["concurrency"],
+        "adaptive": judge.get("adaptive", False),
         "calls_per_case": stats["requests"] / cases,
         "passed": sum(
             1 for r in report["results"] if r["verdicts"]["faithful"]["state"] == "passed"
         ),
         "cases": cases,
     }
+
+
+def adaptive_limit(calls: float, latency: float) -> float:
+    """The least judge span of the adaptive default: one probe call, then round trips of a
+    window doubling from START_WINDOW up to MAX_WINDOW (each round trip one latency)."""
+    trips, left, window = 1, calls - 1, START_WINDOW
+    while left > 0:
+        trips, left, window = trips + 1, left - window, min(2 * window, MAX_WINDOW)
+    return trips * latency
 
 
 def main() -> None:
@@ -224,7 +237,16 @@ def main() -> None:
         span = statistics.median(r["span_s"] for r in rounds)
         allowed = int(rounds[0]["allowed"])
         calls = rounds[0]["requests"]
-        limit = calls * a.latency / allowed
+        limit = (
+            adaptive_limit(calls, a.latency)
+            if rounds[0]["adaptive"]
+            else calls * a.latency / allowed
+        )
+        allowed_text = (
+            f"{allowed} in flight after a probe and a slow start from {START_WINDOW}"
+            if rounds[0]["adaptive"]
+            else f"{allowed} in flight"
+        )
         name = "defaults" if config is None else f"--judge-concurrency {config}"
         print(
             f"  {name:<24} wall {wall:5.2f} s"
@@ -234,7 +256,7 @@ def main() -> None:
                 else ""
             )
             + f" | judge span {span:5.2f} s = {span / limit:.2f} x the limit "
-            f"{limit:.2f} s ({calls:.0f} calls at {allowed} in flight; bar <= 1.3) | peak in "
+            f"{limit:.2f} s ({calls:.0f} calls at {allowed_text}; bar <= 1.3) | peak in "
             f"flight {max(r['server_peak'] for r in rounds):.0f} at the server, "
             f"{max(r['reported_peak'] for r in rounds):.0f} reported, of {allowed} allowed | "
             f"{rounds[0]['calls_per_case']:.2f} calls per case | "

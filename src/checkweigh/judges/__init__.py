@@ -95,6 +95,7 @@ if _typing.TYPE_CHECKING:
     from ._options import JudgeOptions as JudgeOptions
     from ._outcomes import ExpectedOutcomesCheck as ExpectedOutcomesCheck
     from ._pacing import MAX_WINDOW as MAX_WINDOW
+    from ._pacing import START_WINDOW as START_WINDOW
     from ._pacing import Controller as Controller
     from ._pacing import Pacer as Pacer
     from ._pacing import rate_costs as rate_costs
