@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
@@ -55,10 +56,63 @@ def serve(
             help="The largest request body (an uploaded run) read, in MiB; larger is a 413.",
         ),
     ] = MAX_UPLOAD_MIB,
+    monitor: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--monitor",
+            metavar="FILE",
+            help="A monitor file (YAML): score the traces received on /v1/traces with its "
+            "suite, per time window (repeatable).",
+        ),
+    ] = None,
+    quiet_window: Annotated[
+        float,
+        typer.Option(
+            "--quiet-window",
+            metavar="SECONDS",
+            min=0.1,
+            max=3600,
+            help="A trace whose root span came is complete once no span came for this long.",
+        ),
+    ] = 5.0,
+    max_trace_age: Annotated[
+        float,
+        typer.Option(
+            "--max-trace-age",
+            metavar="SECONDS",
+            min=1,
+            max=86400,
+            help="A trace is scored this long after its first span, root span or not.",
+        ),
+    ] = 300.0,
+    retention: Annotated[
+        float,
+        typer.Option(
+            "--retention",
+            metavar="DAYS",
+            min=0.001,
+            max=36500,
+            help="Received spans (and closed windows' case bodies) older than this are "
+            "removed; windows keep their results and summaries.",
+        ),
+    ] = 30.0,
+    max_otlp: Annotated[
+        int,
+        typer.Option(
+            "--max-otlp",
+            metavar="MIB",
+            min=1,
+            max=4096,
+            help="The largest OTLP request once decompressed, in MiB; larger is a 413.",
+        ),
+    ] = 32,
 ) -> None:
-    """Serve the store's runs, results and comparisons over HTTP (a JSON API).
+    """Serve the store's runs, results and comparisons over HTTP (a JSON API and pages),
+    and receive OpenTelemetry traces on /v1/traces and /v1/logs (OTLP/HTTP).
 
-    The OpenAPI document is at /openapi.json and its docs page at /docs.
+    With --monitor, each complete trace becomes a case scored by the monitors whose filter it
+    passes; their results are stored per time window. The OpenAPI document is at
+    /openapi.json and its docs page at /docs.
     """
     _, err = consoles()
     token = os.environ.get(TOKEN_ENV) or None
@@ -91,8 +145,16 @@ def serve(
                 f"checkweigh serve needs the server extra ({exc.name} is not installed): "
                 "pip install 'checkweigh[server]'"
             ) from None
+        from ..live import LiveScorer, LiveSettings, load_monitor
         from ..store import Store
 
+        monitors = [load_monitor(path) for path in monitor or ()]
+        if len({m.name for m in monitors}) != len(monitors):
+            names = [m.name for m in monitors]
+            twice = next(n for n in names if names.count(n) > 1)
+            raise InputError(
+                f"two monitors are named {twice!r}; names must differ", field="--monitor"
+            )
         store = Store(db)
         sock = _bind(host, port)
     except InputError as exc:
@@ -117,13 +179,27 @@ def serve(
             ),
             soft_wrap=True,
         )
+    settings = LiveSettings(
+        quiet_s=quiet_window, max_age_s=max_trace_age, retention_s=retention * 86400
+    )
+    scorer = LiveScorer(store, monitors, settings)
     served = create_app(
         store,
         token=token,
         warm=True,
         allowed_hosts=hosts,
         max_upload=max_upload * 1024 * 1024,
+        otlp_limit=max_otlp * 1024 * 1024,
+        scorer=scorer,
     )
+    for m in monitors:
+        err.print(
+            f"monitor {m.name}: suite {m.suite.name}, windows of {m.spec.window}, judge "
+            f"{m.judge.name if m.judge is not None else 'none'}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
     config = uvicorn.Config(served, log_level="warning", access_log=False, lifespan="off")
 
     class Server(uvicorn.Server):
@@ -134,7 +210,14 @@ def serve(
             served.state.stopping.set()
             super().handle_exit(sig, frame)
 
-    Server(config).run(sockets=[sock])
+    from ..live import ScorerThread
+
+    thread = ScorerThread(scorer)
+    thread.start()
+    try:
+        Server(config).run(sockets=[sock])
+    finally:
+        thread.stop()
 
 
 def _bind(host: str, port: int) -> socket.socket:

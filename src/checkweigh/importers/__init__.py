@@ -22,6 +22,12 @@ if _typing.TYPE_CHECKING:
     from ._convert import RecordFormat as RecordFormat
     from ._formats import BUILTIN_FORMATS as BUILTIN_FORMATS
     from ._mapping import FieldMapping as FieldMapping
+    from ._otlp_split import SplitRequest as SplitRequest
+    from ._otlp_split import TraceChunk as TraceChunk
+    from ._otlp_split import TraceItems as TraceItems
+    from ._otlp_split import split_request as split_request
+    from ._otlp_split import trace_case as trace_case
+    from ._otlp_split import trace_items as trace_items
     from ._registry import FORMATS as FORMATS
     from ._registry import format_factory as format_factory
     from ._registry import format_names as format_names

@@ -6,6 +6,18 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    pass
+    from ._monitor import Monitor as Monitor
+    from ._monitor import load_monitor as load_monitor
+    from ._monitor import trace_matches as trace_matches
+    from ._spec import MonitorError as MonitorError
+    from ._spec import MonitorSpec as MonitorSpec
+    from ._spec import parse_duration as parse_duration
+    from ._windows import check_counts as check_counts
+    from ._windows import close_windows as close_windows
+    from ._windows import window_summary as window_summary
+    from ._worker import LiveScorer as LiveScorer
+    from ._worker import LiveSettings as LiveSettings
+    from ._worker import ScorerStats as ScorerStats
+    from ._worker import ScorerThread as ScorerThread
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

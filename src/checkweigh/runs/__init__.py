@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
     from ._prepare import plan_run as plan_run
     from ._session import RunOutcome as RunOutcome
     from ._session import RunStopped as RunStopped
+    from ._session import run_config as run_config
     from ._stop import Interrupted as Interrupted
     from ._stop import StopToken as StopToken
     from ._stop import stop_on_signals as stop_on_signals

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._process import refuse_process_exit
 from ..checks import unheld_note
@@ -190,22 +191,15 @@ async def _execute(
     if cases is not None:
         notes.append("cases given by the caller, not read from the suite's cases file")
 
-    config = RunConfig.model_validate(
-        {
-            **suite.snapshot(),
-            "schema_version": CONFIG_VERSION,
-            "checkweigh_version": _checkweigh_version(),
-            "judge": judge.name if judge is not None else None,
-            "judge_mode": "batch" if judge_batch else "single",
-            "judge_options": judge_settings(judge),
-            "graded_weights": dict(graded_weights or {}),
-            "thresholds": policy.snapshot(),
-            "gate_specs": gate_specs(suite.gates),
-            "agent_source": agent.source,
-            **({"judge_api": "batch"} if batch is not None else {}),
-        }
+    snapshot = run_config(
+        suite,
+        judge=judge,
+        judge_batch=judge_batch,
+        graded_weights=graded_weights,
+        policy=policy,
+        agent_source=agent.source,
+        batch_api=batch is not None,
     )
-    snapshot = config.model_dump(mode="json")
     if resume is not None:
         run_id = reopen_checked(store, resume, snapshot)
     else:
@@ -289,6 +283,38 @@ async def _execute(
         outcome = _stop_early(store, run_id, writer, summarize, _why(exc))
         raise RunStopped(outcome, exc) from exc
     return RunOutcome(run_id, RunStatus.COMPLETE, summary, kept)
+
+
+def run_config(
+    suite: Suite,
+    *,
+    judge: JudgeModel | None,
+    judge_batch: bool,
+    graded_weights: Mapping[str, float] | None,
+    policy: PassPolicy,
+    agent_source: Any,
+    batch_api: bool = False,
+) -> dict[str, Any]:
+    """The configuration snapshot a run is stored with (what it evaluated, and how), as JSON:
+    the suite's checks, rubrics and versions, the judge and its options, the thresholds and
+    gates. A monitor's windows are stored with the same."""
+    config = RunConfig.model_validate(
+        {
+            **suite.snapshot(),
+            "schema_version": CONFIG_VERSION,
+            "checkweigh_version": _checkweigh_version(),
+            "judge": judge.name if judge is not None else None,
+            "judge_mode": "batch" if judge_batch else "single",
+            "judge_options": judge_settings(judge),
+            "graded_weights": dict(graded_weights or {}),
+            "thresholds": policy.snapshot(),
+            "gate_specs": gate_specs(suite.gates),
+            "agent_source": agent_source,
+            **({"judge_api": "batch"} if batch_api else {}),
+        }
+    )
+    snapshot: dict[str, Any] = config.model_dump(mode="json")
+    return snapshot
 
 
 def _calibration(store: Store, run_id: str, suite: Suite) -> list[CheckCalibration]:

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
 from ..errors import InputError
+from ..live import LiveScorer
 from ..service import ComparisonMemo
 from ..store import Store
 from . import _docs, _errors
@@ -20,6 +21,8 @@ from ._deps import DecidedRows
 from ._guards import MAX_UPLOAD, BodyLimit, HostCheck
 from ._host import MIN_TOKEN, AllowedHosts
 from ._labels import router as labels_router
+from ._otlp import OTLP_LIMIT
+from ._otlp import router as otlp_router
 from ._results import router as results_router
 from ._runs import router as runs_router
 from ._sessions import Clock, Sessions, Throttle
@@ -38,6 +41,8 @@ def create_app(
     warm: bool = False,
     allowed_hosts: Iterable[str] | None = None,
     max_upload: int = MAX_UPLOAD,
+    otlp_limit: int = OTLP_LIMIT,
+    scorer: LiveScorer | None = None,
     clock: Clock = time.monotonic,
 ) -> FastAPI:
     """The server's app over ``store``.
@@ -56,6 +61,9 @@ def create_app(
             name or one of these (421 otherwise: no DNS rebinding); ``serve`` always gives it.
             None answers any ``Host`` (an app mounted behind something that checks it).
         max_upload: the largest request body read, in bytes (413 past it).
+        otlp_limit: the largest OTLP body once decompressed, in bytes (413 past it).
+        scorer: the live scorer beside the server (its monitors shown by the API and pages);
+            None: received traces wait in the store for a server that scores them.
         clock: the time sessions expire and wrong tokens are slowed by.
 
     Set ``app.state.stopping`` (a :class:`threading.Event`) when the server begins to stop:
@@ -84,6 +92,8 @@ def create_app(
     app.state.comparisons = ComparisonMemo()
     app.state.decided_rows = DecidedRows()
     app.state.warm_indexes = warm
+    app.state.otlp_limit = otlp_limit
+    app.state.scorer = scorer
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
     )
@@ -109,6 +119,8 @@ def create_app(
     app.include_router(labels_router, prefix="/api")
     app.include_router(runs_router, prefix="/api")
     app.include_router(results_router, prefix="/api")
+    # OTLP/HTTP's own paths, where an exporter given the server's address sends
+    app.include_router(otlp_router)
     # the pages: server-rendered HTML over the same store and service calls
     app.include_router(ui_login_router)
     app.include_router(ui_analysis_router)

@@ -31,6 +31,27 @@ if _typing.TYPE_CHECKING:
     from ._labels import label_for as label_for
     from ._labels import read_labels as read_labels
     from ._labels import run_labels as run_labels
+    from ._live import Chunk as Chunk
+    from ._live import Claimed as Claimed
+    from ._live import Finished as Finished
+    from ._live import QueueState as QueueState
+    from ._live import Window as Window
+    from ._live import budget_spent as budget_spent
+    from ._live import claim_ready as claim_ready
+    from ._live import finish_traces as finish_traces
+    from ._live import keep_chunks as keep_chunks
+    from ._live import note_alerts as note_alerts
+    from ._live import open_window as open_window
+    from ._live import prune as prune
+    from ._live import queue_state as queue_state
+    from ._live import renew_leases as renew_leases
+    from ._live import reserve_budget as reserve_budget
+    from ._live import spend_budget as spend_budget
+    from ._live import take_closable as take_closable
+    from ._live import trace_outcome as trace_outcome
+    from ._live import window_at as window_at
+    from ._live import window_run_id as window_run_id
+    from ._live import windows as windows
     from ._owner import STALE_AFTER as STALE_AFTER
     from ._pages import RunExists as RunExists
     from ._pages import RunPage as RunPage

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 INITIAL_REVISION = "0001"
 """The revision whose schema ``Base.metadata.create_all`` made before there were migrations."""
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 """The newest revision in ``migrations/versions`` (a test keeps it equal to Alembic's head): a
 database already at it is opened without importing Alembic."""
 _VERSION_TABLE = "alembic_version"

@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 import orjson
 from pydantic import BaseModel
 from sqlalchemy import (
+    Connection,
     Engine,
     Select,
     Table,
@@ -399,33 +400,8 @@ class Store:
                 add(run_id, storable(results))
 
     def _add_results_generic(self, run_id: str, results: list[CaseResult]) -> None:
-        rows = [
-            {
-                "run_id": run_id,
-                "idx": r.position,
-                "case_id": r.case_id,
-                "repeat": r.repeat,
-                "errored": r.errored,
-                "latency_ms": r.latency_ms,
-                "record": record_value(r),
-                "exchanges": _exchanges(r),
-            }
-            for r in results
-        ]
-        verdicts = [
-            {"run_id": run_id, "check": c, "state": s, "idx": i, "repeat": k}
-            for c, s, i, k in verdict_rows(results)
-        ]
-        bodies = [
-            {"run_id": run_id, "idx": i, "repeat": k, "body": body}
-            for i, k, body in case_rows(results)
-        ]
         with self.engine.begin() as conn:
-            conn.execute(insert(_RESULTS), rows)
-            if verdicts:
-                conn.execute(insert(VerdictRow), verdicts)
-            if bodies:
-                conn.execute(insert(CaseBodyRow), bodies)
+            write_results(conn, run_id, results)
 
     def _add_results_sqlite(self, run_id: str, results: list[CaseResult]) -> None:
         self._insert_sqlite(sqlite_rows(run_id, results))
@@ -680,6 +656,36 @@ _COPY_BODIES = f"COPY case_bodies ({quoted(BODY_COLUMNS)}) FROM STDIN"
 
 _RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]
 """The results table itself, for Core inserts."""
+
+
+def write_results(conn: Connection, run_id: str, results: list[CaseResult]) -> None:
+    """Insert ``results`` of run ``run_id`` with ``conn``, in the caller's transaction (any
+    database: plain inserts)."""
+    rows = [
+        {
+            "run_id": run_id,
+            "idx": r.position,
+            "case_id": r.case_id,
+            "repeat": r.repeat,
+            "errored": r.errored,
+            "latency_ms": r.latency_ms,
+            "record": record_value(r),
+            "exchanges": _exchanges(r),
+        }
+        for r in results
+    ]
+    verdicts = [
+        {"run_id": run_id, "check": c, "state": s, "idx": i, "repeat": k}
+        for c, s, i, k in verdict_rows(results)
+    ]
+    bodies = [
+        {"run_id": run_id, "idx": i, "repeat": k, "body": body} for i, k, body in case_rows(results)
+    ]
+    conn.execute(insert(_RESULTS), rows)
+    if verdicts:
+        conn.execute(insert(VerdictRow), verdicts)
+    if bodies:
+        conn.execute(insert(CaseBodyRow), bodies)
 
 
 def _naive_utc(value: datetime | None) -> datetime | None:

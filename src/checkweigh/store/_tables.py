@@ -135,3 +135,72 @@ class JudgeBatchRow(Base):
     batch_id: Mapped[str] = mapped_column(String(200))
     custom_ids: Mapped[list[str]] = mapped_column(JSON)
     submitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LiveTraceRow(Base):
+    """A trace received over OTLP (revision 0006): when its spans came, whether its root span
+    did, and where it is in the work queue (``open``, ``claimed`` by a server process until
+    ``lease_until``, ``done``). Its ``seq`` is the index its results are stored at."""
+
+    __tablename__ = "live_traces"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32), unique=True)
+    first_seen: Mapped[float] = mapped_column(Float)
+    """When its first span arrived (seconds since the epoch)."""
+    last_seen: Mapped[float] = mapped_column(Float, index=True)
+    spans: Mapped[int] = mapped_column(Integer, default=0)
+    rooted: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[str] = mapped_column(String(8), index=True)
+    owner: Mapped[str | None] = mapped_column(String(80))
+    lease_until: Mapped[float | None] = mapped_column(Float)
+    late: Mapped[int] = mapped_column(Integer, default=0)
+    """Spans that came after the trace was scored (counted, not scored)."""
+    outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """What became of it: the case it made (or why none) and each monitor's window run."""
+
+
+class LiveChunkRow(Base):
+    """The spans (and GenAI log records) of one trace from one export request, as an OTLP/JSON
+    export request (revision 0006): stored before the request is acknowledged."""
+
+    __tablename__ = "live_chunks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32), index=True)
+    received_at: Mapped[float] = mapped_column(Float)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class LiveWindowRow(Base):
+    """One time window of one monitor (revision 0006): the run its results are stored in and
+    what the window's sampling did, shared by every server process."""
+
+    __tablename__ = "live_windows"
+
+    monitor: Mapped[str] = mapped_column(String(200), primary_key=True)
+    start: Mapped[float] = mapped_column(Float, primary_key=True)
+    end: Mapped[float] = mapped_column(Float)
+    run_id: Mapped[str] = mapped_column(String(40))
+    traces: Mapped[int] = mapped_column(Integer, default=0)
+    judged: Mapped[int] = mapped_column(Integer, default=0)
+    skipped_rate: Mapped[int] = mapped_column(Integer, default=0)
+    """Traces whose judge checks the sampling rate left out."""
+    skipped_budget: Mapped[int] = mapped_column(Integer, default=0)
+    """Traces whose judge checks were left out because the hour's judge budget was spent."""
+    judge_calls: Mapped[int] = mapped_column(Integer, default=0)
+    judge_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    closed: Mapped[bool] = mapped_column(Boolean, default=False)
+    alerts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+
+
+class LiveBudgetRow(Base):
+    """A monitor's judge spend in one clock hour (revision 0006), reserved before a trace is
+    judged, so that several server processes share one budget."""
+
+    __tablename__ = "live_budget"
+
+    monitor: Mapped[str] = mapped_column(String(200), primary_key=True)
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    usd: Mapped[float] = mapped_column(Float, default=0.0)

@@ -53,5 +53,8 @@ if _typing.TYPE_CHECKING:
     from ._text import shown as shown
     from ._unique import UniqueIds as UniqueIds
     from ._unique import id_of_case as id_of_case
+    from ._yaml import LineMap as LineMap
+    from ._yaml import YamlSyntaxError as YamlSyntaxError
+    from ._yaml import load_yaml as load_yaml
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)
