@@ -53,6 +53,10 @@ def test_a_new_database_is_created_at_head(db_url: str) -> None:
             "verdicts_not_passed",
             "labels",
             "judge_batches",
+            "live_traces",
+            "live_chunks",
+            "live_windows",
+            "live_budget",
         }
     # opening it again changes nothing
     with Store(db_url) as store:
