@@ -103,6 +103,8 @@ class AlertRule:
 
 def _typed(data: Mapping[object, object]) -> tuple[str, str] | None:
     """The first field of a YAML rule whose value has the wrong type, and what was expected."""
+    if "check" not in data:
+        return "check", "expected the name of the check to watch"
     number = (int, float)
     expected: dict[str, tuple[tuple[type, ...], str]] = {
         "check": ((str,), "a check name"),
