@@ -156,7 +156,8 @@ def test_the_p_value_of_below_rises_with_the_passes(n: int, data: st.DataObject)
     k = data.draw(st.integers(0, n - 1))
     fewer = evaluate_rule(BELOW, Counts(k, n - k))
     more = evaluate_rule(BELOW, Counts(k + 1, n - k - 1))
-    assert fewer.p_value is not None and more.p_value is not None
+    assert fewer.p_value is not None
+    assert more.p_value is not None
     assert 0.0 <= fewer.p_value <= more.p_value <= 1.0
     assert not (more.fired and not fewer.fired)
 
@@ -176,7 +177,8 @@ def test_a_drop_by_fisher_fires_with_its_p_value_and_sentence() -> None:
 def test_a_rise_is_never_a_drop() -> None:
     decision = evaluate_rule(DROP, Counts(130, 10), Counts(85, 35))
     assert decision.state == "quiet"
-    assert decision.p_value is not None and decision.p_value > 0.99
+    assert decision.p_value is not None
+    assert decision.p_value > 0.99
 
 
 def test_large_windows_use_the_z_test_and_it_agrees_with_fisher() -> None:
@@ -200,7 +202,8 @@ def test_the_p_value_of_drop_rises_with_the_passes(n: int, m: int, data: st.Data
     k = data.draw(st.integers(0, n - 1))
     fewer = evaluate_rule(DROP, Counts(k, n - k), Counts(before, m - before))
     more = evaluate_rule(DROP, Counts(k + 1, n - k - 1), Counts(before, m - before))
-    assert fewer.p_value is not None and more.p_value is not None
+    assert fewer.p_value is not None
+    assert more.p_value is not None
     assert 0.0 <= fewer.p_value <= more.p_value <= 1.0
 
 
@@ -242,7 +245,8 @@ def test_too_little_to_test_is_undecided_and_never_fires(
     decision = evaluate_rule(rule, current, previous)
     assert decision.state == "undecided"
     assert not decision.fired
-    assert decision.p_value is None and decision.test is None
+    assert decision.p_value is None
+    assert decision.test is None
     assert decision.false_alarm_rate == 0.0
     assert decision.reason == reason
 
