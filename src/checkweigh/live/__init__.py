@@ -6,6 +6,8 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
-    pass
+    from ._webhook import WebhookResult as WebhookResult
+    from ._webhook import send_alert as send_alert
+    from ._webhook import validate_webhook_url as validate_webhook_url
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)
