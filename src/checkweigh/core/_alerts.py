@@ -308,7 +308,7 @@ def false_alarm_statement(rule: AlertRule, window_s: float, *, cases: int | None
     if cases is not None and rule.below is not None and cases >= rule.min_cases:
         floor = rule.below
         level = attained_size(lambda k: binomial_cdf(k, cases, floor), 0, cases, rule.alpha)
-        said += f": {_pct(level)} at {cases} traces a window, the exact test being discrete"
+        said += f": {_pct(level, 3)} at {cases} traces a window, the exact test being discrete"
     per_day = level * 86_400 / window_s
     if per_day >= 0.1:
         often = f"about {_num(per_day)} false alarm{'s' * (_num(per_day) != '1')} a day"
@@ -333,9 +333,10 @@ def _num(value: float) -> str:
     return f"{float(f'{value:.2g}'):g}"
 
 
-def _pct(rate: float) -> str:
-    """A rate as a percentage with no more digits than it needs (90%, 99.5%, 0.1%)."""
-    return f"{float(f'{rate * 100:.3g}'):g}%"
+def _pct(rate: float, digits: int = 10) -> str:
+    """A rate as a percentage with no more digits than it needs (90%, 99.99%, 0.1%): all the
+    digits a user wrote, by default; ``digits`` significant ones for a computed rate."""
+    return f"{float(f'{rate * 100:.{digits}g}'):g}%"
 
 
 def _rate_text(counts: Counts) -> str:
