@@ -299,6 +299,8 @@ def test_the_rule_comes_from_yaml() -> None:
     )
     assert rule.describe() == "grounded dropping from the previous window at alpha 0.01"
     assert BELOW.describe() == "availability_checked below 90% at alpha 0.05"
+    # a floor shows the digits it was written with: 99.99%, never rounded up to 100%
+    assert AlertRule("booked", below=0.9999).describe() == "booked below 99.99% at alpha 0.05"
 
 
 @pytest.mark.parametrize(

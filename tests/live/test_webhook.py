@@ -302,3 +302,27 @@ def test_a_bad_webhook_url_is_one_line_without_its_secret(url: object, message: 
     with pytest.raises(InputError) as raised:
         validate_webhook_url(url, file="monitor.yaml")
     assert str(raised.value) == message
+
+
+def test_a_failure_nobody_foresaw_is_a_clean_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checkweigh.live import _webhook
+
+    url_holder: list[str] = []
+
+    def broken(value: str | None) -> float | None:
+        raise RuntimeError(f"cannot read\x1b[31m {url_holder[0]}\nat all")
+
+    monkeypatch.setattr(_webhook, "retry_after_s", broken)
+
+    async def main() -> tuple[Receiver, WebhookResult]:
+        async with Receiver(status(200)) as hook:
+            url_holder.append(f"http://bob:pw-123@127.0.0.1:{hook.port}/hooks/XXXXtoken")
+            return hook, await send_alert(url_holder[0], alert_payload())
+
+    hook, result = asyncio.run(main())
+    assert result == WebhookResult(
+        ok=False,
+        status=None,
+        tries=1,
+        error=f"webhook {hook.url}: RuntimeError: cannot read [31m *** at all (1 try)",
+    )

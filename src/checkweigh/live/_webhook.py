@@ -104,7 +104,7 @@ async def send_alert(
     """
     where = _origin(url)
     try:
-        body = json.dumps(payload, allow_nan=False, ensure_ascii=False).encode()
+        body = json.dumps(dict(payload), allow_nan=False, ensure_ascii=False).encode()
     except (TypeError, ValueError) as exc:
         return WebhookResult(ok=False, status=None, tries=0, error=f"payload is not JSON: {exc}")
     try:
@@ -222,7 +222,8 @@ def _origin(url: str) -> str:
 
 def _scrub(text: str, url: str) -> str:
     """``text`` without the parts of ``url`` that may be secret (user, password, path, query),
-    and on one line: an exception's message may quote the URL."""
+    on one line and without control characters: an exception's message may quote the URL,
+    and the error is shown on a terminal and a page."""
     try:
         parts = urlsplit(url)
         secrets = [url, parts.username, parts.password, parts.query, parts.fragment]
@@ -233,4 +234,4 @@ def _scrub(text: str, url: str) -> str:
         secrets.append(parts.path)
     for secret in sorted((s for s in secrets if s and len(s) > 1), key=len, reverse=True):
         text = text.replace(secret, "***")
-    return " ".join(text.split())
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
