@@ -19,6 +19,14 @@ if _typing.TYPE_CHECKING:
     from ._agreement import KappaBand as KappaBand
     from ._agreement import NotCompared as NotCompared
     from ._agreement import kappa_band as kappa_band
+    from ._alerts import Z_MIN_CELL as Z_MIN_CELL
+    from ._alerts import AlertDecision as AlertDecision
+    from ._alerts import AlertRule as AlertRule
+    from ._alerts import AlertState as AlertState
+    from ._alerts import AlertTest as AlertTest
+    from ._alerts import Counts as Counts
+    from ._alerts import evaluate_rule as evaluate_rule
+    from ._alerts import false_alarm_statement as false_alarm_statement
     from ._alignment import AlignmentReport as AlignmentReport
     from ._alignment import CheckAlignment as CheckAlignment
     from ._alignment import Disagreement as Disagreement

@@ -19,5 +19,8 @@ if _typing.TYPE_CHECKING:
     from ._worker import LiveSettings as LiveSettings
     from ._worker import ScorerStats as ScorerStats
     from ._worker import ScorerThread as ScorerThread
+    from ._webhook import WebhookResult as WebhookResult
+    from ._webhook import send_alert as send_alert
+    from ._webhook import validate_webhook_url as validate_webhook_url
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)
