@@ -10,6 +10,7 @@ Public names are given with their package, private ones with their module::
     │   ├── SuiteError
     │   ├── CaseFileError
     │   ├── alignment.LabelFileError
+    │   ├── live.MonitorError               a monitor file that cannot be used
     │   └── store.RunExists
     ├── TargetError                         the agent target could not be loaded
     ├── StoreError                          the results store could not be opened or written
@@ -37,6 +38,7 @@ Public names are given with their package, private ones with their module::
     │   └── runs.targets.ConversationFailure
     ├── runs.targets._users.UserFailure     a simulated user failed
     ├── server._errors.ApiError             an HTTP answer other than success
+    ├── server._otlp.OtlpRefusal            an OTLP export request refused (its status)
     ├── suites.TextFileError                (also ValueError)
     ├── suites._command.CommandSpecError    (also ValueError)
     └── suites._yaml.YamlSyntaxError        (also ValueError)

@@ -152,8 +152,9 @@ def test_protobuf_and_gzip_bodies_and_partial_success(folder: Path) -> None:
     assert "spanId" in partial["errorMessage"]
     assert queue_state(store).open >= 1
     # the protobuf spans and the JSON ones are the same spans: counted twice, kept twice
-    from checkweigh.store._tables import LiveTraceRow
     from sqlalchemy import func, select
+
+    from checkweigh.store._tables import LiveTraceRow
 
     with store.engine.connect() as conn:
         total = conn.execute(select(func.sum(LiveTraceRow.spans))).scalar_one()

@@ -188,7 +188,8 @@ def test_the_migrations_ship_inside_the_package() -> None:
     assert (folder / "versions" / "0003_cases_verdicts.py").is_file()
     assert (folder / "versions" / "0004_labels.py").is_file()
     assert (folder / "versions" / "0005_judge_batches.py").is_file()
-    assert head_revision() == "0005"
+    assert (folder / "versions" / "0006_live.py").is_file()
+    assert head_revision() == "0006"
 
 
 def test_revision_0003_gives_the_results_already_stored_their_verdict_rows(db_url: str) -> None:

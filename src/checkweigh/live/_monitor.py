@@ -215,12 +215,11 @@ def _rule(path: Path, lines: Any, index: int, raw: dict[str, Any]) -> Any:
     from ..core import AlertRule
 
     try:
-        return AlertRule.from_yaml(raw, f"alerts[{index}]")
-    except (ValueError, InputError) as exc:
-        text = exc.message if isinstance(exc, InputError) else str(exc)
-        raise MonitorError(
-            text, file=path, line=lines.line(("alerts", index)), field=f"alerts[{index}]"
-        ) from None
+        return AlertRule.from_yaml(raw, f"alerts[{index}]", file=path)
+    except InputError as exc:
+        key = (exc.field or "").rpartition(".")[2]
+        at = ("alerts", index, key) if key and not key.startswith("alerts[") else ("alerts", index)
+        raise MonitorError(exc.message, file=path, line=lines.line(at), field=exc.field) from None
 
 
 def _webhook(path: Path, lines: Any, url: str) -> None:

@@ -90,7 +90,7 @@ def _finish(store: Store, window: Window) -> RunSummary:
 async def _alerts(store: Store, monitor: Monitor, window: Window, summary: RunSummary) -> None:
     if not monitor.rules:
         return
-    from ..core import Counts, evaluate_rule
+    from ..core import Counts, evaluate_rule, false_alarm_statement
     from ._webhook import send_alert
 
     before = await anyio.to_thread.run_sync(
@@ -108,6 +108,7 @@ async def _alerts(store: Store, monitor: Monitor, window: Window, summary: RunSu
         entry: dict[str, Any] = {
             "check": rule.check,
             "rule": rule.describe(),
+            "false_alarms": false_alarm_statement(rule, monitor.window_s, cases=now.n),
             **decision.model_dump(mode="json"),
         }
         if decision.state == "fired" and monitor.spec.webhook:

@@ -44,6 +44,7 @@ def create_app(
     otlp_limit: int = OTLP_LIMIT,
     scorer: LiveScorer | None = None,
     clock: Clock = time.monotonic,
+    wall_clock: Clock = time.time,
 ) -> FastAPI:
     """The server's app over ``store``.
 
@@ -65,6 +66,7 @@ def create_app(
         scorer: the live scorer beside the server (its monitors shown by the API and pages);
             None: received traces wait in the store for a server that scores them.
         clock: the time sessions expire and wrong tokens are slowed by.
+        wall_clock: the time received spans are stamped with (seconds since the epoch).
 
     Set ``app.state.stopping`` (a :class:`threading.Event`) when the server begins to stop:
     stability simulations in flight then end at their next batch.
@@ -94,6 +96,7 @@ def create_app(
     app.state.warm_indexes = warm
     app.state.otlp_limit = otlp_limit
     app.state.scorer = scorer
+    app.state.wall_clock = wall_clock
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
     )

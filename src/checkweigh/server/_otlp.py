@@ -14,7 +14,6 @@ spans now (the exporter retries). Like an upload, a request needs the server's t
 
 from __future__ import annotations
 
-import time
 import zlib
 from typing import Any, Literal
 
@@ -23,7 +22,7 @@ import orjson
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from ..errors import StoreError
+from ..errors import CheckweighError, StoreError
 from ..importers import SplitRequest, split_request
 from ..store import Chunk, keep_chunks
 from ._errors import _log
@@ -40,7 +39,7 @@ _KEY = {"traces": "resourceSpans", "logs": "resourceLogs"}
 _REJECTED = {"traces": "rejectedSpans", "logs": "rejectedLogRecords"}
 
 
-class OtlpRefusal(Exception):
+class OtlpRefusal(CheckweighError):
     """A request refused: its status and one line on why."""
 
     def __init__(self, status: int, message: str, *, retry_after: int | None = None) -> None:
@@ -195,7 +194,7 @@ async def _receive(signal: Signal, request: Request) -> Response:
         chunks = _chunks(split)
         try:
             await anyio.to_thread.run_sync(
-                keep_chunks, request.app.state.store, chunks, time.time()
+                keep_chunks, request.app.state.store, chunks, request.app.state.wall_clock()
             )
         except StoreError as exc:
             _log.warning("OTLP spans not kept: %s", exc)
