@@ -12,12 +12,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import InputError
+from ..store import parse_age
 from ..suites import TextFileError, YamlSyntaxError, inert, load_yaml, read_text
 
 MONITOR_FILE_LIMIT = 1 * 2**20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 Scalar = str | int | float | bool
 
 
@@ -31,15 +30,7 @@ def parse_duration(text: Any, field: str) -> float:
     Raises:
         ValueError: anything else, or not above zero.
     """
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        seconds = float(text)
-    elif isinstance(text, str) and (m := _DURATION.fullmatch(text)):
-        seconds = float(m.group(1)) * _UNITS[m.group(2)]
-    else:
-        raise ValueError(f"expected a duration such as 30s, 15m, 1h or 1d, got {text!r}")
-    if not seconds > 0:
-        raise ValueError(f"expected a duration above zero, got {text!r}")
-    return seconds
+    return parse_age(text)
 
 
 class FilterSpec(BaseModel):

@@ -19,6 +19,7 @@ if _typing.TYPE_CHECKING:
     from ._connect import resolve_url as resolve_url
     from ._detail import ResultDetail as ResultDetail
     from ._detail import result_detail as result_detail
+    from ._duration import parse_age as parse_age
     from ._handoff import Handoff as Handoff
     from ._handoff import Rows as Rows
     from ._labels import CheckLabels as CheckLabels
@@ -50,6 +51,7 @@ if _typing.TYPE_CHECKING:
     from ._live import take_closable as take_closable
     from ._live import trace_outcome as trace_outcome
     from ._live import window_at as window_at
+    from ._live import window_ref as window_ref
     from ._live import window_run_id as window_run_id
     from ._live import windows as windows
     from ._owner import STALE_AFTER as STALE_AFTER

@@ -501,3 +501,48 @@ def prune(store: Store, before: float) -> tuple[int, int]:
             gone = conn.execute(delete(CaseBodyRow).where(CaseBodyRow.run_id.in_(runs)))
             pruned = len(runs) if gone.rowcount else 0
     return int(traces), pruned
+
+
+MONITOR_REF = "monitor:"
+"""How a run reference names a monitor's window (see :func:`window_ref`)."""
+
+
+def window_ref(store: Store, ref: str) -> str:
+    """The run id of the window a reference names: ``monitor:NAME`` (its newest closed
+    window, else its newest), ``monitor:NAME@2026-12-02T10:00`` (the window holding that
+    time, UTC unless the time says otherwise) or ``monitor:NAME@-7d`` (the window that far
+    before the newest closed one: the same hour last week).
+
+    Raises:
+        InputError: a reference to no window, or a time that is not one.
+    """
+    from ..errors import InputError
+    from ._duration import parse_age
+
+    name, _, when = ref.removeprefix(MONITOR_REF).partition("@")
+    known = windows(store, name, limit=1000)
+    if not known:
+        raise InputError(f"no window of monitor {name!r} in {store.safe_url}", field="RUN")
+    newest = next((w for w in known if w.closed), known[0])
+    if not when:
+        return newest.run_id
+    if when.startswith("-"):
+        try:
+            at = newest.start - parse_age(when[1:])
+        except ValueError as exc:
+            raise InputError(f"{ref!r}: {exc}", field="RUN") from None
+    else:
+        try:
+            moment = datetime.fromisoformat(when)
+        except ValueError:
+            raise InputError(
+                f"{ref!r}: expected a time such as 2026-12-02T10:00 or an age such as -7d "
+                "after '@'",
+                field="RUN",
+            ) from None
+        at = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    found = next((w for w in known if w.start <= at < w.end), None)
+    if found is None:
+        shown = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        raise InputError(f"monitor {name!r} has no window holding {shown}", field="RUN")
+    return found.run_id

@@ -583,19 +583,26 @@ class Store:
             return [_info(row) for row in conn.execute(stmt).mappings()]
 
     def get_run(self, ref: str) -> RunInfo:
-        """A run by id, unique id prefix, ``latest`` or ``previous``. ``latest`` and
-        ``previous`` are runs of an agent: a run ``compare --rejudge`` stored (a base's
-        outputs judged again, tagged ``rejudge``) is found by its id only.
+        """A run by id, unique id prefix, ``latest``, ``previous`` or a monitor's window
+        (``monitor:NAME``, ``monitor:NAME@2026-12-02T10:00``, ``monitor:NAME@-7d``: see
+        :func:`~checkweigh.store.window_ref`). ``latest`` and ``previous`` are runs of an
+        agent: a run ``compare --rejudge`` stored (a base's outputs judged again, tagged
+        ``rejudge``) and a monitor's windows are found by their ids (or references) only.
 
         Raises:
             InputError: no such run, or the prefix is ambiguous.
         """
+        if ref.startswith("monitor:"):  # a monitor's window, by time
+            from ._live import window_ref
+
+            ref = window_ref(self, ref)
         with _db_errors(f"read {self.safe_url}"), self.engine.connect() as conn:
             if ref in ("latest", "previous"):
                 offset = 0 if ref == "latest" else 1
                 stmt = (
                     run_rows()
                     .where(RunRow.config["rejudge"].as_string().is_(None))
+                    .where(~RunRow.id.startswith("mon-"))
                     .order_by(RunRow.created_at.desc(), RunRow.id.desc())
                 )
                 rows = list(conn.execute(stmt.offset(offset).limit(1)).mappings())
