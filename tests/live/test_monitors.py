@@ -108,14 +108,13 @@ def judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
 
 
 def test_sampling_and_budget_leave_judge_checks_out_and_count_them(
-    tmp_path: Path, judge_env: Any
+    tmp_path: Path, judge_env: Any, store: Store
 ) -> None:
     monitor = _write(
         tmp_path,
         "name: airline\nsuite: suite.yaml\nwindow: 1h\njudge: openai:gpt-test\n"
-        "sample: {judge: 0.5}\nbudget: {calls_per_hour: 6}\n",
+        "sample: {judge: 0.5}\nbudget: {calls_per_hour: 6}\njudge_cache: false\n",
     )
-    store = Store(f"sqlite:///{tmp_path / 'live.db'}")
     clock = Clock(T0 + 60)
     _send(store, _traces(20), clock)  # 40 traces
     clock.now += 10
@@ -160,7 +159,9 @@ async def _hook_server(received: list[dict[str, Any]]) -> tuple[web.AppRunner, s
     return runner, f"http://127.0.0.1:{port}/hook"
 
 
-def test_windows_close_with_their_summary_and_a_drop_fires_the_webhook(tmp_path: Path) -> None:
+def test_windows_close_with_their_summary_and_a_drop_fires_the_webhook(
+    tmp_path: Path, store: Store
+) -> None:
     received: list[dict[str, Any]] = []
 
     async def scenario() -> None:
@@ -173,7 +174,6 @@ def test_windows_close_with_their_summary_and_a_drop_fires_the_webhook(tmp_path:
                 "  - {check: answered, below: 0.2, min_cases: 20}\n"
                 f"webhook: {url}\n",
             )
-            store = Store(f"sqlite:///{tmp_path / 'live.db'}")
             clock = Clock(T0 + 60)
             scorer = LiveScorer(
                 store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock
@@ -212,7 +212,6 @@ def test_windows_close_with_their_summary_and_a_drop_fires_the_webhook(tmp_path:
             await runner.cleanup()
 
     asyncio.run(scenario())
-    store = Store(f"sqlite:///{tmp_path / 'live.db'}")
     second, first = windows(store, "airline")
     assert store.get_run("monitor:airline").id == second.run_id
     assert store.get_run("monitor:airline@-1h").id == first.run_id

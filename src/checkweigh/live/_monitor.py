@@ -147,7 +147,8 @@ def load_monitor(path: str | Path) -> Monitor:
     path = Path(path)
     spec, lines = read_monitor(path)
     suite_path = (path.parent / spec.suite).resolve()
-    options = RunOptions(judge=JudgeSetup(spec=spec.judge, prices=spec.judge_prices))
+    setup = JudgeSetup(spec=spec.judge, prices=spec.judge_prices, no_cache=not spec.judge_cache)
+    options = RunOptions(judge=setup)
     try:
         plan = plan_run(suite_path, options, judge=None, cases_given=True)
     except InputError as exc:

@@ -83,6 +83,9 @@ class MonitorSpec(BaseModel):
     judge: str | None = None
     """The judge of its judge checks, as PROVIDER:MODEL (as ``--judge``); None: the judge
     checks are left out (not applicable)."""
+    judge_cache: bool = True
+    """Answer a judge call from checkweigh's judge cache when the same prompt was judged
+    before (a cache hit costs nothing and spends no budget); False asks the judge every time."""
     judge_prices: str | None = None
     """USD per million tokens, ``INPUT,OUTPUT`` (as ``--judge-prices``): needed by
     ``budget.usd_per_hour``."""
