@@ -100,6 +100,12 @@ async def _alerts(store: Store, monitor: Monitor, window: Window, summary: RunSu
     if before:
         previous = check_counts(await anyio.to_thread.run_sync(window_summary, store, before[0]))
     current = check_counts(summary)
+    # a window closed again (a late trace) does not post an alert a second time
+    posted = {
+        (a.get("check"), a.get("rule")): a["webhook"]
+        for a in window.alerts
+        if a.get("state") == "fired" and (a.get("webhook") or {}).get("ok")
+    }
     decided: list[dict[str, Any]] = []
     for rule in monitor.rules:
         now = Counts(*current.get(rule.check, (0, 0)))
@@ -111,7 +117,9 @@ async def _alerts(store: Store, monitor: Monitor, window: Window, summary: RunSu
             "false_alarms": false_alarm_statement(rule, monitor.window_s, cases=now.n),
             **decision.model_dump(mode="json"),
         }
-        if decision.state == "fired" and monitor.spec.webhook:
+        if (entry["check"], entry["rule"]) in posted and decision.state == "fired":
+            entry["webhook"] = posted[entry["check"], entry["rule"]]
+        elif decision.state == "fired" and monitor.spec.webhook:
             sent = await send_alert(
                 monitor.spec.webhook,
                 {

@@ -66,7 +66,9 @@ class LiveSettings:
     poll_s: float = 0.25
     """Seconds to wait when no trace is ready."""
     housekeeping_s: float = 1.0
-    """Seconds between two looks at windows to close and spans to prune."""
+    """Seconds between two looks at windows to close."""
+    prune_s: float = 60.0
+    """Seconds between two prunings of what retention no longer keeps."""
 
 
 @dataclass
@@ -99,6 +101,7 @@ class LiveScorer:
     _windows: set[tuple[str, float]] = field(default_factory=set)
     _held: set[int] = field(default_factory=set)
     _last_housekeeping: float = 0.0
+    _last_prune: float = 0.0
 
     async def run(self, stop: asyncio.Event) -> None:
         """Score until ``stop`` is set; the traces in hand are finished first."""
@@ -143,7 +146,9 @@ class LiveScorer:
         """Close the windows that ended and prune what retention no longer keeps."""
         try:
             await close_windows(self.store, self.monitors, now, self.settings.quiet_s + 2.0)
-            await anyio.to_thread.run_sync(prune, self.store, now - self.settings.retention_s)
+            if now - self._last_prune >= self.settings.prune_s:
+                self._last_prune = now
+                await anyio.to_thread.run_sync(prune, self.store, now - self.settings.retention_s)
         except CheckweighError as exc:
             self._failed("housekeeping", exc)
 

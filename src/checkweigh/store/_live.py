@@ -311,6 +311,7 @@ def open_window(
             judge_calls=0,
             judge_usd=0.0,
             closed=False,
+            pruned=False,
         )
         conn.execute(
             window.on_conflict_do_nothing(
@@ -336,6 +337,8 @@ class Window:
     judge_usd: float
     closed: bool
     alerts: list[dict[str, Any]]
+    pruned: bool = False
+    """Retention removed its case bodies (its results and summary stay)."""
 
 
 def _window(row: Any) -> Window:
@@ -352,6 +355,7 @@ def _window(row: Any) -> Window:
         row.judge_usd,
         bool(row.closed),
         row.alerts or [],
+        bool(row.pruned),
     )
 
 
@@ -493,14 +497,12 @@ def prune(store: Store, before: float) -> tuple[int, int]:
         old = select(t.trace_id).where(t.state == DONE, t.last_seen < before)
         conn.execute(delete(LiveChunkRow).where(LiveChunkRow.trace_id.in_(old)))
         traces = conn.execute(delete(t).where(t.state == DONE, t.last_seen < before)).rowcount
-        runs = list(
-            conn.execute(select(w.run_id).where(w.end < before, w.closed.is_(True))).scalars()
-        )
-        pruned = 0
+        old_windows = and_(w.end < before, w.closed.is_(True), w.pruned.is_(False))
+        runs = list(conn.execute(select(w.run_id).where(old_windows)).scalars())
         if runs:
-            gone = conn.execute(delete(CaseBodyRow).where(CaseBodyRow.run_id.in_(runs)))
-            pruned = len(runs) if gone.rowcount else 0
-    return int(traces), pruned
+            conn.execute(delete(CaseBodyRow).where(CaseBodyRow.run_id.in_(runs)))
+            conn.execute(update(w).where(old_windows).values(pruned=True))
+    return int(traces), len(runs)
 
 
 MONITOR_REF = "monitor:"

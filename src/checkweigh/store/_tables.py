@@ -192,6 +192,8 @@ class LiveWindowRow(Base):
     judge_usd: Mapped[float] = mapped_column(Float, default=0.0)
     closed: Mapped[bool] = mapped_column(Boolean, default=False)
     alerts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    pruned: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Whether retention removed its case bodies (its results and summary stay)."""
 
 
 class LiveBudgetRow(Base):

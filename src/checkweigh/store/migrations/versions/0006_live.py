@@ -58,6 +58,7 @@ def upgrade() -> None:
         sa.Column("judge_usd", sa.Float(), nullable=False),
         sa.Column("closed", sa.Boolean(), nullable=False),
         sa.Column("alerts", sa.JSON(), nullable=True),
+        sa.Column("pruned", sa.Boolean(), nullable=False),
     )
     op.create_table(
         "live_budget",
