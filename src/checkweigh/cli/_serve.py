@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError, StoreError
+from ..reports import clean
 from ..server import MIN_TOKEN, TOKEN_ENV, is_loopback
 from ._common import EXIT_INPUT, DbOption, app, consoles, fail_input, labelled
 
@@ -182,7 +183,11 @@ def serve(
     settings = LiveSettings(
         quiet_s=quiet_window, max_age_s=max_trace_age, retention_s=retention * 86400
     )
-    scorer = LiveScorer(store, monitors, settings)
+
+    def note(line: str) -> None:  # error text may quote a trace: shown inert
+        err.print(clean(line), soft_wrap=True, markup=False, highlight=False)
+
+    scorer = LiveScorer(store, monitors, settings, on_note=note)
     served = create_app(
         store,
         token=token,

@@ -69,6 +69,8 @@ class LiveSettings:
     """Seconds between two looks at windows to close."""
     prune_s: float = 60.0
     """Seconds between two prunings of what retention no longer keeps."""
+    note_s: float = 60.0
+    """Seconds between two progress lines (when something was scored)."""
 
 
 @dataclass
@@ -98,10 +100,14 @@ class LiveScorer:
     clock: Callable[[], float] = time.time
     owner: str = field(default_factory=owner_name)
     stats: ScorerStats = field(default_factory=ScorerStats)
+    on_note: Callable[[str], None] | None = None
+    """Called with a progress line now and then (``serve`` prints it)."""
     _windows: set[tuple[str, float]] = field(default_factory=set)
     _held: set[int] = field(default_factory=set)
     _last_housekeeping: float = 0.0
     _last_prune: float = 0.0
+    _last_note: float = 0.0
+    _noted: int = 0
 
     async def run(self, stop: asyncio.Event) -> None:
         """Score until ``stop`` is set; the traces in hand are finished first."""
@@ -140,7 +146,25 @@ class LiveScorer:
         if now - self._last_housekeeping >= s.housekeeping_s:
             self._last_housekeeping = now
             await self.housekeeping(now)
+        if self.on_note is not None and now - self._last_note >= s.note_s:
+            self._note(now)
         return bool(claimed)
+
+    def _note(self, now: float) -> None:
+        done = self.stats.scored + self.stats.no_case
+        if done == self._noted:
+            return
+        assert self.on_note is not None
+        since = done - self._noted
+        minutes = (now - self._last_note) / 60 if self._last_note else None
+        rate = f" ({since / minutes:.0f} a minute)" if minutes else ""
+        line = f"live: {since} trace(s) done{rate}; {self.stats.scored} scored in all"
+        if self.stats.no_case:
+            line += f", {self.stats.no_case} without a GenAI span"
+        if self.stats.errors:
+            line += f", {self.stats.errors} error(s), last: {self.stats.last_error}"
+        self._noted, self._last_note = done, now
+        self.on_note(line)
 
     async def housekeeping(self, now: float) -> None:
         """Close the windows that ended and prune what retention no longer keeps."""
