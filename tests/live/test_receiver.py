@@ -218,3 +218,31 @@ def test_token_rules_are_the_uploads(folder: Path) -> None:
         )
         assert answer.status_code == 401
     assert queue_state(store).chunks == 0
+
+
+def test_a_lone_surrogate_in_a_span_is_kept_and_scored(folder: Path) -> None:
+    store = Store(f"sqlite:///{folder / 'live.db'}")
+    client = TestClient(create_app(store, token=TOKEN))
+    # the standard library's JSON writer escapes a lone surrogate: valid JSON orjson refuses
+    for line in _lines():
+        doc = json.loads(line)
+        for rs in doc["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    span["attributes"].append(
+                        {"key": "note", "value": {"stringValue": "half \ud800 a pair"}}
+                    )
+        body = json.dumps(doc)
+        assert "\\ud800" in body
+        answer = client.post(
+            "/v1/traces", content=body, headers={**AUTH, "Content-Type": "application/json"}
+        )
+        assert answer.status_code == 200, answer.text
+    import time
+
+    scorer = _score(store, folder, time.time() + 10)
+    assert scorer.stats.scored == 2
+    [window] = windows(store, "airline")
+    results = list(store.iter_results(window.run_id, with_cases=True))
+    assert len(results) == 2
+    assert all(b"half \\\\ud800 a pair" in (r.body or b"") for r in results)

@@ -22,6 +22,7 @@ import orjson
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from .._text import NOT_JSON, json_with_surrogates
 from ..errors import CheckweighError, StoreError
 from ..importers import SplitRequest, split_request
 from ..store import Chunk, keep_chunks
@@ -117,14 +118,17 @@ def _from_protobuf(signal: Signal, body: bytes) -> dict[str, Any]:
     except DecodeError as exc:
         raise OtlpRefusal(400, f"body: not an OTLP {signal} request in protobuf ({exc})") from None
     decoded: dict[str, Any] = MessageToDict(message)
-    return decoded
+    return decoded  # protobuf refuses a string that is not UTF-8: no lone surrogate here
 
 
 def _from_json(signal: Signal, body: bytes) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise OtlpRefusal(400, f"body: not JSON ({exc})") from None
+        found = json_with_surrogates(body)  # valid JSON orjson refuses: a lone "\ud800"
+        if found is NOT_JSON:
+            raise OtlpRefusal(400, f"body: not JSON ({exc})") from None
+        return found
 
 
 def read_request(signal: Signal, kind: str, encoding: str, body: bytes, limit: int) -> SplitRequest:
