@@ -130,6 +130,7 @@ def test_runs_that_share_no_case_are_refused_in_one_line(tmp_path: Path) -> None
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("error: the runs share no case (0 paired of 6 base, 3 candidate ")
+    assert lines[0].endswith("(only two monitor windows are compared unpaired)")
     assert "NO REGRESSION" not in out
     assert not out_md.exists()
 

@@ -160,10 +160,16 @@ def compare(
     Runs come from the database, or from exports: `compare --baseline results.json` compares
     the latest run of the same suite in --db with a run exported on the main branch.
     """
-    from ..core import CompareVerdict, calibrated_changes, compare_runs
+    from ..core import CompareVerdict, calibrated_changes
     from ..reports import comparison_markdown, render_comparison, server_url
     from ..runs import RunStopped
-    from ..service import compare_thresholds, comparison_json, judged, require_pairs, undecided
+    from ..service import (
+        compare_results,
+        compare_thresholds,
+        comparison_json,
+        judged,
+        undecided,
+    )
     from ..store import database_file
     from ._app import _stopped
     from ._compare_runs import rejudged_base, resolve
@@ -209,17 +215,15 @@ def compare(
                 out.print(plain("note: the runs were judged alike: --rejudge has nothing to do"))
             else:
                 base_run, split = rejudged
-        result = require_pairs(
-            compare_runs(
-                base_run.results,
-                cand_run.results,
-                base_policy=base_run.policy,
-                candidate_policy=cand_run.policy,
-                thresholds=thresholds,
-                strict=strict,
-            ),
-            base_run.id,
-            cand_run.id,
+        # two monitor windows (different traces) are compared unpaired
+        result = compare_results(
+            base_run.results,
+            cand_run.results,
+            policies=(base_run.policy, cand_run.policy),
+            configs=(base_run.config, cand_run.config),
+            ids=(base_run.id, cand_run.id),
+            thresholds=thresholds,
+            strict=strict,
         )
         result = judged(result, base_run.config, cand_run.config)
         result = undecided(result, base_run.info, cand_run.info)

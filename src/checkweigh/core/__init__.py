@@ -56,6 +56,10 @@ if _typing.TYPE_CHECKING:
     from ._compare import SuiteDelta as SuiteDelta
     from ._compare import compare_decided as compare_decided
     from ._compare import compare_runs as compare_runs
+    from ._compare_unpaired import Welch as Welch
+    from ._compare_unpaired import compare_unpaired as compare_unpaired
+    from ._compare_unpaired import fisher_exact as fisher_exact
+    from ._compare_unpaired import welch_test as welch_test
     from ._conditions import Condition as Condition
     from ._conditions import ConditionOp as ConditionOp
     from ._conditions import strict_equal as strict_equal

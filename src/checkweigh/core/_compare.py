@@ -128,6 +128,11 @@ class Comparison(BaseModel):
     judge, and each change split into the judge's part and the agent's. From ``compare
     --rejudge`` the rest of the comparison is then the candidate against that rejudged run;
     the server shows the split of a stored rejudge beside the comparison of the two runs."""
+    unpaired: bool = False
+    """The runs share no case and are both monitor windows (different traces): every test is
+    unpaired (Fisher's exact, Welch's t), ``paired`` is 0, ``only_base`` and
+    ``only_candidate`` are the windows' sizes, there are no per-case regressions or
+    improvements, and the per-check deltas have no flips (see :mod:`._compare_unpaired`)."""
 
 
 def mean_of(values: list[float]) -> float | None:

@@ -16,18 +16,20 @@ from ._verdict import VerdictState
 
 
 class CheckDelta(BaseModel):
-    """A check's pass rate in both runs, over the paired executions where it decided."""
+    """A check's pass rate in both runs, over the paired executions where it decided (in an
+    unpaired comparison, over each run's executions where it decided)."""
 
     check: str
     base_rate: float | None
     candidate_rate: float | None
     change: float | None
     worse: int
-    """Executions where it went passed -> failed."""
+    """Executions where it went passed -> failed (0 in an unpaired comparison: no pairs)."""
     better: int
-    """Executions where it went failed -> passed."""
+    """Executions where it went failed -> passed (0 in an unpaired comparison)."""
     p_value: float
-    """Exact McNemar on those flips."""
+    """Exact McNemar on those flips; in an unpaired comparison, Fisher's exact test of the two
+    pass rates."""
 
 
 class Decided(NamedTuple):

@@ -62,6 +62,15 @@ def task_line(c: TaskChange) -> str:
     )
 
 
+def unpaired_line(cmp: Comparison) -> str:
+    """What an unpaired comparison compared: ``unpaired: two monitor windows (40 and 30
+    traces)``."""
+    return (
+        f"unpaired: two monitor windows ({cmp.only_base} and {cmp.only_candidate} traces); "
+        "each figure is tested between the windows, no trace is in both"
+    )
+
+
 def explain_comparison(cmp: Comparison) -> str:
     """One sentence on what the verdict means."""
     if cmp.verdict is CompareVerdict.NO_REGRESSION:
@@ -70,6 +79,12 @@ def explain_comparison(cmp: Comparison) -> str:
     if cmp.verdict is CompareVerdict.REGRESSION:
         why = "--strict" if cmp.strict and not cmp.significant else f"p < {cmp.alpha:g}"
         return f"threshold exceeded on {exceeded} ({why})"
+    if cmp.unpaired:
+        return (
+            f"threshold exceeded on {exceeded}, but the unpaired test cannot tell it from "
+            f"noise (p >= {cmp.alpha:g}): compare longer windows (more traces), or pass "
+            "--strict to fail on it"
+        )
     return (
         f"threshold exceeded on {exceeded}, but the paired test cannot tell it from noise "
         f"(p >= {cmp.alpha:g}): rerun with more cases or judge samples, or pass --strict to "
@@ -88,6 +103,12 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         render_split(console, cmp.rejudge)
     for note in cmp.gates_not_decided:  # user text: the run's reason names no user input
         console.print(plain(f"note: gates not decided in the {note}", style="yellow"))
+    if cmp.unpaired:
+        console.print(Text(unpaired_line(cmp)))
+        console.print(_suite_table(cmp))
+        _calibrated(console, cmp)
+        _unpaired_checks(console, cmp)
+        return
     extra = []
     if cmp.only_base:
         extra.append(f"{cmp.only_base} only in the base")
@@ -99,39 +120,8 @@ def render_comparison(console: Console, cmp: Comparison, base: str, candidate: s
         else ("paired execution(s)")
     )
     console.print(Text(f"{cmp.paired} {unit}" + (f" ({', '.join(extra)})" if extra else "")))
-    table = Table(header_style="bold")
-    for col, justify in (
-        ("metric", "left"),
-        ("base", "right"),
-        ("candidate", "right"),
-        ("change", "right"),
-        ("allowed", "right"),
-        ("exceeded", "left"),
-        ("p", "right"),
-        ("test", "left"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for d in cmp.suite:
-        unit = "%" if "latency" in d.metric else ""
-        allowed = f"+{d.allowed:g}%" if "latency" in d.metric else f"-{d.allowed:g}"
-        table.add_row(
-            plain(d.metric),
-            _num(d.base),
-            _num(d.candidate),
-            "—" if d.change is None else f"{d.change:+.1f}{unit}",
-            allowed,
-            Text("yes", style="red") if d.exceeded else Text("no"),
-            _p(d.p_value),
-            plain(d.test),
-        )
-    console.print(table)
-    if cmp.calibrated:
-        calibrated = Table(title="judge checks against people's labels", title_justify="left")
-        for col in CHANGE_COLUMNS:
-            calibrated.add_column(col, justify="left" if col == "judge check" else "right")
-        for row in calibrated_change_rows(cmp.calibrated):
-            calibrated.add_row(plain(row[0]), *(Text(cell) for cell in row[1:]))
-        console.print(calibrated)
+    console.print(_suite_table(cmp))
+    _calibrated(console, cmp)
     if cmp.per_task:
         _tasks(console, cmp)
     for title, items, style in (
@@ -188,3 +178,62 @@ def _tasks(console: Console, cmp: Comparison) -> None:
             console.print(plain(f"  {task_line(c)}", style=style.removeprefix("bold ")))
         if len(items) > _SHOWN:
             console.print(Text(f"  ... and {len(items) - _SHOWN} more", style="dim"))
+
+
+def _suite_table(cmp: Comparison) -> Table:
+    """The suite-level figures with their thresholds and tests."""
+    table = Table(header_style="bold")
+    for col, justify in (
+        ("metric", "left"),
+        ("base", "right"),
+        ("candidate", "right"),
+        ("change", "right"),
+        ("allowed", "right"),
+        ("exceeded", "left"),
+        ("p", "right"),
+        ("test", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for d in cmp.suite:
+        unit = "%" if "latency" in d.metric else ""
+        allowed = f"+{d.allowed:g}%" if "latency" in d.metric else f"-{d.allowed:g}"
+        table.add_row(
+            plain(d.metric),
+            _num(d.base),
+            _num(d.candidate),
+            "—" if d.change is None else f"{d.change:+.1f}{unit}",
+            allowed,
+            Text("yes", style="red") if d.exceeded else Text("no"),
+            _p(d.p_value),
+            plain(d.test),
+        )
+    return table
+
+
+def _calibrated(console: Console, cmp: Comparison) -> None:
+    if cmp.calibrated:
+        calibrated = Table(title="judge checks against people's labels", title_justify="left")
+        for col in CHANGE_COLUMNS:
+            calibrated.add_column(col, justify="left" if col == "judge check" else "right")
+        for row in calibrated_change_rows(cmp.calibrated):
+            calibrated.add_row(plain(row[0]), *(Text(cell) for cell in row[1:]))
+        console.print(calibrated)
+
+
+def _unpaired_checks(console: Console, cmp: Comparison) -> None:
+    """Every check's pass rate in both windows, with Fisher's exact test (no flips: no trace
+    is in both windows)."""
+    if not cmp.checks:
+        return
+    checks = Table(title="checks in both windows (Fisher's exact test)", title_justify="left")
+    for col in ("check", "base", "candidate", "change", "p"):
+        checks.add_column(col, justify="left" if col == "check" else "right")
+    for cd in cmp.checks:
+        checks.add_row(
+            plain(cd.check),
+            _num(None if cd.base_rate is None else cd.base_rate * 100) + "%",
+            _num(None if cd.candidate_rate is None else cd.candidate_rate * 100) + "%",
+            "—" if cd.change is None else f"{cd.change * 100:+.1f}",
+            Text(_p(cd.p_value), style="red" if cd.p_value < cmp.alpha else ""),
+        )
+    console.print(checks)

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 from ..core import CaseChange, CheckDelta, CompareVerdict, Comparison, SuiteDelta
 from ..errors import InputError
 from ._calibration import CHANGE_COLUMNS, calibrated_change_rows
-from ._compare import TASK_RULE, explain_comparison, task_line
+from ._compare import TASK_RULE, explain_comparison, task_line, unpaired_line
 from ._markdown import escape_md
 from ._rejudge import split_markdown
 
@@ -178,6 +178,28 @@ def _check_table(checks: list[CheckDelta], alpha: float) -> list[str]:
     return [*lines, ""]
 
 
+def _window_check_table(checks: list[CheckDelta], alpha: float) -> list[str]:
+    """Every check's pass rate in two monitor windows, with Fisher's exact test (no flips: no
+    trace is in both windows)."""
+    if not checks:
+        return ["No check decided in either window.", ""]
+    lines = [
+        "| check | base | candidate | change | p | reading |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for d in checks[:_SHOWN]:
+        base = "—" if d.base_rate is None else f"{d.base_rate * 100:.1f}%"
+        cand = "—" if d.candidate_rate is None else f"{d.candidate_rate * 100:.1f}%"
+        change = "—" if d.change is None else f"{d.change * 100:+.1f}"
+        lines.append(
+            f"| {escape_md(d.check)} | {base} | {cand} | {change} | {_p(d.p_value)} "
+            f"| {_reading(d.p_value, alpha)} |"
+        )
+    if len(checks) > _SHOWN:
+        lines.append(f"| … and {len(checks) - _SHOWN} more | | | | | |")
+    return [*lines, ""]
+
+
 def comparison_markdown(
     cmp: Comparison,
     base: str,
@@ -202,8 +224,9 @@ def comparison_markdown(
     lines = [
         f"## checkweigh compare: {_TITLE[cmp.verdict]}",
         "",
-        f"{_code(base)} → {_code(candidate)}: {cmp.paired} paired execution(s). "
-        f"{escape_md(explain_comparison(cmp))}.",
+        f"{_code(base)} → {_code(candidate)}: "
+        + (unpaired_line(cmp) if cmp.unpaired else f"{cmp.paired} paired execution(s)")
+        + f". {escape_md(explain_comparison(cmp))}.",
         "",
     ]
     extra = []
@@ -211,7 +234,7 @@ def comparison_markdown(
         extra.append(f"{cmp.only_base} only in the base")
     if cmp.only_candidate:
         extra.append(f"{cmp.only_candidate} only in the candidate")
-    if extra:
+    if extra and not cmp.unpaired:  # an unpaired comparison's counts are its two windows
         lines += [f"Not compared: {', '.join(extra)}.", ""]
     if cmp.rejudge is not None:
         lines += split_markdown(cmp.rejudge)
@@ -242,13 +265,18 @@ def comparison_markdown(
     lines += cases.table("Cases that flipped from pass to fail, worst first", flipped)
     lines += cases.table("Cases whose score dropped, worst first", dropped)
     if not (exceeded or flipped or dropped):
-        lines += ["None: no threshold exceeded, no case flipped or lost score.", ""]
+        lines += [
+            "None: no threshold exceeded."
+            if cmp.unpaired
+            else "None: no threshold exceeded, no case flipped or lost score.",
+            "",
+        ]
     lines += ["### Score changes", ""]
     lines += _suite_table(cmp.suite, cmp.alpha, exceeded=False)
     lines += cases.table("Improvements", cmp.improvements)
     if cmp.per_task:
         lines += _tasks(cmp)
-    else:
+    elif not cmp.unpaired:
         lines += [f"Unchanged: {cmp.unchanged} execution(s).", ""]
     if cmp.reliability:
         lines += [
@@ -263,8 +291,12 @@ def comparison_markdown(
             ),
             "",
         ]
-    lines += ["### Checks whose pass rate changed", ""]
-    lines += _check_table(cmp.checks, cmp.alpha)
+    if cmp.unpaired:
+        lines += ["### Checks in both windows (Fisher's exact test)", ""]
+        lines += _window_check_table(cmp.checks, cmp.alpha)
+    else:
+        lines += ["### Checks whose pass rate changed", ""]
+        lines += _check_table(cmp.checks, cmp.alpha)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -48,7 +48,13 @@ def _json(data: dict[str, Any]) -> Response:
 def compare(
     request: Request,
     store: StoreDep,
-    base: Annotated[str, Query(description="The base run (id, prefix, latest, previous).")],
+    base: Annotated[
+        str,
+        Query(
+            description="The base run (id, prefix, latest, previous, or a monitor's window: "
+            "monitor:NAME, monitor:NAME@-7d, monitor:NAME@2026-12-02T10:00)."
+        ),
+    ],
     candidate: Annotated[str, Query(description="The candidate run.")],
     max_pass_rate_drop: Annotated[
         float, Query(description="Points of case pass rate that may be lost.")
@@ -73,7 +79,9 @@ def compare(
     ] = False,
 ) -> Response:
     """Compare ``candidate`` with ``base``: ``regression_detected``, the verdict, the flips
-    (regressions, improvements), per-check changes and the paired tests' p-values."""
+    (regressions, improvements), per-check changes and the paired tests' p-values. Two
+    monitor windows (``monitor:NAME@-7d``, ``monitor:NAME``: different traces) are compared
+    unpaired: ``unpaired`` is true and the tests are Fisher's exact and Welch's t."""
     values = {
         "max_pass_rate_drop": max_pass_rate_drop,
         "max_avg_score_drop": max_avg_score_drop,

@@ -10,9 +10,12 @@ if _typing.TYPE_CHECKING:
     from ._compare import COMPARE_DEFAULTS as COMPARE_DEFAULTS
     from ._compare import ComparisonMemo as ComparisonMemo
     from ._compare import StoredComparison as StoredComparison
+    from ._compare import compare_results as compare_results
+    from ._compare import compare_rows as compare_rows
     from ._compare import compare_stored as compare_stored
     from ._compare import compare_thresholds as compare_thresholds
     from ._compare import comparison_json as comparison_json
+    from ._compare import is_window as is_window
     from ._compare import judged as judged
     from ._compare import require_pairs as require_pairs
     from ._compare import undecided as undecided

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from .._gc import gc_paused
 from ..core import (
+    CaseResult,
     CaseVerdict,
     CompareThresholds,
     Comparison,
@@ -18,6 +19,8 @@ from ..core import (
     calibrated_changes,
     compare_decided,
     compare_runs,
+    compare_unpaired,
+    decided,
     judging_differences,
 )
 from ..errors import InputError
@@ -131,7 +134,8 @@ def compare_stored(
 
     Raises:
         InputError: a run is unknown (field ``fields[i]``), both are one run, or they share no
-            case (nothing can be tested).
+            case (nothing can be tested) and are not two monitor windows (those are compared
+            unpaired: see :func:`compare_rows`).
     """
     base_run = _get_run(store, base, fields[0])
     cand_run = _get_run(store, candidate, fields[1])
@@ -144,6 +148,7 @@ def compare_stored(
     if kept is not None:
         return StoredComparison(base_run, cand_run, _current(store, kept, base_run, cand_run))
     cand_policy = PassPolicy.from_snapshot(cand_run.config.get("thresholds"))
+    ids = (base_run.id, cand_run.id)
     if rows_of is not None:
 
         def verdicts(rows: list[Decided]) -> list[CaseVerdict]:
@@ -151,24 +156,26 @@ def compare_stored(
             return [cand_policy.decide(found[d.case_id, d.repeat]) for d in rows]
 
         with gc_paused():  # thousands of rows made beside the server's cached indexes
-            result = compare_decided(
-                rows_of(base_run),
-                rows_of(cand_run),
+            result = compare_rows(
+                list(rows_of(base_run)),
+                list(rows_of(cand_run)),
                 verdicts,
+                windows=is_window(base_run.config) and is_window(cand_run.config),
+                ids=ids,
                 thresholds=thresholds,
                 strict=strict,
             )
     else:
         with gc_paused():  # both runs' results are read whole (see checkweigh._gc)
-            result = compare_runs(
+            result = compare_results(
                 store.iter_results(base_run.id),
                 store.iter_results(cand_run.id),
-                base_policy=PassPolicy.from_snapshot(base_run.config.get("thresholds")),
-                candidate_policy=cand_policy,
+                policies=(PassPolicy.from_snapshot(base_run.config.get("thresholds")), cand_policy),
+                configs=(base_run.config, cand_run.config),
+                ids=ids,
                 thresholds=thresholds,
                 strict=strict,
             )
-    result = require_pairs(result, base_run.id, cand_run.id)
     result = judged(result, base_run.config, cand_run.config)
     result = undecided(result, base_run, cand_run)
     if memo is not None and done:
@@ -227,9 +234,88 @@ def require_pairs(result: Comparison, base: str, candidate: str) -> Comparison:
         raise InputError(
             f"the runs share no case (0 paired of {result.only_base} base, "
             f"{result.only_candidate} candidate executions): {base} and {candidate} "
-            "cannot be compared"
+            "cannot be compared (only two monitor windows are compared unpaired)"
         )
     return result
+
+
+def is_window(config: Mapping[str, Any]) -> bool:
+    """Whether a run's configuration is a monitor window's (its traces are its cases)."""
+    return isinstance(config.get("monitor"), Mapping)
+
+
+def compare_results(
+    base: Iterable[CaseResult],
+    candidate: Iterable[CaseResult],
+    *,
+    policies: tuple[PassPolicy, PassPolicy],
+    configs: tuple[Mapping[str, Any], Mapping[str, Any]],
+    ids: tuple[str, str],
+    thresholds: CompareThresholds,
+    strict: bool = False,
+) -> Comparison:
+    """Two runs' results compared as :func:`compare_rows` compares them, each decided by its
+    policy (``policies``, ``configs`` and ``ids``: the base's, then the candidate's).
+
+    Raises:
+        InputError: see :func:`compare_rows`.
+    """
+    if not (is_window(configs[0]) and is_window(configs[1])):
+        result = compare_runs(
+            base,
+            candidate,
+            base_policy=policies[0],
+            candidate_policy=policies[1],
+            thresholds=thresholds,
+            strict=strict,
+        )
+        return require_pairs(result, *ids)
+    kept: dict[tuple[str, int], CaseResult] = {}
+    cand_rows: list[Decided] = []
+    for r in candidate:
+        kept[r.case_id, r.repeat] = r
+        cand_rows.append(decided(r, policies[1]))
+
+    def verdicts(rows: list[Decided]) -> list[CaseVerdict]:
+        return [policies[1].decide(kept[d.case_id, d.repeat]) for d in rows]
+
+    base_rows = [decided(r, policies[0]) for r in base]
+    return compare_rows(
+        base_rows,
+        cand_rows,
+        verdicts,
+        windows=True,
+        ids=ids,
+        thresholds=thresholds,
+        strict=strict,
+    )
+
+
+def compare_rows(
+    base: list[Decided],
+    candidate: list[Decided],
+    verdicts: Callable[[list[Decided]], list[CaseVerdict]],
+    *,
+    windows: bool,
+    ids: tuple[str, str],
+    thresholds: CompareThresholds,
+    strict: bool = False,
+) -> Comparison:
+    """The paired comparison of two runs' executions; two monitor windows (``windows``) that
+    share no case, being different traces, are compared unpaired instead.
+
+    Raises:
+        InputError: ordinary runs that share no case (:func:`require_pairs`), or windows of
+            which one holds no trace yet.
+    """
+    if windows and not {r.case_id for r in base} & {r.case_id for r in candidate}:
+        for run_id, rows in zip(ids, (base, candidate), strict=True):
+            if not rows:
+                # "no regression" against an empty window would be a pass nobody measured
+                raise InputError(f"the monitor window {run_id} holds no trace: nothing to compare")
+        return compare_unpaired(base, candidate, thresholds=thresholds, strict=strict)
+    result = compare_decided(base, candidate, verdicts, thresholds=thresholds, strict=strict)
+    return require_pairs(result, *ids)
 
 
 def comparison_json(base: str, candidate: str, result: Comparison) -> dict[str, Any]:
