@@ -104,6 +104,9 @@ def assert_says_nothing_of(answer: Any, stored: Stored, *sent: str) -> None:
     if answer.request.url.path.startswith(("/api/", "/static/")):  # not a page: JSON
         assert answer.headers["content-type"] == "application/json"
         assert set(answer.json()) == {"error"}
+    elif answer.request.url.path.startswith("/v1/"):  # OTLP: a google.rpc.Status as JSON
+        assert answer.headers["content-type"] == "application/json"
+        assert set(answer.json()) == {"code", "message"}
     else:
         assert answer.headers["content-type"].startswith("text/html")
 
@@ -203,7 +206,7 @@ def test_a_body_of_the_wrong_type_is_a_415_that_quotes_none_of_it(
     app, client = app_and_client
     body = "HOSTILE-BODY-" + "<script>alert(1)</script>" * 400
     posts = [path for method, path, _ in routes_of(app) if method == "POST"]
-    assert set(posts) == {"/api/runs", "/api/labels", "/login", "/logout"}
+    assert set(posts) == {"/api/runs", "/api/labels", "/login", "/logout", "/v1/traces", "/v1/logs"}
     for path in posts:
         for kind in ("text/plain", "application/xml", "multipart/form-data; boundary=x", None):
             headers = {"Content-Type": kind} if kind else {}
@@ -211,7 +214,13 @@ def test_a_body_of_the_wrong_type_is_a_415_that_quotes_none_of_it(
             assert answer.status_code == 415, (path, kind, answer.text[:200])
             assert_says_nothing_of(answer, stored, body)
         wrong = client.post(path, content=body, headers={"Content-Type": "text/plain"})
-        if path.startswith("/api/"):
+        if path.startswith("/v1/"):  # OTLP's own error shape: a google.rpc.Status as JSON
+            assert wrong.json() == {
+                "code": 3,
+                "message": "Content-Type: expected application/x-protobuf or application/json, "
+                "got 'text/plain'",
+            }
+        elif path.startswith("/api/"):
             assert wrong.json() == {"error": "body: expected JSON (Content-Type: application/json)"}
         else:
             error = parse(wrong.text).by_id("error").text

@@ -186,6 +186,10 @@ async def _receive(signal: Signal, request: Request) -> Response:
     binary = kind == _PROTOBUF
     encoding = request.headers.get("content-encoding", "").strip().lower()
     try:
+        if not binary and kind != _JSON:  # before the token, as an upload's body is checked
+            raise OtlpRefusal(
+                415, f"Content-Type: expected {_PROTOBUF} or {_JSON}, got {kind[:60] or 'none'!r}"
+            )
         if not request.app.state.token_set:
             raise OtlpRefusal(
                 403,
