@@ -8,12 +8,15 @@ import typing as _typing
 from .. import _lazy
 
 if _typing.TYPE_CHECKING:
+    from ._fake_agent import agent_turn as agent_turn
+    from ._fake_agent import scripted_agents as scripted_agents
     from ._fake_batches import BatchScript as BatchScript
     from ._fake_batches import FakeBatches as FakeBatches
     from ._fake_cache import FakePromptCache as FakePromptCache
     from ._fake_limits import FakeLimits as FakeLimits
     from ._fake_llm import FakeLLM as FakeLLM
     from ._fake_llm import Reply as Reply
+    from ._fake_llm import ToolCall as ToolCall
     from ._fake_llm import by_schema as by_schema
     from ._fake_llm import fake_llm_server as fake_llm_server
     from ._fake_llm import schema_name as schema_name
