@@ -1,6 +1,7 @@
 """Testing aids: a scripted LLM server on 127.0.0.1 that speaks the OpenAI chat-completions
 and Anthropic messages wire formats (and both providers' batch APIs), for exercising real
-provider SDKs without a network; and
+provider SDKs without a network; an OTLP/HTTP capture server that keeps what an instrumented
+program exports (:func:`otlp_capture_server`); and
 evaluations as ordinary tests (the ``checkweigh`` pytest fixture, :func:`assert_case_passes`)."""
 
 import typing as _typing
@@ -21,6 +22,9 @@ if _typing.TYPE_CHECKING:
     from ._fake_llm import fake_llm_server as fake_llm_server
     from ._fake_llm import schema_name as schema_name
     from ._fake_user import scripted_users as scripted_users
+    from ._otlp_capture import Export as Export
+    from ._otlp_capture import OtlpCapture as OtlpCapture
+    from ._otlp_capture import otlp_capture_server as otlp_capture_server
     from ._report import case_report as case_report
     from ._suite_cache import SuiteCache as SuiteCache
     from ._suite_tester import NO_JUDGE_HINT as NO_JUDGE_HINT
