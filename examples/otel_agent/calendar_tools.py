@@ -138,7 +138,8 @@ def _slot(arguments: dict[str, Any]) -> dict[str, Any]:
     try:
         start = datetime.strptime(str(arguments.get("start")), "%Y-%m-%d %H:%M")
     except ValueError:
-        raise ToolError(f"start: expected YYYY-MM-DD HH:MM, got {arguments.get('start')!r}")
+        got = arguments.get("start")
+        raise ToolError(f"start: expected YYYY-MM-DD HH:MM, got {got!r}") from None
     minutes = arguments.get("duration_minutes")
     if type(minutes) is not int or not 5 <= minutes <= 480:
         raise ToolError(f"duration_minutes: expected 5 to 480, got {minutes!r}")
