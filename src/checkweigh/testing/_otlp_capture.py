@@ -129,9 +129,8 @@ def _decode(signal: Signal, encoding: Encoding, data: bytes) -> dict[str, Any]:
             raise _Refused(400, f"body is a JSON {type(body).__name__}; expected an object")
         return body
     try:
-        # no type stubs for protobuf in the project's environment (types-protobuf)
-        from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
-        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+        from google.protobuf.json_format import MessageToDict
+        from google.protobuf.message import DecodeError
         from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
             ExportLogsServiceRequest,
         )
@@ -146,8 +145,7 @@ def _decode(signal: Signal, encoding: Encoding, data: bytes) -> dict[str, Any]:
         message.ParseFromString(data)
     except DecodeError as exc:
         raise _Refused(400, f"body is not an OTLP {signal} request: {exc}") from None
-    converted: dict[str, Any] = MessageToDict(message)
-    return converted
+    return MessageToDict(message)
 
 
 def _handler(state: OtlpCapture) -> type[BaseHTTPRequestHandler]:
