@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Signal = Literal["traces", "logs"]
 Encoding = Literal["protobuf", "json"]
@@ -94,39 +94,38 @@ class OtlpCapture:
         return len(exports)
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
+class _Refusal(NamedTuple):
+    """Why a request is refused: the status answered and the reason."""
+
+    status: int
+    reason: str
 
 
-def _decompress(data: bytes, encoding: str | None, limit: int) -> bytes:
-    if encoding in (None, "", "identity"):
+def _decompress(data: bytes, encoding: str, limit: int) -> bytes | _Refusal:
+    if encoding in ("", "identity"):
         out = data
     elif encoding in ("gzip", "deflate"):
         # gzip: a gzip member; deflate: a zlib stream, as the OTLP exporters send it
         wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
-        inflater = zlib.decompressobj(wbits)
         try:
-            out = inflater.decompress(data, limit + 1)
+            out = zlib.decompressobj(wbits).decompress(data, limit + 1)
         except zlib.error as exc:
-            raise _Refused(400, f"body is not valid {encoding}: {exc}") from None
+            return _Refusal(400, f"body is not valid {encoding}: {exc}")
     else:
-        raise _Refused(415, f"Content-Encoding {encoding!r} is not supported (gzip, deflate)")
+        return _Refusal(415, f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
     if len(out) > limit:
-        raise _Refused(413, f"body is over {limit} bytes decompressed")
+        return _Refusal(413, f"body is over {limit} bytes decompressed")
     return out
 
 
-def _decode(signal: Signal, encoding: Encoding, data: bytes) -> dict[str, Any]:
+def _decode(signal: Signal, encoding: Encoding, data: bytes) -> dict[str, Any] | _Refusal:
     if encoding == "json":
         try:
             body = json.loads(data)
         except ValueError as exc:
-            raise _Refused(400, f"body is not JSON: {exc}") from None
+            return _Refusal(400, f"body is not JSON: {exc}")
         if not isinstance(body, dict):
-            raise _Refused(400, f"body is a JSON {type(body).__name__}; expected an object")
+            return _Refusal(400, f"body is a JSON {type(body).__name__}; expected an object")
         return body
     try:
         from google.protobuf.json_format import MessageToDict
@@ -138,14 +137,34 @@ def _decode(signal: Signal, encoding: Encoding, data: bytes) -> dict[str, Any]:
             ExportTraceServiceRequest,
         )
     except ImportError:
-        needs = "protobuf needs opentelemetry-proto: pip install checkweigh[otlp]"
-        raise _Refused(415, needs) from None
+        return _Refusal(415, "protobuf needs opentelemetry-proto: pip install checkweigh[otlp]")
     message = ExportTraceServiceRequest() if signal == "traces" else ExportLogsServiceRequest()
     try:
         message.ParseFromString(data)
     except DecodeError as exc:
-        raise _Refused(400, f"body is not an OTLP {signal} request: {exc}") from None
+        return _Refusal(400, f"body is not an OTLP {signal} request: {exc}")
     return MessageToDict(message)
+
+
+def _accept(state: OtlpCapture, path: str, headers: Any, data: bytes) -> Export | _Refusal:
+    """The export a POST to ``path`` holds, or why it is refused."""
+    signal = _PATHS.get(path)
+    if signal is None:
+        return _Refusal(404, f"no OTLP endpoint at {path[:100]!r}")
+    if state.token is not None and headers.get("authorization") != f"Bearer {state.token}":
+        return _Refusal(401, "a bearer token is required")
+    kind = (headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+    encoding = _TYPES.get(kind)
+    if encoding is None:
+        return _Refusal(415, f"Content-Type {kind[:100]!r} is not OTLP")
+    compression = (headers.get("content-encoding") or "").strip().lower()
+    plain = _decompress(data, compression, state.max_bytes)
+    if isinstance(plain, _Refusal):
+        return plain
+    body = _decode(signal, encoding, plain)
+    if isinstance(body, _Refusal):
+        return body
+    return Export(signal, encoding, compression or None, body)
 
 
 def _handler(state: OtlpCapture) -> type[BaseHTTPRequestHandler]:
@@ -161,27 +180,15 @@ def _handler(state: OtlpCapture) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             data = self.rfile.read(length)  # read it all, so the connection stays usable
-            path = self.path.split("?", 1)[0].rstrip("/")
-            kind = (self.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-            try:
-                signal = _PATHS.get(path)
-                if signal is None:
-                    raise _Refused(404, f"no OTLP endpoint at {path[:100]!r}")
-                expected = f"Bearer {state.token}"
-                if state.token is not None and self.headers.get("authorization") != expected:
-                    raise _Refused(401, "a bearer token is required")
-                encoding = _TYPES.get(kind)
-                if encoding is None:
-                    raise _Refused(415, f"Content-Type {kind[:100]!r} is not OTLP")
-                compression = (self.headers.get("content-encoding") or "").strip().lower()
-                body = _decode(signal, encoding, _decompress(data, compression, state.max_bytes))
-            except _Refused as exc:
-                self._refuse(exc.status, exc.reason)
+            found = _accept(state, self.path.split("?", 1)[0].rstrip("/"), self.headers, data)
+            if isinstance(found, _Refusal):
+                self._refuse(found.status, found.reason)
                 return
             with state.lock:
-                state.exports.append(Export(signal, encoding, compression or None, body))
+                state.exports.append(found)
             # an empty Export*ServiceResponse: no bytes in protobuf, {} in JSON
-            self._send(200, "application/x-protobuf" if encoding == "protobuf" else kind, b"")
+            json_answer = found.encoding == "json"
+            self._send(200, "application/json" if json_answer else "application/x-protobuf", b"")
 
         def _refuse(self, status: int, reason: str) -> None:
             with state.lock:
