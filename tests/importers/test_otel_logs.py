@@ -277,3 +277,84 @@ def test_newer_conventions_operation_details_event(tmp_path: Path) -> None:
         ("assistant", "It is on time."),
     ]
     assert case.error is None
+
+
+def _event(name: str, body: Any, span: str, at_ms: int) -> dict[str, Any]:
+    """A GenAI log record; with no body (None) as the SDK writes one: without the field."""
+    record = _log(name, body if body is not None else {}, span, at_ms)
+    if body is None:
+        del record["body"]
+    return record
+
+
+def _two_calls(first_choice: dict[str, Any], echoed: dict[str, Any], **bodies: Any) -> list[str]:
+    """A trace of two chat calls as the OpenAI instrumentation logs them: the first's choice,
+    then the second's input (system, user, the first answer echoed, the tool's result)."""
+    system, user = bodies.get("system", SYSTEM), bodies.get("user", USER)
+    tool = bodies.get("tool", {"id": CALL["id"]})
+    final = bodies.get("final", {"role": "assistant"})
+    stop = {"index": 0, "finish_reason": "stop", "message": final}
+    return [
+        _spans(_chat(TRACE, FIRST, 0, (96, 18)), _chat(TRACE, SECOND, 1000, (140, 15))),
+        _logs(
+            _event("gen_ai.system.message", system, FIRST, 1),
+            _event("gen_ai.user.message", user, FIRST, 1),
+            _event("gen_ai.choice", first_choice, FIRST, 700),
+            _event("gen_ai.system.message", system, SECOND, 1001),
+            _event("gen_ai.user.message", user, SECOND, 1001),
+            _event("gen_ai.assistant.message", echoed, SECOND, 1001),
+            _event("gen_ai.tool.message", tool, SECOND, 1001),
+            _event("gen_ai.choice", stop, SECOND, 1700),
+        ),
+    ]
+
+
+def test_the_text_beside_tool_calls_is_one_answer_when_the_echo_drops_it(
+    tmp_path: Path,
+) -> None:
+    # the instrumentation's assistant.message event keeps only the tool calls of an answer
+    # that had text too: the echo is still that answer, not a new turn
+    lines = _two_calls(
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": "Let me look that up.",
+                "tool_calls": [CALL],
+            },
+        },
+        {"tool_calls": [CALL]},
+        tool={"content": '{"status": "on time"}', "id": CALL["id"]},
+        final={"role": "assistant", "content": "HAT170 is on time."},
+    )
+    (case,), _ = load("otel", _file(tmp_path, lines))
+    assert [(s.kind, s.name, s.content) for s in case.trace] == [
+        ("system", None, "You are the SkyWay Airlines agent."),
+        ("user", None, "Is flight HAT170 on time?"),
+        ("assistant", None, "Let me look that up."),
+        ("tool_call", "get_flight_status", None),
+        ("assistant", None, "HAT170 is on time."),
+    ]
+    assert case.trace[3].result == {"status": "on time"}
+    assert case.error is None
+
+
+def test_message_events_written_without_content_capture_are_no_content(tmp_path: Path) -> None:
+    # capture off: every message still has its event, with the role, the call ids and the
+    # tool names, and nothing that was said
+    bare = {"id": CALL["id"], "type": "function", "function": {"name": "get_flight_status"}}
+    lines = _two_calls(
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "tool_calls": [bare]},
+        },
+        {"tool_calls": [bare]},
+        system=None,
+        user=None,
+    )
+    (case,), ctx = load("otel", _file(tmp_path, lines))
+    assert case.error is not None
+    assert case.error.startswith("no message content: its chat spans carry no messages")
+    assert ctx.warnings_total == 1

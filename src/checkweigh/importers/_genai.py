@@ -75,8 +75,15 @@ class Message:
     """For a tool result: the call it answers."""
 
     def key(self) -> tuple[str, str, tuple[str | None, ...]]:
-        """What makes two copies of a message (in successive chat spans) the same message."""
-        return (self.role, (self.content or "").strip(), tuple(t.name for t in self.tool_calls))
+        """What makes two copies of a message (in successive chat spans) the same message.
+
+        An answer that asked for tools is known by its calls, not its text: the OpenAI
+        instrumentation's ``gen_ai.assistant.message`` event, which sends the answer back in
+        the next call's input, keeps only the tool calls and drops the text beside them
+        (its ``gen_ai.choice`` event had both)."""
+        names = tuple(t.name for t in self.tool_calls)
+        text = "" if names and self.role == "assistant" else (self.content or "").strip()
+        return (self.role, text, names)
 
 
 def is_message_key(key: str) -> bool:

@@ -146,7 +146,7 @@ class _Builder:
             self._message(span, message, own=False)
         answered = output_messages(span)
         self.chats += 1
-        self.said = self.said or bool(sent) or any(m.content or m.tool_calls for m in answered)
+        self.said = self.said or any(_says(m) for m in (*sent, *answered))
         answers = answered or [Message("assistant")]
         # the span's timing and usage go to its answer (not to thinking that came first)
         own = next((i for i, m in enumerate(answers) if m.role == "assistant"), 0)
@@ -223,6 +223,13 @@ class _Builder:
         }
         self.steps.append(step)
         return step
+
+
+def _says(message: Message) -> bool:
+    """Whether a message carries what was said: text, or a tool call's arguments. Without
+    content capture the OpenAI instrumentation still writes every message's event, with the
+    role and the tool names but nothing said: such messages are not content."""
+    return bool(message.content) or any(t.arguments not in (None, "") for t in message.tool_calls)
 
 
 def _arguments(value: Any) -> Any:

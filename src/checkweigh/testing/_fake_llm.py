@@ -8,7 +8,9 @@ like llama-cpp-python's server (``llama``: ``json_schema`` is refused with a 500
 a model ``owned_by: me``) or like one that
 supports none (``none``: any ``response_format`` is refused with a 400). Both wires also
 serve their provider's batch API (:mod:`._fake_batches`, scripted through ``batches``). Usage
-reports prompt-cached tokens as each provider does (``_fake_cache``)."""
+reports prompt-cached tokens as each provider does (``_fake_cache``). An OpenAI answer may ask
+for function calls (:class:`ToolCall`); :mod:`._fake_agent` scripts a tool-calling conversation
+per user request."""
 
 from __future__ import annotations
 
@@ -29,6 +31,18 @@ from ._fake_cache import FakePromptCache
 from ._fake_limits import FakeLimits, limit_headers, rate_limit_body, request_tokens
 
 Structured = Literal["all", "llama", "none"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call an OpenAI-wire answer asks the client to make."""
+
+    name: str
+    """The function's name."""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    """Its arguments (sent as JSON text, as the API does)."""
+    id: str | None = None
+    """The call's id (None: ``call_<request>_<index>``, unique per server)."""
 
 
 @dataclass
@@ -61,6 +75,9 @@ class Reply:
     """An error body that echoes the request's Authorization header (a buggy proxy)."""
     headers: dict[str, str] = field(default_factory=dict)
     """Further response headers (a redirect's ``location``, say)."""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    """OpenAI: the function calls the answer asks for (``finish_reason`` ``tool_calls``;
+    ``content`` may go with them, as a preamble)."""
 
 
 @dataclass
@@ -158,6 +175,16 @@ def _refuse_format(structured: Structured, body: dict[str, Any]) -> Reply | None
 
 
 def _openai_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for i, call in enumerate(reply.tool_calls)
+        ]
     return {
         "id": f"chatcmpl-{n}",
         "object": "chat.completion",
@@ -166,8 +193,8 @@ def _openai_body(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
         "usage": {"prompt_tokens": 120, "completion_tokens": 18, "total_tokens": 138},
