@@ -287,6 +287,20 @@ def test_a_trace_is_not_scored_before_its_quiet_window(tmp_path: Path) -> None:
         ),
         ("name: a\nsuite: suite.yaml\nwebhook: ftp://x\n", "monitor.yaml:3: webhook:"),
         ("name: a\nsuite: missing.yaml\n", "missing.yaml: suite file not found"),
+        (
+            "name: a\nsuite: suite.yaml\nbudget: {calls_per_hour: 5}\n",
+            "monitor.yaml:3: budget: the monitor has no judge (judge: PROVIDER:MODEL), so a "
+            "judge budget changes nothing",
+        ),
+        (
+            "name: a\nsuite: suite.yaml\nsample: {judge: 0.5}\n",
+            "monitor.yaml:3: sample: the monitor has no judge",
+        ),
+        (
+            "name: a\nsuite: suite.yaml\nalerts:\n  - {check: grounded, drop: true}\n",
+            "monitor.yaml:4: alerts[0].check: 'grounded' is a judge check and the monitor has no "
+            "judge: its rate is never decided",
+        ),
     ],
 )
 def test_a_bad_monitor_file_is_one_line(tmp_path: Path, text: str, says: str) -> None:

@@ -173,6 +173,7 @@ def load_monitor(path: str | Path) -> Monitor:
                 line=lines.line(("alerts", i, "check")),
                 field=f"alerts[{i}].check",
             )
+    _settings_that_change_nothing(path, lines, spec, suite, rules)
     config = run_config(
         suite,
         judge=judge,
@@ -232,3 +233,44 @@ def _webhook(path: Path, lines: Any, url: str) -> None:
         raise MonitorError(
             exc.message, file=path, line=lines.line(("webhook",)), field="webhook"
         ) from None
+
+
+def _settings_that_change_nothing(
+    path: Path, lines: Any, spec: MonitorSpec, suite: Suite, rules: list[Any]
+) -> None:
+    """Refuse a setting that could never change anything: a mistake, not a choice.
+
+    Raises:
+        MonitorError: naming the setting and why it is idle.
+    """
+    judged = {n for n, c in suite.checks.items() if c.judged}
+
+    def idle(loc: tuple[str | int, ...], why: str) -> MonitorError:
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        return MonitorError(why, file=path, line=lines.line(loc), field=field)
+
+    if spec.judge is None:
+        if spec.budget is not None:
+            raise idle(
+                ("budget",),
+                "the monitor has no judge (judge: PROVIDER:MODEL), so a "
+                "judge budget changes nothing",
+            )
+        if "sample" in spec.model_fields_set:
+            raise idle(
+                ("sample",),
+                "the monitor has no judge (judge: PROVIDER:MODEL), so a "
+                "judge sampling rate changes nothing",
+            )
+        for i, rule in enumerate(rules):
+            if rule.check.partition(".")[0] in judged:
+                raise idle(
+                    ("alerts", i, "check"),
+                    f"{rule.check!r} is a judge check and the monitor has no judge: its rate "
+                    "is never decided",
+                )
+    elif not judged:
+        raise idle(
+            ("judge",),
+            f"suite {suite.name!r} has no judge check: the judge would never be asked",
+        )
