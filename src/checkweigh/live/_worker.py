@@ -78,6 +78,10 @@ class ScorerStats:
     """What this process did (the API's status shows it)."""
 
     claimed: int = 0
+    cases: int = 0
+    """Traces that made a case (whether a monitor took them or not)."""
+    matched: dict[str, int] = field(default_factory=dict)
+    """Per monitor, the cases its filter took (a filter that takes none is named by it)."""
     scored: int = 0
     no_case: int = 0
     lost_leases: int = 0
@@ -159,6 +163,9 @@ class LiveScorer:
         minutes = (now - self._last_note) / 60 if self._last_note else None
         rate = f" ({since / minutes:.0f} a minute)" if minutes else ""
         line = f"live: {since} trace(s) done{rate}; {self.stats.scored} scored in all"
+        idle = [m.name for m in self.monitors if not self.stats.matched.get(m.name)]
+        if idle and self.stats.cases:
+            line += f"; no trace passed the filter of {', '.join(idle)}"
         if self.stats.no_case:
             line += f", {self.stats.no_case} without a GenAI span"
         if self.stats.errors:
@@ -219,8 +226,10 @@ class LiveScorer:
             return finished
         case = _live_case(made, claimed, items)
         outcome["case_id"] = case.id
+        self.stats.cases += 1
         for monitor in self.monitors:
             if monitor.matches(items):
+                self.stats.matched[monitor.name] = self.stats.matched.get(monitor.name, 0) + 1
                 await self._score_with(monitor, case, claimed, finished)
         return finished
 
