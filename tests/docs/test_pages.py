@@ -20,6 +20,9 @@ the site):
   cases), and run then unless one of them ran it. A part of a suite shown on its own
   (``checks:``, ``rubrics:``, ``thresholds:``, ``judge:``, ``gates:``, or named checks) is
   loaded in a suite of one case with a rubric weighing its checks (unless it shows its own).
+  A monitor (``name:`` and ``suite:``, no ``checks:``) is loaded with ``load_monitor`` from
+  ``<!-- file: PATH -->`` or ``<!-- monitor in: DIR -->`` (its suite relative to it), or says
+  ``<!-- not run: REASON -->``.
 - a block with no language that shows a ``checkweigh`` command fails the test: give it
   ``bash`` (run it) or ``text`` (a synopsis, or a command with its output).
 - a ```` ```python ```` block must compile (top-level ``await`` allowed).
@@ -126,6 +129,10 @@ def is_suite(data: object) -> bool:
     return isinstance(data, dict) and {"name", "checks", "rubrics"} <= set(data)
 
 
+def is_monitor(data: object) -> bool:
+    return isinstance(data, dict) and {"name", "suite"} <= set(data) and "checks" not in data
+
+
 ALL = [b for page in PAGES for b in blocks(page)]
 NOT_RUN = [b for b in ALL if "not run" in b.marks]
 
@@ -202,6 +209,8 @@ def _yaml(copy: Copy, block: Block) -> None:
         pytest.fail(f"{block.where}: the YAML shown does not parse: {exc}")
     if is_suite(data):
         _suite(copy, block, data)
+    elif is_monitor(data):
+        _monitor(copy, block, data)
     elif (part := fragment(data)) is not None:
         _fragment(copy, block, part)
 
@@ -242,6 +251,34 @@ def _fragment(copy: Copy, block: Block, part: dict[str, Any]) -> None:
         load_suite(path, load_agent=False)
     except Exception as exc:  # noqa: BLE001 -- any failure is the page's, named by its line
         pytest.fail(f"{block.where}: the suite part shown does not load: {exc}")
+
+
+def _monitor(copy: Copy, block: Block, data: dict[str, Any]) -> None:
+    """Load a monitor shown as ``checkweigh serve --monitor`` would (its judge built, not
+    called: a placeholder key stands in for a provider's when none is set)."""
+    if "file" in block.marks:
+        path = copy.root / block.marks["file"]
+    elif "monitor in" in block.marks:
+        path = copy.root / block.marks["monitor in"] / f"monitor-{block.line}.yaml"
+        path.write_text(block.body, encoding="utf-8")
+    else:
+        pytest.fail(
+            f"{block.where}: a monitor with no place to load it from: mark it "
+            "<!-- monitor in: DIR -->, <!-- file: PATH --> or <!-- not run: REASON -->"
+        )
+    import asyncio
+    from unittest import mock
+
+    from checkweigh.live import load_monitor
+
+    keys = {k: "sk-docs-placeholder" for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    with mock.patch.dict(os.environ, {**keys, **os.environ}):
+        try:
+            monitor = load_monitor(path)
+        except Exception as exc:  # noqa: BLE001 -- any failure is the page's, named by its line
+            pytest.fail(f"{block.where}: the monitor shown does not load: {exc}")
+    asyncio.run(monitor.close())
+    assert monitor.name == data["name"]
 
 
 def _suite(copy: Copy, block: Block, data: dict[str, Any]) -> None:
@@ -369,3 +406,27 @@ def test_a_page_sets_variables_for_one_command_or_the_rest_of_the_page(tmp_path:
     assert not (tmp_path / "page.db").exists()
     assert copy.env["CHECKWEIGH_DB"] == "sqlite:///exported.db"
     assert {p.name for p in tmp_path.glob("*.csv")} == {"a.csv", "b.csv", "c.csv"}
+
+
+def test_a_monitor_shown_is_loaded_with_its_suite(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(
+        "name: s\ncases: c.jsonl\nchecks:\n  ok: {type: equals, path: input, value: hi}\n"
+        "rubrics:\n  r: {weights: {ok: 1}}\n",
+        encoding="utf-8",
+    )
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- monitor in: . -->\n```yaml\nname: prod\nsuite: suite.yaml\nwindow: 15m\n```\n"
+        "<!-- monitor in: . -->\n```yaml\nname: prod\nsuite: suite.yaml\nwindow: soon\n```\n"
+        "```yaml\nname: prod\nsuite: suite.yaml\n```\n",
+        encoding="utf-8",
+    )
+    copy = Copy(tmp_path, tmp_path, tmp_path, dict(os.environ))
+    good, bad, nowhere = blocks(page)
+    _yaml(copy, good)
+    with pytest.raises(
+        pytest.fail.Exception, match=r"page.md:8: the monitor shown does not load: .*window:"
+    ):
+        _yaml(copy, bad)
+    with pytest.raises(pytest.fail.Exception, match="a monitor with no place to load it from"):
+        _yaml(copy, nowhere)
