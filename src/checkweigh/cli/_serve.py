@@ -86,6 +86,17 @@ def serve(
             help="A trace is scored this long after its first span, root span or not.",
         ),
     ] = 300.0,
+    lease: Annotated[
+        float,
+        typer.Option(
+            "--lease",
+            metavar="SECONDS",
+            min=1,
+            max=3600,
+            help="How long a process's claim on a trace holds unrenewed: over one database, "
+            "a process that dies leaves its traces to the others after this.",
+        ),
+    ] = 60.0,
     retention: Annotated[
         float,
         typer.Option(
@@ -181,7 +192,10 @@ def serve(
             soft_wrap=True,
         )
     settings = LiveSettings(
-        quiet_s=quiet_window, max_age_s=max_trace_age, retention_s=retention * 86400
+        quiet_s=quiet_window,
+        max_age_s=max_trace_age,
+        lease_s=lease,
+        retention_s=retention * 86400,
     )
 
     def note(line: str) -> None:  # error text may quote a trace: shown inert
