@@ -30,7 +30,6 @@ import os
 import secrets
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +71,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system, seconds), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     """A process's resident memory (MiB), from /proc."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -87,6 +92,7 @@ def sender(
     figures on ``out``."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
+
     from support.otel_agent import emit_trace, provider, spans_of
 
     timings: list[float] = []
@@ -116,10 +122,19 @@ def sender(
         ids.append(emit_trace([tracer], n, time.time_ns()))
         sent += spans_of(n)
         n += senders
+    ended = time.time()
     made.force_flush(60_000)
     made.shutdown()
     out.put(
-        {"ids": ids, "made": sent, "acked": acked[0], "failed": acked[1], "timings": timings}
+        {
+            "ids": ids,
+            "made": sent,
+            "acked": acked[0],
+            "failed": acked[1],
+            "timings": timings,
+            "span": (ended - (time.monotonic() - began), ended),
+            "cpu_s": time.process_time(),
+        }
     )
 
 
@@ -134,11 +149,11 @@ def count(url: str) -> dict[str, Any]:
         spans = conn.execute(
             text("select coalesce(sum(spans + late), 0) from live_traces")
         ).scalar_one()
-        states = dict(conn.execute(text("select state, count(*) from live_traces group by 1")).all())
+        states = dict(
+            conn.execute(text("select state, count(*) from live_traces group by 1")).all()
+        )
         per_trace = conn.execute(
-            text(
-                "select case_id, count(*) from case_results where run_id like 'mon-%' group by 1"
-            )
+            text("select case_id, count(*) from case_results where run_id like 'mon-%' group by 1")
         ).all()
     store.engine.dispose()
     return {"spans": int(spans), "states": states, "results": dict(per_trace)}
@@ -182,13 +197,17 @@ def main() -> None:
         entry = "from checkweigh.cli import main; main()"
         if a.profile:  # every thread profiled: the scorer and the store's calls run on threads
             entry = PROFILED.format(out=a.profile)
-        server = subprocess.Popen(
-            [sys.executable, "-c", entry, "serve", "--db", url, "--port", str(port)]
-            + ["--monitor", str(folder / "monitor.yaml"), "--quiet-window", str(a.quiet_window)],
-            env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        log = folder / "serve.log"
+        with log.open("w", encoding="utf-8") as err:  # a file: a full pipe would stop it
+            server = subprocess.Popen(
+                [
+                    *(sys.executable, "-c", entry, "serve", "--db", url, "--port", str(port)),
+                    *("--monitor", str(folder / "monitor.yaml")),
+                    *("--quiet-window", str(a.quiet_window)),
+                ],
+                env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
+                stderr=err,
+            )
         try:
             run(a, server, port, url)
         finally:
@@ -196,9 +215,9 @@ def main() -> None:
                 server.send_signal(signal.SIGUSR1)
                 time.sleep(3)
             server.terminate()
-            _, err = server.communicate(timeout=60)
-            if server.returncode not in (0, 130, -15):  # 130: uvicorn's exit on a signal
-                print(f"server exit {server.returncode}: {err[-2000:]}")
+            server.wait(60)
+            if server.returncode not in (0, 130, -15):  # 130: the CLI's exit on a signal
+                print(f"server exit {server.returncode}: {log.read_text()[-2000:]}")
 
 
 def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: str) -> None:
@@ -211,7 +230,7 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
             if server.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the server did not start") from None
             time.sleep(0.1)
-    rss_start = rss_mb(server.pid)
+    rss_start, cpu_start = rss_mb(server.pid), cpu_s(server.pid)
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     procs = [
@@ -229,9 +248,10 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
         rss.append((time.monotonic() - began, rss_mb(server.pid)))
         try:
             figures.append(out.get(timeout=1.0))
-        except Exception:  # noqa: BLE001, S112 - queue.Empty: keep sampling
+        except Exception:  # noqa: BLE001 - queue.Empty: keep sampling
             continue
     last_span = time.monotonic()
+    cpu_sending = cpu_s(server.pid) - cpu_start
     for p in procs:
         p.join()
     traces = sum(len(f["ids"]) for f in figures)
@@ -254,7 +274,12 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
     )
     print(f"  spans made {made:,}, acknowledged {acked:,} (export failed: {failed:,})")
     print(f"  spans stored {stored['spans']:,} (lost: {acked - stored['spans']:,})")
-    print(f"  achieved rate {made / (last_span - began):,.0f} spans/s made, over the senders' span")
+    first, last = min(f["span"][0] for f in figures), max(f["span"][1] for f in figures)
+    print(
+        f"  achieved rate {made / (last - first):,.0f} spans/s made over {last - first:.1f} s; "
+        f"server CPU {100 * cpu_sending / (last_span - began):.0f}% of a core while sending, "
+        f"senders {sum(f['cpu_s'] for f in figures):.0f} CPU s in all"
+    )
     twice = sum(1 for n in results.values() if n > 1)
     missing = len(sent_ids - set(results))
     print(
@@ -273,7 +298,6 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
         f"{quarters[1]:.0f}, 3/4 {quarters[2]:.0f}, peak {peak:.0f}, end {rss[-1][1]:.0f} MiB"
     )
     print(f"  last span sent -> last trace scored: {drained:.1f} s")
-    print(f"  median export {statistics.median(timings) if timings else 0:.1f} ms")
 
 
 if __name__ == "__main__":

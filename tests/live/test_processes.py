@@ -42,18 +42,13 @@ def pg_url() -> Iterator[str]:
         yield url
 
 
-def _send(
-    providers: list[TracerProvider], numbers: range, *, split: bool = True
-) -> dict[str, int]:
+def _send(providers: list[TracerProvider], numbers: range, *, split: bool = True) -> dict[str, int]:
     """Emit traces ``numbers``: a third with their spans dealt over every provider, the others
     wholly to one provider in turn; flush; return trace id -> spans."""
     tracers = [p.get_tracer("test_processes") for p in providers]
     sent = {}
     for n in numbers:
-        if split and n % 3 == 0:
-            mine = tracers
-        else:
-            mine = [tracers[n % len(tracers)]]
+        mine = tracers if split and n % 3 == 0 else [tracers[n % len(tracers)]]
         sent[emit_trace(mine, n, time.time_ns())] = spans_of(n)
     for p in providers:
         assert p.force_flush(20_000)

@@ -50,8 +50,10 @@ class Serve:
         # stderr to a file, not a pipe: a pipe nobody reads would stop the server once full
         with self.log.open("a", encoding="utf-8") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", ENTRY, "serve", "--db", self.db, "--port", str(self.port)]
-                + ["--monitor", str(self.monitor), *self.args],
+                [
+                    *(sys.executable, "-c", ENTRY, "serve", "--db", self.db),
+                    *("--port", str(self.port), "--monitor", str(self.monitor), *self.args),
+                ],
                 cwd=self.monitor.parent,
                 stdout=subprocess.DEVNULL,
                 stderr=err,

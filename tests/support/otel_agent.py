@@ -193,3 +193,23 @@ def emit_trace(tracers: Sequence[Tracer], n: int, start_ns: int) -> str:
 def spans_of(n: int) -> int:
     """How many spans trace ``n`` has: its root, a chat and a tool span per call, a last chat."""
     return 2 + 2 * len(plan(n))
+
+
+def export_body(numbers: Sequence[int], start_ns: int) -> tuple[bytes, dict[str, int]]:
+    """One export request (protobuf, as the SDK's OTLP/HTTP exporter sends it) holding
+    traces ``numbers`` (the first starting at ``start_ns``, each a minute later); and trace
+    id -> spans."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    kept = InMemorySpanExporter()
+    made = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    made.add_span_processor(SimpleSpanProcessor(kept))
+    tracer = made.get_tracer("otel_agent")
+    sent = {
+        emit_trace([tracer], n, start_ns + i * 60_000_000_000): spans_of(n)
+        for i, n in enumerate(numbers)
+    }
+    made.shutdown()
+    return encode_spans(kept.get_finished_spans()).SerializeToString(), sent
