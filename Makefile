@@ -64,6 +64,7 @@ bench: $(STAMP) ## Benchmarks: print throughput and memory figures
 	$(BIN)/python benchmarks/bench_workers.py
 	$(BIN)/python benchmarks/bench_rate_limits.py
 	$(BIN)/python benchmarks/bench_batch.py
+	$(BIN)/python benchmarks/bench_live.py
 
 bench-ray: $(STAMP) ## Ray executor on a local 1- then 2-node cluster: agent cases/s vs the limit, memory at scale (~3 min)
 	$(BIN)/python benchmarks/bench_ray.py
