@@ -107,8 +107,9 @@ def test_a_killed_server_leaves_its_claims_to_the_other(tmp_path: Path, pg_url: 
             return any(_owner_pid(o) == victim.pid for _, _, o in traces(pg_url).values())
 
         wait_until(victim_holds, 20, "the victim claimed traces")
-        held = {t for t, (_, _, o) in traces(pg_url).items() if _owner_pid(o) == victim.pid}
         victim.kill()  # mid-scoring: its claims are held by no living process
+        # read after the kill (its leases have seconds left): what it held and never finished
+        held = {t for t, (_, _, o) in traces(pg_url).items() if _owner_pid(o) == victim.pid}
         providers[0].shutdown()
         # the stream goes on to the survivor
         sent |= _send(providers[1:], range(60, 90), split=False)
