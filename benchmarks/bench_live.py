@@ -2,7 +2,7 @@
 OTLP/HTTP from the real OpenTelemetry SDK and exporter, and scoring them with a monitor.
 
 Usage: python benchmarks/bench_live.py [--rate SPANS_PER_S] [--seconds S] [--senders N]
-       [--db URL] [--quiet-window S] [--profile FILE]
+       [--servers N] [--db URL] [--quiet-window S] [--profile FILE]
 
 Starts ``checkweigh serve --monitor`` as a subprocess on a fresh SQLite file (or on ``--db``, a
 PostgreSQL URL whose database should be empty), and ``--senders`` processes that each make a
@@ -19,7 +19,9 @@ lost, none scored twice), p50/p95/p99 ingest latency, the server's resident memo
 (from /proc: peak and end), and the time from the last span sent to the last trace scored
 (the quiet window included: a trace is complete once no span came for that long). No
 assertion on time: the figures go in docs/performance.md. With ``--profile FILE`` the server
-runs under cProfile and writes its statistics to FILE when it stops.
+runs under cProfile and writes its statistics to FILE when it stops. With ``--servers N``,
+N serve processes share the database (PostgreSQL: the work queue's SKIP LOCKED claims), sender
+k sending to server k mod N; their memory and CPU are summed.
 """
 
 from __future__ import annotations
@@ -182,6 +184,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1000.0, help="spans per second in all")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--senders", type=int, default=2)
+    parser.add_argument("--servers", type=int, default=1, help="serve processes over one --db")
     parser.add_argument("--db", default=None, help="a PostgreSQL URL (default: SQLite)")
     parser.add_argument("--quiet-window", type=float, default=2.0)
     parser.add_argument("--profile", default=None, help="cProfile the server into this file")
@@ -193,49 +196,63 @@ def main() -> None:
         (folder / "suite.yaml").write_text(suite_text(), encoding="utf-8")
         (folder / "monitor.yaml").write_text(monitor_text(), encoding="utf-8")
         url = a.db or f"sqlite:///{folder / 'live.db'}"
-        port = free_port()
         entry = "from checkweigh.cli import main; main()"
         if a.profile:  # every thread profiled: the scorer and the store's calls run on threads
             entry = PROFILED.format(out=a.profile)
+        servers: dict[int, subprocess.Popen[bytes]] = {}
         log = folder / "serve.log"
-        with log.open("w", encoding="utf-8") as err:  # a file: a full pipe would stop it
-            server = subprocess.Popen(
-                [
-                    *(sys.executable, "-c", entry, "serve", "--db", url, "--port", str(port)),
-                    *("--monitor", str(folder / "monitor.yaml")),
-                    *("--quiet-window", str(a.quiet_window)),
-                ],
-                env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
-                stderr=err,
-            )
         try:
-            run(a, server, port, url)
+            for _ in range(a.servers):
+                port = free_port()
+                with log.open("a", encoding="utf-8") as err:  # a file: a full pipe would stop it
+                    servers[port] = subprocess.Popen(
+                        [
+                            *(sys.executable, "-c", entry, "serve", "--db", url),
+                            *("--port", str(port), "--monitor", str(folder / "monitor.yaml")),
+                            *("--quiet-window", str(a.quiet_window)),
+                        ],
+                        env={**os.environ, "CHECKWEIGH_TOKEN": TOKEN},
+                        stderr=err,
+                    )
+                wait_listening(servers[port], port)
+            run(a, servers, url)
         finally:
-            if a.profile:
-                server.send_signal(signal.SIGUSR1)
-                time.sleep(3)
-            server.terminate()
-            server.wait(60)
-            if server.returncode not in (0, 130, -15):  # 130: the CLI's exit on a signal
-                print(f"server exit {server.returncode}: {log.read_text()[-2000:]}")
+            for server in servers.values():
+                if a.profile:
+                    server.send_signal(signal.SIGUSR1)
+                    time.sleep(3)
+                server.terminate()
+                server.wait(60)
+                if server.returncode not in (0, 130, -15):  # 130: the CLI's exit on a signal
+                    print(f"server exit {server.returncode}: {log.read_text()[-2000:]}")
 
 
-def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: str) -> None:
+def wait_listening(server: subprocess.Popen[bytes], port: int) -> None:
     deadline = time.monotonic() + 30
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
+            return
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the server did not start") from None
             time.sleep(0.1)
-    rss_start, cpu_start = rss_mb(server.pid), cpu_s(server.pid)
+
+
+def run(a: argparse.Namespace, servers: dict[int, subprocess.Popen[bytes]], url: str) -> None:
+    pids = [s.pid for s in servers.values()]
+    ports = list(servers)
+
+    def memory() -> float:
+        return sum(rss_mb(pid) for pid in pids)
+
+    rss_start, cpu_start = memory(), sum(cpu_s(pid) for pid in pids)
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     procs = [
         ctx.Process(
-            target=sender, args=(k, a.senders, port, TOKEN, a.rate / a.senders, a.seconds, out)
+            target=sender,
+            args=(k, a.senders, ports[k % len(ports)], TOKEN, a.rate / a.senders, a.seconds, out),
         )
         for k in range(a.senders)
     ]
@@ -245,21 +262,21 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
     rss: list[tuple[float, float]] = []
     figures: list[dict[str, Any]] = []
     while len(figures) < len(procs):
-        rss.append((time.monotonic() - began, rss_mb(server.pid)))
+        rss.append((time.monotonic() - began, memory()))
         try:
             figures.append(out.get(timeout=1.0))
         except Exception:  # noqa: BLE001 - queue.Empty: keep sampling
             continue
     last_span = time.monotonic()
-    cpu_sending = cpu_s(server.pid) - cpu_start
+    cpu_sending = sum(cpu_s(pid) for pid in pids) - cpu_start
     for p in procs:
         p.join()
     traces = sum(len(f["ids"]) for f in figures)
     while done_count(url) < traces and time.monotonic() - last_span < 300:
-        rss.append((time.monotonic() - began, rss_mb(server.pid)))
+        rss.append((time.monotonic() - began, memory()))
         time.sleep(0.1)
     drained = time.monotonic() - last_span
-    rss.append((time.monotonic() - began, rss_mb(server.pid)))
+    rss.append((time.monotonic() - began, memory()))
     stored = count(url)
     sent_ids = {i for f in figures for i in f["ids"]}
     results = stored["results"]
@@ -269,15 +286,16 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
     timings = [t * 1000 for f in figures for t in f["timings"]]
     backend = "PostgreSQL" if a.db else "SQLite"
     print(
-        f"live scoring, {backend}, {a.rate:,.0f} spans/s asked for {a.seconds:g} s from "
-        f"{a.senders} sender process(es), {os.cpu_count()} cores, quiet window {a.quiet_window:g} s"
+        f"live scoring, {len(pids)} server(s) over {backend}, {a.rate:,.0f} spans/s asked for "
+        f"{a.seconds:g} s from {a.senders} sender process(es), {os.cpu_count()} cores, quiet "
+        f"window {a.quiet_window:g} s"
     )
     print(f"  spans made {made:,}, acknowledged {acked:,} (export failed: {failed:,})")
     print(f"  spans stored {stored['spans']:,} (lost: {acked - stored['spans']:,})")
     first, last = min(f["span"][0] for f in figures), max(f["span"][1] for f in figures)
     print(
         f"  achieved rate {made / (last - first):,.0f} spans/s made over {last - first:.1f} s; "
-        f"server CPU {100 * cpu_sending / (last_span - began):.0f}% of a core while sending, "
+        f"servers' CPU {100 * cpu_sending / (last_span - began):.0f}% of a core while sending, "
         f"senders {sum(f['cpu_s'] for f in figures):.0f} CPU s in all"
     )
     twice = sum(1 for n in results.values() if n > 1)
@@ -294,7 +312,7 @@ def run(a: argparse.Namespace, server: subprocess.Popen[str], port: int, url: st
     peak = max(m for _, m in rss)
     quarters = [rss[int(q * (len(rss) - 1))][1] for q in (0.25, 0.5, 0.75)]
     print(
-        f"  server RSS: start {rss_start:.0f} MiB, at 1/4 {quarters[0]:.0f}, 1/2 "
+        f"  servers' RSS (summed): start {rss_start:.0f} MiB, at 1/4 {quarters[0]:.0f}, 1/2 "
         f"{quarters[1]:.0f}, 3/4 {quarters[2]:.0f}, peak {peak:.0f}, end {rss[-1][1]:.0f} MiB"
     )
     print(f"  last span sent -> last trace scored: {drained:.1f} s")
