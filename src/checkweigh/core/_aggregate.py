@@ -87,7 +87,8 @@ class _RubricAcc:
         self.per_case: dict[str, list[tuple[float, str]]] | None = {} if keep_cases else None
         # every score in order, for a worker's part of the run (see _partial)
         self.scores: list[float] | None = [] if journal else None
-        # max-heap by score (negated) of the lowest scores: (-score, -seq, WorstCase)
+        # max-heap by score (negated) of the lowest scores: (-score, -order, WorstCase), ties
+        # kept by input position (then repeat), whatever order the executions finished in
         self.errored_examples: list[str] = []
         self.worst: list[tuple[float, int, WorstCase]] = []
 
@@ -130,7 +131,12 @@ class _RubricAcc:
         if self.per_case is not None:
             self.per_case.setdefault(result.case_id, []).append((score, outcome.value))
         worst = self.worst
-        if score < 1.0 and (len(worst) < _WORST or -score > worst[0][0]):
+        order = _order(result, self.n)
+        if score < 1.0 and (
+            len(worst) < _WORST
+            or -score > worst[0][0]
+            or (-score == worst[0][0] and -order > worst[0][1])
+        ):
             entry = WorstCase(
                 case_id=result.case_id,
                 repeat=result.repeat,
@@ -138,7 +144,7 @@ class _RubricAcc:
                 outcome=outcome.value,
                 explanation=r.explanation,
             )
-            item = (-score, -self.n, entry)
+            item = (-score, -order, entry)
             if len(worst) < _WORST:
                 heapq.heappush(worst, item)
             else:
@@ -181,15 +187,13 @@ class _RubricAcc:
             total_sq += score * score
         self.total, self.total_sq = total, total_sq
         # the lowest scores are the lowest (score, position): the part's own are its only
-        # candidates, at their positions after this run's
-        base = self.n
+        # candidates, keyed by their input positions as this run's are
         self.n += part.n
         worst = self.worst
-        for neg, local, entry in sorted(part.worst, key=lambda t: -t[1]):
-            item = (neg, local - base, entry)
+        for item in part.worst:
             if len(worst) < _WORST:
                 heapq.heappush(worst, item)
-            elif neg > worst[0][0]:
+            elif item[0] > worst[0][0] or (item[0] == worst[0][0] and item[1] > worst[0][1]):
                 heapq.heapreplace(worst, item)
 
     def _example(self, text: str) -> None:
@@ -470,3 +474,14 @@ class RunAggregator:
             usage=self._agent_usage(),
             reliability=self._cases.reliability() if self._cases is not None else None,
         )
+
+
+_REPEATS = 1 << 20
+
+
+def _order(result: CaseResult, seen: int) -> int:
+    """Where an execution stands in the input (its case's position, then its repeat, then the
+    order it was added in, for results given without positions), as one number: the
+    tie-break of equal scores among the worst cases, the same however the run was executed."""
+    place = result.position * _REPEATS + min(result.repeat, _REPEATS - 1)
+    return (place << 40) + min(seen, (1 << 40) - 1)
