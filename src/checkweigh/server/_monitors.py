@@ -21,6 +21,7 @@ from ..reports import case_url
 from ..store import Store, Window, budget_spent, queue_state, window_at, window_run_id, windows
 from ._deps import store_of
 from ._errors import bad_parameter, not_found, quoted
+from ._params import MAX_COUNT
 from ._monitor_models import (
     AlertOut,
     BudgetOut,
@@ -320,7 +321,7 @@ def get_failing(
     run_id: str,
     check: Annotated[str | None, Query(description="Only traces that failed this check.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="Traces per page.")] = 100,
-    offset: Annotated[int, Query(ge=0, description="Traces to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_COUNT, description="Traces to skip.")] = 0,
 ) -> FailingOut:
     """The traces of one window with a failed check, each with the checks that failed and
     the link to its case page."""
