@@ -21,7 +21,6 @@ from ..reports import case_url
 from ..store import Store, Window, budget_spent, queue_state, window_at, window_run_id, windows
 from ._deps import store_of
 from ._errors import bad_parameter, not_found, quoted
-from ._params import MAX_COUNT
 from ._monitor_models import (
     AlertOut,
     BudgetOut,
@@ -38,6 +37,7 @@ from ._monitor_models import (
     ScorerOut,
     WindowOut,
 )
+from ._params import MAX_COUNT
 
 router = APIRouter(tags=["monitors"])
 StoreDep = Annotated[Store, Depends(store_of)]
