@@ -186,3 +186,31 @@ def test_a_server_without_monitors_says_how_to_start_one(live: Live) -> None:
     with TestClient(create_app(live.store)) as bare:
         tree = page(bare, "/monitors")
         assert "checkweigh serve --monitor monitor.yaml" in tree.by_id("monitors").text
+
+
+@pytest.fixture
+def judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    yield from build(tmp_path, monkeypatch, judged=True)
+
+
+def test_the_sampling_table_and_the_hours_budget_of_a_judged_monitor(judged: Live) -> None:
+    tree = page(judged.client, MONITOR)
+    assert judged.judge is not None
+    calls = len(judged.judge.requests)
+    budget = tree.by_id("budget").text
+    assert f"{calls} judge call(s) of 2" in budget
+    assert "judge sampling rate 50%" in budget
+    assert "judge: openai:gpt-test on 50% of traces" in tree.by_id("monitor-spec").text
+    sampling = {r.get("data-run-id"): r for r in tree.by_id("sampling-table").all("tr")}
+    for window in windows(judged.store, "airline-prod"):
+        expected = recompute(judged.store, window.run_id)
+        cells = [td.text for td in sampling[window.run_id].all("td")][1:]
+        assert cells == [
+            str(expected.executions),
+            str(expected.judged),
+            str(expected.skipped_rate),
+            str(expected.skipped_budget),
+            str(window.judge_calls),
+            f"${window.judge_usd:.4f}",
+        ]
+    assert sum(w.judge_calls for w in windows(judged.store, "airline-prod")) == calls

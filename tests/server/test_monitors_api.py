@@ -211,3 +211,43 @@ def test_a_server_without_monitors_lists_none(live: Live) -> None:
         assert body["scorer"] is None
         assert body["queue"]["done"] == sum(len(kinds) for kinds in PLAN)
         assert bare.get("/api/monitors/airline-prod").status_code == 404
+
+
+@pytest.fixture
+def judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    yield from build(tmp_path, monkeypatch, judged=True)
+
+
+def test_the_sampling_and_budget_figures_are_what_the_results_say(judged: Live) -> None:
+    body = judged.client.get("/api/monitors/airline-prod").json()
+    monitor = body["monitor"]
+    assert (monitor["judge"], monitor["sample_judge"]) == ("openai:gpt-test", 0.5)
+    assert monitor["judge_checks"] == ["grounded"]
+    assert monitor["budget"] == {"calls_per_hour": 2, "usd_per_hour": None}
+    counted = ("judged", "skipped_rate", "skipped_budget")
+    totals = dict.fromkeys((*counted, "judge_calls"), 0)
+    for window in monitor["windows"]:
+        expected = recompute(judged.store, window["run_id"])
+        got = {k: window[k] for k in counted}
+        assert got == {
+            "judged": expected.judged,
+            "skipped_rate": expected.skipped_rate,
+            "skipped_budget": expected.skipped_budget,
+        }
+        # every trace is counted once: judged, or left out by the rate or by the budget
+        assert window["traces"] == sum(got.values())
+        # a judged trace makes a call, unless an identical trace's answer was cached
+        assert window["judge_calls"] <= window["judged"]
+        assert (window["judge_usd"] > 0) == (window["judge_calls"] > 0)
+        grounded = next(c for c in window["checks"] if c["check"] == "grounded")
+        assert grounded["not_applicable"] == got["skipped_rate"] + got["skipped_budget"]
+        assert grounded["passed"] == got["judged"]
+        for k in totals:
+            totals[k] += window[k]
+    # the sampling rate and the budget both left traces out
+    assert totals["skipped_rate"] > 0
+    assert totals["skipped_budget"] > 0
+    # the calls counted are the calls the judge's server received, and the hour's spend
+    assert judged.judge is not None
+    assert totals["judge_calls"] == len(judged.judge.requests) == body["budget"]["calls"] <= 2
+    assert body["budget"]["usd"] == pytest.approx(sum(w["judge_usd"] for w in monitor["windows"]))

@@ -26,6 +26,7 @@ from checkweigh.core import PassPolicy
 from checkweigh.live import LiveScorer, LiveSettings, Monitor, load_monitor
 from checkweigh.server import _otlp, create_app
 from checkweigh.store import Store, note_alerts, windows
+from checkweigh.testing import FakeLLM, Reply, fake_llm_server
 
 FIXTURE = Path(__file__).parents[1] / "importers" / "fixtures" / "otel_airline.jsonl"
 TOKEN = "a-token-of-sufficient-length"
@@ -60,6 +61,22 @@ window: 60s
 filter:
   service: airline-support-agent
 """
+JUDGE_CHECK = """\
+  grounded:
+    type: judge
+    question: Is every statement in the final answer supported by the trace?
+rubrics:
+"""
+JUDGED = """\
+judge: openai:gpt-test
+judge_prices: "0.15,0.6"
+sample:
+  judge: 0.5
+budget:
+  calls_per_hour: 2
+"""
+"""A judge on half the traces (by their ids), two calls an hour: the budget runs out."""
+YES = '{"verdict": "yes", "reason": "every claim is in the trace"}'
 RULES = [
     {"check": "looked_up", "below": 0.9, "alpha": 0.05},
     {"check": "answered", "drop": True, "alpha": 0.01},
@@ -85,6 +102,8 @@ class Live(NamedTuple):
     client: TestClient
     traces: list[list[str]]
     """Each window's trace ids, oldest window first."""
+    judge: FakeLLM | None = None
+    """The scripted judge server, when the monitor has a judge."""
 
 
 def _trace_requests(original: str, new_id: str, rename_lookup: bool) -> list[str]:
@@ -165,10 +184,29 @@ def post(client: TestClient, clock: Clock, when: float, requests: list[str]) -> 
         assert answer.status_code == 200, answer.text
 
 
-def build(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    """The store filled and a server over it (the caller's fixture yields from this)."""
+def build(folder: Path, monkeypatch: pytest.MonkeyPatch, judged: bool = False) -> Iterator[Live]:
+    """The store filled and a server over it (the caller's fixture yields from this); with
+    ``judged``, the suite has a judge check, asked of a scripted server on 127.0.0.1 for the
+    traces the sampling rate and the budget let through."""
+    if judged:
+        with fake_llm_server([], default=Reply(YES)) as server:
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-of-the-fake-server")
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            monkeypatch.setenv("CHECKWEIGH_CACHE_DIR", str(folder / "judge-cache"))
+            suite = SUITE.replace("rubrics:\n", JUDGE_CHECK, 1)
+            weighed = suite.replace("looked_up: 1.0}", "looked_up: 1.0, grounded: 1.0}")
+            (folder / "suite.yaml").write_text(weighed)
+            (folder / "monitor.yaml").write_text(MONITOR + JUDGED)
+            yield from _filled(folder, monkeypatch, server)
+        return
     (folder / "suite.yaml").write_text(SUITE)
     (folder / "monitor.yaml").write_text(MONITOR)
+    yield from _filled(folder, monkeypatch)
+
+
+def _filled(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, judge: FakeLLM | None = None
+) -> Iterator[Live]:
     clock = Clock(T0)
     # the receiver stamps each trace with the time it came: here the fake clock's
     monkeypatch.setattr(_otlp, "time", types.SimpleNamespace(time=clock))
@@ -195,13 +233,14 @@ def build(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
             while await scorer.step():
                 pass
             await scorer.housekeeping(NOW)
+            await monitor.close()  # its judge's connections belong to this event loop
 
         asyncio.run(score())
         second = windows(store, monitor.name, limit=3)[1]
         note_alerts(store, monitor.name, second.start, decisions())
         with TestClient(create_app(store, token=TOKEN, scorer=scorer)) as client:
             client.headers["Authorization"] = f"Bearer {TOKEN}"
-            yield Live(store, monitor, scorer, client, traces)
+            yield Live(store, monitor, scorer, client, traces, judge)
 
 
 class Recomputed(NamedTuple):
@@ -214,6 +253,12 @@ class Recomputed(NamedTuple):
     failing: dict[str, list[str]]
     """trace id -> the checks it failed."""
     tcr: float | None
+    judged: int
+    """Traces whose judge check was asked (decided, not left out)."""
+    skipped_rate: int
+    """Traces whose judge check the sampling rate left out."""
+    skipped_budget: int
+    """Traces whose judge check the spent budget left out."""
 
 
 def recompute(store: Store, run_id: str) -> Recomputed:
@@ -223,8 +268,14 @@ def recompute(store: Store, run_id: str) -> Recomputed:
     checks: dict[str, tuple[int, int]] = {}
     failing: dict[str, list[str]] = {}
     scores: list[float] = []
-    executions = passed = 0
+    executions = passed = judged = by_rate = by_budget = 0
     for r in store.iter_results(run_id):
+        grounded = r.verdicts.get("grounded")
+        if grounded is not None:
+            left_out = grounded.state.value == "not_applicable"
+            judged += not left_out
+            by_rate += left_out and grounded.reason.startswith("not sampled (judge rate")
+            by_budget += left_out and "budget" in grounded.reason
         executions += 1
         verdict = policy.decide(r)
         passed += verdict.passed
@@ -236,4 +287,4 @@ def recompute(store: Store, run_id: str) -> Recomputed:
             if v.state.value == "failed":
                 failing.setdefault(r.case_id, []).append(name)
     tcr = sum(scores) / len(scores) if scores else None
-    return Recomputed(executions, passed, checks, failing, tcr)
+    return Recomputed(executions, passed, checks, failing, tcr, judged, by_rate, by_budget)
