@@ -156,9 +156,10 @@ def window_out(store: Store, window: Window) -> WindowOut:
     executions = summary.executions
     passed = 0 if gates is None else gates.passed
     tcr_interval = None
-    if gates is not None and gates.weighted_metrics_score_low_pct is not None:
-        high = gates.weighted_metrics_score_high_pct
-        tcr_interval = (gates.weighted_metrics_score_low_pct / 100, (high or 0.0) / 100)
+    if gates is not None:
+        low, high = gates.weighted_metrics_score_low_pct, gates.weighted_metrics_score_high_pct
+        if low is not None and high is not None:
+            tcr_interval = (low / 100, high / 100)
     return WindowOut(
         start=_utc(window.start),
         end=_utc(window.end),
@@ -265,7 +266,8 @@ def known_check(store: Store, window: Window, check: str | None) -> str | None:
         return None
     checks: dict[str, Any] = store.get_run(window.run_id).config.get("checks", {})
     if check not in checks:
-        raise bad_parameter("check", f"expected a check of the suite, one of {', '.join(checks)}")
+        names = ", ".join(list(checks)[:20]) + (", ..." if len(checks) > 20 else "")
+        raise bad_parameter("check", f"expected a check of the suite, one of {names}")
     return check
 
 
