@@ -17,7 +17,7 @@ from ..store import Window, queue_state, windows
 from . import _charts
 from ._deps import store_of
 from ._html import render
-from ._monitor_models import WindowOut
+from ._monitor_models import FailedCheck, WindowOut
 from ._monitors import (
     WINDOWS,
     budget_out,
@@ -123,7 +123,7 @@ def monitor_page(request: Request, name: str) -> Response:
     else:
         newest = windows(store, monitor.name, limit=1)
         window = newest[0] if newest else None
-    failing: list[tuple[str, int, Any]] = []
+    failing: list[tuple[str, int, list[FailedCheck]]] = []
     check = None
     if window is not None:
         check = known_check(store, window, params.get("check"))
