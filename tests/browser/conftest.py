@@ -156,13 +156,14 @@ class Served(NamedTuple):
 
 
 @contextmanager
-def serving(db: str, cwd: Path, token: str | None = None) -> Iterator[Served]:
-    """``checkweigh serve --port 0`` on 127.0.0.1 over ``db``, answering; stopped afterwards."""
+def serving(db: str, cwd: Path, token: str | None = None, *extra: str) -> Iterator[Served]:
+    """``checkweigh serve --port 0`` on 127.0.0.1 over ``db`` (with ``extra`` options),
+    answering; stopped afterwards."""
     env = {k: v for k, v in os.environ.items() if k not in ("CHECKWEIGH_TOKEN", "CHECKWEIGH_DB")}
     if token is not None:
         env["CHECKWEIGH_TOKEN"] = token
     proc = subprocess.Popen(
-        [sys.executable, "-c", ENTRY, "serve", "--db", db, "--port", "0"],
+        [sys.executable, "-c", ENTRY, "serve", "--db", db, "--port", "0", *extra],
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -66,7 +66,13 @@ def routes_of(app: FastAPI) -> list[tuple[str, str, BaseRoute]]:
 def _filled(template: str, stored: Stored, **given: str) -> str:
     """``template`` with its parameters: a stored run and case, a file the mount serves."""
     file = "swagger-ui.css" if template.startswith("/static/swagger/") else "ui.css"
-    values = {"run_id": stored.base, "case_id": "ok-1", "path": file, "check": "correct_time"}
+    values = {
+        "run_id": stored.base,
+        "case_id": "ok-1",
+        "path": file,
+        "check": "correct_time",
+        "name": "airline-prod",  # a monitor's: this server runs none, so every one is a 404
+    }
     values |= given
     for name, value in values.items():
         for spelled in (f"{{{name}:path}}", f"{{{name}:text}}", f"{{{name}}}"):
@@ -133,7 +139,7 @@ def test_a_huge_id_anywhere_is_a_404_that_quotes_none_of_it(
     app, client = app_and_client
     asked = 0
     for method, path, _ in routes_of(app):
-        names = [n for n in ("run_id", "case_id", "path", "check") if f"{{{n}" in path]
+        names = [n for n in ("run_id", "case_id", "path", "check", "name") if f"{{{n}" in path]
         for name in names:
             url = _filled(path, stored, **{name: HUGE_ID})
             # the side-by-side page of one case names its two runs in the query
@@ -187,7 +193,10 @@ def test_an_out_of_range_integer_anywhere_is_a_422_naming_it(
             params[name] = value
             answer = client.get(_filled(path, stored), params=params, follow_redirects=False)
             if name not in reads:  # a parameter the route does not take changes nothing
-                assert answer.status_code < 400, (path, name, answer.text[:200])
+                # (a monitor's routes: this server runs none, so theirs is the 404 it was)
+                same = (404,) if "/monitors/{name}" in path else ()
+                status = answer.status_code
+                assert status < 400 or status in same, (path, name, answer.text[:200])
                 continue
             assert answer.status_code == 422, (path, name, answer.text[:200])
             assert_says_nothing_of(answer, stored, value)

@@ -21,6 +21,7 @@ from ._deps import DecidedRows
 from ._guards import MAX_UPLOAD, BodyLimit, HostCheck
 from ._host import MIN_TOKEN, AllowedHosts
 from ._labels import router as labels_router
+from ._monitors import router as monitors_router
 from ._otlp import OTLP_LIMIT
 from ._otlp import router as otlp_router
 from ._results import router as results_router
@@ -31,6 +32,7 @@ from ._ui_case import router as ui_case_router
 from ._ui_case_compare import router as ui_case_compare_router
 from ._ui_label import router as ui_label_router
 from ._ui_login import router as ui_login_router
+from ._ui_monitors import router as ui_monitors_router
 from ._ui_runs import router as ui_runs_router
 
 
@@ -122,6 +124,7 @@ def create_app(
     app.include_router(labels_router, prefix="/api")
     app.include_router(runs_router, prefix="/api")
     app.include_router(results_router, prefix="/api")
+    app.include_router(monitors_router, prefix="/api")
     # OTLP/HTTP's own paths, where an exporter given the server's address sends
     app.include_router(otlp_router)
     # the pages: server-rendered HTML over the same store and service calls
@@ -131,6 +134,7 @@ def create_app(
     app.include_router(ui_case_compare_router)
     app.include_router(ui_label_router)
     app.include_router(ui_runs_router)
+    app.include_router(ui_monitors_router)
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:

@@ -219,3 +219,64 @@ def _ticks(low: float, high: float) -> list[float]:
             break
     first = -(-low // step) * step
     return [first + i * step for i in range(int((high - first) // step) + 1)]
+
+
+def trend_chart(
+    points: Sequence[tuple[str, float | None, tuple[float, float] | None]],
+    label: str,
+    *,
+    mark: float | None = None,
+) -> Markup:
+    """A share (0-1) over time, oldest left: one dot per point (``when``, value, 95%
+    interval) with the interval's whisker, the dots joined; a point without a value is a
+    gap. ``mark`` draws a dashed line at that share (an alert's floor, say)."""
+    top, plot_h, left, right = 14, 120, 44, WIDTH - 14
+    base = top + plot_h
+
+    def sy(v: float) -> float:
+        return base - plot_h * min(max(v, 0.0), 1.0)
+
+    step = (right - left) / max(len(points) - 1, 1)
+    body = []
+    for share in (0.0, 0.5, 1.0):
+        y = sy(share)
+        body.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{MUTED}"/>'
+            + _text(left - 4, y + 4, f"{100 * share:.0f}%", "end", "note")
+        )
+    if mark is not None:
+        y = sy(mark)
+        body.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{FAIL}" '
+            f'stroke-dasharray="5 3"/>'
+        )
+    line: list[str] = []
+    for i, (when, value, interval) in enumerate(points):
+        x = left + step * i if len(points) > 1 else (left + right) / 2
+        if value is None:
+            body.append(f"<g><title>{escape(f'{when}: nothing decided')}</title></g>")
+            continue
+        line.append(f"{x:.1f},{sy(value):.1f}")
+        title = f"{when}: {100 * value:.1f}%"
+        whisker = ""
+        if interval is not None:
+            title += f" (95% CI {100 * interval[0]:.1f}-{100 * interval[1]:.1f}%)"
+            whisker = (
+                f'<line x1="{x:.1f}" y1="{sy(interval[0]):.1f}" x2="{x:.1f}" '
+                f'y2="{sy(interval[1]):.1f}" stroke="{INK}"/>'
+            )
+        colour = PASS if mark is None or value >= mark else FAIL
+        body.append(
+            f"<g><title>{escape(title)}</title>{whisker}"
+            f'<circle cx="{x:.1f}" cy="{sy(value):.1f}" r="3.5" fill="{colour}"/></g>'
+        )
+    if len(line) > 1:
+        body.insert(
+            3 + (mark is not None),
+            f'<polyline points="{" ".join(line)}" fill="none" stroke="{MARK}" stroke-width="1.5"/>',
+        )
+    if points:
+        body.append(_text(left, base + 16, points[0][0], "start", "note"))
+        if len(points) > 1:
+            body.append(_text(right, base + 16, points[-1][0], "end", "note"))
+    return _svg(base + 22, label, body)
