@@ -14,7 +14,6 @@ import asyncio
 import copy
 import dataclasses
 import json
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,7 +23,7 @@ from fastapi.testclient import TestClient
 
 from checkweigh.core import PassPolicy
 from checkweigh.live import LiveScorer, LiveSettings, Monitor, load_monitor
-from checkweigh.server import _otlp, create_app
+from checkweigh.server import create_app
 from checkweigh.store import Store, note_alerts, windows
 from checkweigh.testing import FakeLLM, Reply, fake_llm_server
 
@@ -208,10 +207,9 @@ def _filled(
     folder: Path, monkeypatch: pytest.MonkeyPatch, judge: FakeLLM | None = None
 ) -> Iterator[Live]:
     clock = Clock(T0)
-    # the receiver stamps each trace with the time it came: here the fake clock's
-    monkeypatch.setattr(_otlp, "time", types.SimpleNamespace(time=clock))
     with Store(f"sqlite:///{folder / 'live.db'}") as store:
-        receiver = TestClient(create_app(store, token=TOKEN))
+        # the receiver stamps each trace with the time it came: here the fake clock's
+        receiver = TestClient(create_app(store, token=TOKEN, wall_clock=clock))
         traces: list[list[str]] = []
         for w, kinds in enumerate(PLAN):
             ids = []
