@@ -362,12 +362,30 @@ def latency_delta(
     """The mean latency of ``pairs`` (base, candidate) in both runs; its change is in percent
     of the base, and an increase under ``t.min_latency_increase_ms`` never exceeds. Like
     :func:`score_delta`, it draws from the shared ``rng``."""
-    base_ms = mean_of([b for b, _ in pairs])
-    cand_ms = mean_of([c for _, c in pairs])
+    lat = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
+    return latency_change(
+        mean_of([b for b, _ in pairs]),
+        mean_of([c for _, c in pairs]),
+        t,
+        p_value=lat.p_value if pairs else None,
+        test=f"paired bootstrap over {len(pairs)} {over}",
+    )
+
+
+def latency_change(
+    base_ms: float | None,
+    cand_ms: float | None,
+    t: CompareThresholds,
+    *,
+    p_value: float | None,
+    test: str,
+) -> SuiteDelta:
+    """The mean latency in both runs, its change in percent of the base; exceeded past
+    ``t.max_latency_increase_pct`` unless the increase is under ``t.min_latency_increase_ms``
+    (``test`` names the test behind ``p_value``)."""
     pct: float | None = None
     if base_ms is not None and cand_ms is not None and base_ms > 0:
         pct = (cand_ms - base_ms) / base_ms * 100.0
-    lat = paired_bootstrap([c - b for b, c in pairs], rng, t.resamples)
     return SuiteDelta(
         metric="mean latency (ms)",
         base=base_ms,
@@ -379,9 +397,8 @@ def latency_delta(
         and cand_ms is not None
         and base_ms is not None
         and cand_ms - base_ms >= t.min_latency_increase_ms,
-        p_value=lat.p_value if pairs else None,
-        test=f"paired bootstrap over {len(pairs)} {over}; increases under "
-        f"{t.min_latency_increase_ms:g} ms are not counted",
+        p_value=p_value,
+        test=f"{test}; increases under {t.min_latency_increase_ms:g} ms are not counted",
     )
 
 

@@ -21,6 +21,7 @@ from ._compare import (
     Comparison,
     SuiteDelta,
     drop_delta,
+    latency_change,
     mean_of,
     verdict_of,
 )
@@ -157,29 +158,14 @@ def _score_delta(base: list[float], cand: list[float], t: CompareThresholds) -> 
 def _latency_delta(base: list[float], cand: list[float], t: CompareThresholds) -> SuiteDelta:
     """As the paired :func:`._compare.latency_delta`: the change in percent of the base, and
     an increase under ``t.min_latency_increase_ms`` never exceeds."""
-    base_ms, cand_ms = mean_of(base), mean_of(cand)
-    pct: float | None = None
-    if base_ms is not None and cand_ms is not None and base_ms > 0:
-        pct = (cand_ms - base_ms) / base_ms * 100.0
     test = welch_test(base, cand) if base and cand else None
     text = (
         _welch_text(test, (len(base), len(cand)), " ms")
         if test
         else "Welch's t-test: no test (a window has no latency)"
     )
-    return SuiteDelta(
-        metric="mean latency (ms)",
-        base=base_ms,
-        candidate=cand_ms,
-        change=pct,
-        allowed=t.max_latency_increase_pct,
-        exceeded=pct is not None
-        and pct > t.max_latency_increase_pct + 1e-9
-        and cand_ms is not None
-        and base_ms is not None
-        and cand_ms - base_ms >= t.min_latency_increase_ms,
-        p_value=test.p_value if test else None,
-        test=f"{text}; increases under {t.min_latency_increase_ms:g} ms are not counted",
+    return latency_change(
+        mean_of(base), mean_of(cand), t, p_value=test.p_value if test else None, test=text
     )
 
 
