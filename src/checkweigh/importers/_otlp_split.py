@@ -10,9 +10,9 @@ and what :func:`trace_case` later reads back with the file importer's own code
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core import Case
 from ._otel_steps import build_case
@@ -76,73 +76,79 @@ def split_request(doc: Any) -> SplitRequest:
         )
     split = SplitRequest()
     for rs in doc.get("resourceSpans") or ():
-        _split_spans(split, rs)
+        _split_resource(split, rs, _SPANS, _span)
     for rl in doc.get("resourceLogs") or ():
-        _split_logs(split, rl)
+        _split_resource(split, rl, _LOGS, _log)
     return split
 
 
-def _split_spans(split: SplitRequest, rs: Any) -> None:
+class _Shape(NamedTuple):
+    """Where a signal's items sit in an export request."""
+
+    request: str  # resourceSpans
+    scopes: str  # scopeSpans
+    legacy: str  # instrumentationLibrarySpans (older exporters)
+    items: str  # spans
+
+
+_SPANS = _Shape("resourceSpans", "scopeSpans", "instrumentationLibrarySpans", "spans")
+_LOGS = _Shape("resourceLogs", "scopeLogs", "instrumentationLibraryLogs", "logRecords")
+Place = Callable[[SplitRequest, Any], "str | None"]
+"""Counts one item in its trace's chunk and gives its trace id; None when it is not kept
+(refused, or a log record that is no GenAI event)."""
+
+
+def _span(split: SplitRequest, data: Any) -> str | None:
+    try:
+        span = decode_span(data, {}, None)
+    except SpanError as exc:
+        split.reject(str(exc))
+        return None
+    chunk = _group(split, span.trace_id, _SPANS.request)
+    chunk.spans += 1
+    chunk.rooted = chunk.rooted or span.parent_id is None
+    return span.trace_id
+
+
+def _log(split: SplitRequest, data: Any) -> str | None:
+    one = {_LOGS.request: [{_LOGS.scopes: [{_LOGS.items: [data]}]}]}
+    found = next(request_logs(one, None), None)
+    if found is None:
+        split.ignored_logs += 1
+        return None
+    if isinstance(found, SpanError):
+        split.reject(str(found))
+        return None
+    _group(split, found.trace_id, _LOGS.request).logs += 1
+    return found.trace_id
+
+
+def _split_resource(split: SplitRequest, resource_item: Any, shape: _Shape, place: Place) -> None:
+    """One ``resourceSpans`` (or ``resourceLogs``) item's items, each in its trace's chunk
+    under a copy of its resource and scope."""
     scopes = (
-        rs.get("scopeSpans", rs.get("instrumentationLibrarySpans"))
-        if isinstance(rs, dict)
+        resource_item.get(shape.scopes, resource_item.get(shape.legacy))
+        if isinstance(resource_item, dict)
         else None
     )
     if not isinstance(scopes, list):
-        split.reject("a resourceSpans item has no 'scopeSpans' list")
+        split.reject(f"a {shape.request} item has no '{shape.scopes}' list")
         return
-    resource = rs.get("resource")
-    for ss in scopes:
-        spans = ss.get("spans") if isinstance(ss, dict) else None
-        if not isinstance(spans, list):
-            split.reject("a scopeSpans item has no 'spans' list")
-            continue
-        # per trace: this scope's spans of that trace, in a copy of the resource and scope
-        mine: dict[str, list[Any]] = {}
-        for data in spans:
-            try:
-                span = decode_span(data, {}, None)
-            except SpanError as exc:
-                split.reject(str(exc))
-                continue
-            mine.setdefault(span.trace_id, []).append(data)
-            chunk = _group(split, span.trace_id, "resourceSpans")
-            chunk.spans += 1
-            chunk.rooted = chunk.rooted or span.parent_id is None
-        for trace_id, kept in mine.items():
-            scope = {k: v for k, v in ss.items() if k != "spans"}
-            item = {"resource": resource or {}, "scopeSpans": [{**scope, "spans": kept}]}
-            split.chunks[trace_id].request["resourceSpans"].append(item)
-
-
-def _split_logs(split: SplitRequest, rl: Any) -> None:
-    scopes = (
-        rl.get("scopeLogs", rl.get("instrumentationLibraryLogs")) if isinstance(rl, dict) else None
-    )
-    if not isinstance(scopes, list):
-        split.reject("a resourceLogs item has no 'scopeLogs' list")
-        return
-    resource = rl.get("resource")
-    for sl in scopes:
-        records = sl.get("logRecords") if isinstance(sl, dict) else None
-        if not isinstance(records, list):
-            split.reject("a scopeLogs item has no 'logRecords' list")
+    resource = resource_item.get("resource") or {}
+    for scope in scopes:
+        items = scope.get(shape.items) if isinstance(scope, dict) else None
+        if not isinstance(items, list):
+            split.reject(f"a {shape.scopes} item has no '{shape.items}' list")
             continue
         mine: dict[str, list[Any]] = {}
-        for data in records:
-            one = {"resourceLogs": [{"scopeLogs": [{"logRecords": [data]}]}]}
-            found = next(request_logs(one, None), None)
-            if found is None:
-                split.ignored_logs += 1
-            elif isinstance(found, SpanError):
-                split.reject(str(found))
-            else:
-                mine.setdefault(found.trace_id, []).append(data)
-                _group(split, found.trace_id, "resourceLogs").logs += 1
+        for data in items:
+            trace_id = place(split, data)
+            if trace_id is not None:
+                mine.setdefault(trace_id, []).append(data)
+        rest = {k: v for k, v in scope.items() if k != shape.items}
         for trace_id, kept in mine.items():
-            scope = {k: v for k, v in sl.items() if k != "logRecords"}
-            item = {"resource": resource or {}, "scopeLogs": [{**scope, "logRecords": kept}]}
-            split.chunks[trace_id].request["resourceLogs"].append(item)
+            item = {"resource": resource, shape.scopes: [{**rest, shape.items: kept}]}
+            split.chunks[trace_id].request[shape.request].append(item)
 
 
 @dataclass(slots=True)
