@@ -16,67 +16,7 @@ from checkweigh.cli import app
 from checkweigh.live import LiveScorer, LiveSettings, load_monitor
 from checkweigh.server import create_app
 from checkweigh.store import RunStatus, Store, windows
-
-FIXTURES = Path(__file__).parents[1] / "importers" / "fixtures"
-TOKEN = "a-token-of-sufficient-length"
-HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-HOUR = 3600.0
-T0 = 1_800_000_000.0  # a window boundary: 2027-01-15 08:00 UTC
-SUITE = """\
-name: airline-live
-cases: cases.jsonl
-checks:
-  answered:
-    type: word_count
-    path: output
-    min: 5
-  looked_up:
-    type: tool_called
-    step: {name: get_reservation_details}
-rubrics:
-  support:
-    weights: {answered: 1.0, looked_up: 1.0}
-"""
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-LOOKUP_TRACE = "5b8aa5a2d2c872e8321cf37308d69df2"
-"""The fixture's trace whose agent looks the reservation up (the other never does)."""
-
-
-def _traces(first: int, copies: int, *, lookups: bool = True) -> list[str]:
-    """Export requests of ``copies`` distinct copies of the fixture's look-up trace (ids made
-    unique from copy ``first`` on); without ``lookups`` the reservation look-up tool is
-    renamed (the ``looked_up`` check fails)."""
-    lines = (FIXTURES / "otel_airline.jsonl").read_text().splitlines()
-    out = []
-    for copy in range(first, first + copies):
-        for line in lines:
-            text = line if lookups else line.replace("get_reservation_details", "get_details")
-            request = json.loads(text)
-            kept = 0
-            for rs in request["resourceSpans"]:
-                for ss in rs["scopeSpans"]:
-                    ss["spans"] = [s for s in ss["spans"] if s["traceId"] == LOOKUP_TRACE]
-                    for span in ss["spans"]:
-                        span["traceId"] = f"{copy:04x}" + span["traceId"][4:]
-                    kept += len(ss["spans"])
-            if kept:
-                out.append(json.dumps(request))
-    return out
-
-
-def _send(store: Store, lines: list[str], clock: Clock) -> None:
-    client = TestClient(create_app(store, token=TOKEN, wall_clock=clock))
-    for line in lines:
-        assert client.post("/v1/traces", content=line, headers=HEADERS).status_code == 200
+from support.live_airline import HOUR, LOOKUP_TRACE, SUITE, T0, Clock, send, traces
 
 
 def _two_windows(tmp_path: Path, *, second_looks_up: bool) -> Store:
@@ -90,12 +30,14 @@ def _two_windows(tmp_path: Path, *, second_looks_up: bool) -> Store:
 
     async def scenario() -> None:
         scorer = LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock)
-        await asyncio.to_thread(_send, store, _traces(0, 40), clock)
+        await asyncio.to_thread(send, store, traces(40, only=LOOKUP_TRACE), clock)
         clock.now += 10
         while await scorer.step():
             pass
         clock.now = T0 + HOUR + 60
-        await asyncio.to_thread(_send, store, _traces(100, 30, lookups=second_looks_up), clock)
+        await asyncio.to_thread(
+            send, store, traces(30, first=100, lookups=second_looks_up, only=LOOKUP_TRACE), clock
+        )
         clock.now += 10
         while await scorer.step():
             pass

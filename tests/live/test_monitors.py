@@ -11,19 +11,13 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from fastapi.testclient import TestClient
 
 from checkweigh.errors import InputError
 from checkweigh.live import LiveScorer, LiveSettings, check_counts, load_monitor, window_summary
-from checkweigh.server import create_app
 from checkweigh.store import RunStatus, Store, budget_spent, queue_state, windows
 from checkweigh.testing import Reply, fake_llm_server
+from support.live_airline import HOUR, T0, Clock, send, traces
 
-FIXTURES = Path(__file__).parents[1] / "importers" / "fixtures"
-TOKEN = "a-token-of-sufficient-length"
-HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-HOUR = 3600.0
-T0 = 1_800_000_000.0  # a window boundary: 2027-01-15 08:00 UTC
 SUITE = """\
 name: airline-live
 cases: cases.jsonl
@@ -44,31 +38,6 @@ rubrics:
 """
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _traces(copies: int, *, lookups: bool = True) -> list[str]:
-    """Export requests of ``copies`` distinct traces (the fixture's two, ids made unique);
-    without ``lookups`` the reservation look-up tool is renamed (the check fails)."""
-    lines = (FIXTURES / "otel_airline.jsonl").read_text().splitlines()
-    out = []
-    for copy in range(copies):
-        for line in lines:
-            text = line if lookups else line.replace("get_reservation_details", "get_details")
-            request = json.loads(text)
-            for rs in request["resourceSpans"]:
-                for ss in rs["scopeSpans"]:
-                    for span in ss["spans"]:
-                        span["traceId"] = f"{copy:04x}" + span["traceId"][4:]
-            out.append(json.dumps(request))
-    return out
-
-
 def _write(folder: Path, monitor: str) -> Path:
     (folder / "suite.yaml").write_text(SUITE)
     path = folder / "monitor.yaml"
@@ -86,12 +55,6 @@ def _run(scorer: LiveScorer) -> None:
             await monitor.close()
 
     asyncio.run(rounds())
-
-
-def _send(store: Store, lines: list[str], clock: Clock) -> None:
-    client = TestClient(create_app(store, token=TOKEN, wall_clock=clock))
-    for line in lines:
-        assert client.post("/v1/traces", content=line, headers=HEADERS).status_code == 200
 
 
 def _yes(request: dict[str, Any]) -> Reply:
@@ -116,7 +79,7 @@ def test_sampling_and_budget_leave_judge_checks_out_and_count_them(
         "sample: {judge: 0.5}\nbudget: {calls_per_hour: 6}\njudge_cache: false\n",
     )
     clock = Clock(T0 + 60)
-    _send(store, _traces(20), clock)  # 40 traces
+    send(store, traces(20), clock)  # 40 traces
     clock.now += 10
     scorer = LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock)
     _run(scorer)
@@ -179,12 +142,12 @@ def test_windows_close_with_their_summary_and_a_drop_fires_the_webhook(
                 store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock
             )
             # hour 1: every trace looks the reservation up; hour 2: none does
-            await asyncio.to_thread(_send, store, _traces(20), clock)
+            await asyncio.to_thread(send, store, traces(20), clock)
             clock.now += 10
             while await scorer.step():
                 pass
             clock.now = T0 + HOUR + 60
-            await asyncio.to_thread(_send, store, _traces(40, lookups=False)[40:], clock)
+            await asyncio.to_thread(send, store, traces(40, lookups=False)[40:], clock)
             clock.now += 10
             while await scorer.step():
                 pass
@@ -234,7 +197,7 @@ def test_traces_outside_the_filter_are_not_scored(tmp_path: Path) -> None:
     )
     store = Store(f"sqlite:///{tmp_path / 'live.db'}")
     clock = Clock(T0 + 60)
-    _send(store, _traces(2), clock)
+    send(store, traces(2), clock)
     clock.now += 10
     _run(LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock))
     assert windows(store, "airline") == []
@@ -242,7 +205,7 @@ def test_traces_outside_the_filter_are_not_scored(tmp_path: Path) -> None:
     # the same filter naming the fixture's service scores them
     monitor.write_text(monitor.read_text().replace("other-agent", "airline-support-agent"))
     store2 = Store(f"sqlite:///{tmp_path / 'live2.db'}")
-    _send(store2, _traces(2), clock)
+    send(store2, traces(2), clock)
     clock.now += 10
     _run(LiveScorer(store2, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock))
     assert windows(store2, "airline")[0].traces == 4
@@ -252,7 +215,7 @@ def test_a_trace_is_not_scored_before_its_quiet_window(tmp_path: Path) -> None:
     monitor = _write(tmp_path, "name: airline\nsuite: suite.yaml\n")
     store = Store(f"sqlite:///{tmp_path / 'live.db'}")
     clock = Clock(T0 + 60)
-    _send(store, _traces(1), clock)
+    send(store, traces(1), clock)
     scorer = LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock)
     clock.now += 2
     _run(scorer)

@@ -22,25 +22,9 @@ from checkweigh.importers import ImportContext, get_format
 from checkweigh.live import LiveScorer, LiveSettings, load_monitor
 from checkweigh.server import create_app
 from checkweigh.store import Store, queue_state, windows
+from support.live_airline import FIXTURE, SUITE, TOKEN, Clock, fixture_lines
 
-FIXTURES = Path(__file__).parents[1] / "importers" / "fixtures"
-TOKEN = "a-token-of-sufficient-length"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-SUITE = """\
-name: airline-live
-cases: cases.jsonl
-checks:
-  answered:
-    type: word_count
-    path: output
-    min: 5
-  looked_up:
-    type: tool_called
-    step: {name: get_reservation_details}
-rubrics:
-  support:
-    weights: {answered: 1.0, looked_up: 1.0}
-"""
 MONITOR = """\
 name: airline
 suite: suite.yaml
@@ -50,23 +34,11 @@ filter:
 """
 
 
-def _lines() -> list[str]:
-    return (FIXTURES / "otel_airline.jsonl").read_text().splitlines()
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     (tmp_path / "suite.yaml").write_text(SUITE)
     (tmp_path / "monitor.yaml").write_text(MONITOR)
     return tmp_path
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _score(store: Store, folder: Path, now: float) -> LiveScorer:
@@ -92,7 +64,7 @@ def _results(store: Store, run_id: str) -> dict[str, dict[str, str]]:
 def test_json_spans_become_the_importers_cases_scored_by_a_monitor(folder: Path) -> None:
     store = Store(f"sqlite:///{folder / 'live.db'}")
     client = TestClient(create_app(store, token=TOKEN))
-    for line in _lines():
+    for line in fixture_lines():
         answer = client.post(
             "/v1/traces", content=line, headers={**AUTH, "Content-Type": "application/json"}
         )
@@ -111,7 +83,7 @@ def test_json_spans_become_the_importers_cases_scored_by_a_monitor(folder: Path)
     assert window.traces == 2
     live = _results(store, window.run_id)
     # the file importer's cases of the same spans, scored by the same checks
-    imported = list(get_format("otel").cases(FIXTURES / "otel_airline.jsonl", ImportContext()))
+    imported = list(get_format("otel").cases(FIXTURE, ImportContext()))
     monitor = load_monitor(folder / "monitor.yaml")
     expected = {
         c.metadata["trace_id"]: {
@@ -126,7 +98,7 @@ def test_json_spans_become_the_importers_cases_scored_by_a_monitor(folder: Path)
 def test_protobuf_and_gzip_bodies_and_partial_success(folder: Path) -> None:
     store = Store(f"sqlite:///{folder / 'live.db'}")
     client = TestClient(create_app(store, token=TOKEN))
-    doc: dict[str, Any] = json.loads(_lines()[0])
+    doc: dict[str, Any] = json.loads(fixture_lines()[0])
     bad = json.loads(json.dumps(doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]))
     bad["spanId"] = "zz"  # not an id: refused, its neighbours kept
     message = ParseDict(doc, ExportTraceServiceRequest())
@@ -204,7 +176,7 @@ def test_a_gzip_bomb_stops_at_the_decompressed_limit(folder: Path) -> None:
 
 def test_token_rules_are_the_uploads(folder: Path) -> None:
     store = Store(f"sqlite:///{folder / 'live.db'}")
-    line = _lines()[0]
+    line = fixture_lines()[0]
     open_server = TestClient(create_app(store))
     refused = open_server.post(
         "/v1/traces", content=line, headers={"Content-Type": "application/json"}
@@ -224,7 +196,7 @@ def test_a_lone_surrogate_in_a_span_is_kept_and_scored(folder: Path) -> None:
     store = Store(f"sqlite:///{folder / 'live.db'}")
     client = TestClient(create_app(store, token=TOKEN))
     # the standard library's JSON writer escapes a lone surrogate: valid JSON orjson refuses
-    for line in _lines():
+    for line in fixture_lines():
         doc = json.loads(line)
         for rs in doc["resourceSpans"]:
             for ss in rs["scopeSpans"]:

@@ -14,6 +14,7 @@ from checkweigh.live import LiveScorer, LiveSettings, load_monitor
 from checkweigh.server import create_app
 from checkweigh.store import RunStatus, Store, windows
 from checkweigh.store._tables import CaseBodyRow, LiveChunkRow, LiveTraceRow
+from support.live_airline import Clock
 from support.otel_agent import export_body, monitor_text, suite_text
 
 TOKEN = "a-token-of-sufficient-length"
@@ -21,14 +22,6 @@ HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-pr
 DAY = 86400.0
 T_OLD = 1_800_000_000.0 + 600  # 10 minutes into a window of an hour
 T_NEW = T_OLD + 40 * DAY
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _receive(store: Store, clock: Clock, numbers: range) -> dict[str, int]:

@@ -26,11 +26,8 @@ from checkweigh.live import LiveScorer, LiveSettings, Monitor, load_monitor
 from checkweigh.server import create_app
 from checkweigh.store import Store, note_alerts, windows
 from checkweigh.testing import FakeLLM, Reply, fake_llm_server
+from support.live_airline import FIXTURE, T0, TOKEN, Clock
 
-FIXTURE = Path(__file__).parents[1] / "importers" / "fixtures" / "otel_airline.jsonl"
-TOKEN = "a-token-of-sufficient-length"
-T0 = 1_800_000_000.0
-"""The first window's start (a multiple of 60: windows are aligned to the epoch)."""
 TRACE_A = "5b8aa5a2d2c872e8321cf37308d69df2"
 TRACE_B = "9c1e7f0a4b3d2e1f8a7b6c5d4e3f2a1b"
 PLAN = ("AAAABL", "AABBB", "AB")
@@ -80,16 +77,6 @@ RULES = [
     {"check": "looked_up", "below": 0.9, "alpha": 0.05},
     {"check": "answered", "drop": True, "alpha": 0.01},
 ]
-
-
-class Clock:
-    """A settable time."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Live(NamedTuple):
