@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import InputError
 from ..store import parse_age
-from ..suites import TextFileError, YamlSyntaxError, inert, load_yaml, read_text
+from ..suites import inert, read_yaml_file
 
 MONITOR_FILE_LIMIT = 1 * 2**20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -123,18 +123,14 @@ def read_monitor(path: Path) -> tuple[MonitorSpec, Any]:
     Raises:
         MonitorError: one line naming the file, line and field.
     """
-    try:
-        text = read_text(path, limit=MONITOR_FILE_LIMIT, what="monitor file (YAML)")
-    except FileNotFoundError:
-        raise MonitorError("monitor file not found", file=path) from None
-    except TextFileError as exc:
-        raise MonitorError(str(exc), file=path, line=exc.line) from None
-    except OSError as exc:
-        raise MonitorError(f"cannot read monitor file: {exc.strerror or exc}", file=path) from None
-    try:
-        data, lines = load_yaml(text)
-    except YamlSyntaxError as exc:
-        raise MonitorError(f"invalid YAML: {exc}", file=path, line=exc.line) from None
+    data, lines = read_yaml_file(
+        path,
+        limit=MONITOR_FILE_LIMIT,
+        what="monitor file (YAML)",
+        error=MonitorError,
+        missing="monitor file not found",
+        unreadable="cannot read monitor file",
+    )
     if not isinstance(data, dict):
         raise MonitorError("expected a mapping with name and suite", file=path, line=1)
     try:

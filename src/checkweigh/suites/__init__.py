@@ -56,5 +56,6 @@ if _typing.TYPE_CHECKING:
     from ._yaml import LineMap as LineMap
     from ._yaml import YamlSyntaxError as YamlSyntaxError
     from ._yaml import load_yaml as load_yaml
+    from ._yaml import read_yaml_file as read_yaml_file
 else:  # the names load when first read: see checkweigh._lazy
     __getattr__, __dir__ = _lazy.exports(__name__)

@@ -51,8 +51,8 @@ from ._schema import (
 from ._source import CasesSource
 from ._suite import Suite
 from ._targets import TARGETS, TargetSpecBase
-from ._text import TextFileError, inert, read_text, shown
-from ._yaml import LineMap, Loc, YamlSyntaxError, load_yaml
+from ._text import inert, shown
+from ._yaml import LineMap, Loc, read_yaml_file
 
 SUITE_FILE_LIMIT = 16 * 2**20
 """Suites are small; a bigger file (or ``/dev/zero``) is refused before it is read."""
@@ -195,18 +195,14 @@ def load_suite(
     """
     path = Path(path)
     types = BUILTIN_CHECKS.with_types(*extra_types) if extra_types else BUILTIN_CHECKS
-    try:
-        text = read_text(path, limit=SUITE_FILE_LIMIT, what="suite file (YAML)")
-    except FileNotFoundError:
-        raise SuiteError("suite file not found", file=path) from None
-    except TextFileError as exc:
-        raise SuiteError(str(exc), file=path, line=exc.line) from None
-    except OSError as exc:
-        raise SuiteError(f"cannot read suite file: {exc.strerror or exc}", file=path) from None
-    try:
-        data, lines = load_yaml(text)
-    except YamlSyntaxError as exc:
-        raise SuiteError(f"invalid YAML: {exc}", file=path, line=exc.line) from None
+    data, lines = read_yaml_file(
+        path,
+        limit=SUITE_FILE_LIMIT,
+        what="suite file (YAML)",
+        error=SuiteError,
+        missing="suite file not found",
+        unreadable="cannot read suite file",
+    )
     ctx = _Ctx(path, lines, types)
     if not isinstance(data, dict):
         raise ctx.error((), "expected a mapping with name, cases, checks and rubrics")

@@ -28,8 +28,7 @@ from ..importers import (
 )
 from ._cases import STREAMED, count_cases, iter_cases, iter_sourced
 from ._errors import first_error, loc_text
-from ._text import TextFileError, read_text
-from ._yaml import YamlSyntaxError, load_yaml
+from ._yaml import read_yaml_file
 
 MAPPING_FILE_LIMIT = 1 * 2**20
 """A field mapping is a few lines; a bigger file is refused before it is read."""
@@ -170,18 +169,14 @@ def load_mapping(path: Path) -> FieldMapping:
     Raises:
         InputError: one line naming the file, the line, the field and what was expected.
     """
-    try:
-        text = read_text(path, limit=MAPPING_FILE_LIMIT, what="field mapping (YAML)")
-    except FileNotFoundError:
-        raise InputError("mapping file not found", file=path, field="--mapping") from None
-    except TextFileError as exc:
-        raise InputError(str(exc), file=path, line=exc.line) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    try:
-        data, lines = load_yaml(text)
-    except YamlSyntaxError as exc:
-        raise InputError(f"invalid YAML: {exc}", file=path, line=exc.line) from None
+    data, lines = read_yaml_file(
+        path,
+        limit=MAPPING_FILE_LIMIT,
+        what="field mapping (YAML)",
+        missing="mapping file not found",
+        unreadable="cannot read",
+        field="--mapping",
+    )
     if not isinstance(data, dict):
         raise InputError(
             "expected a mapping of case fields to paths, e.g. messages: turns", file=path, line=1

@@ -10,6 +10,7 @@ duplicate keys are not.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,8 +19,8 @@ from yaml.constructor import ConstructorError
 from yaml.scanner import ScannerError
 
 from .._text import safe_data
-from ..errors import CheckweighError
-from ._text import inert, shown
+from ..errors import CheckweighError, InputError
+from ._text import TextFileError, inert, read_text, shown
 
 Loc = tuple[str | int, ...]
 
@@ -229,3 +230,42 @@ def load_yaml(text: str) -> tuple[Any, LineMap]:
         raise YamlSyntaxError("nested too deeply", None) from None
     # a double-quoted "\ud800" is a lone surrogate: made storable where the file is read
     return safe_data(data), LineMap(node)
+
+
+def read_yaml_file(
+    path: Path,
+    *,
+    limit: int,
+    what: str,
+    error: type[InputError] = InputError,
+    missing: str,
+    unreadable: str,
+    field: str | None = None,
+) -> tuple[Any, LineMap]:
+    """A small YAML file (a suite, a monitor, a field mapping) and where its keys sit, every
+    failure as one ``error`` naming the file and, where known, the line.
+
+    Args:
+        path: the file.
+        limit: its largest size in bytes.
+        what: what it is, for the messages (``suite file (YAML)``).
+        error: the error raised.
+        missing: the message when there is no such file (``suite file not found``).
+        unreadable: the message's start when it cannot be read (``cannot read suite file``).
+        field: the flag or key that named the file, for the missing-file error.
+
+    Raises:
+        InputError: as ``error``: missing, unreadable, too large, not UTF-8, not YAML.
+    """
+    try:
+        text = read_text(path, limit=limit, what=what)
+    except FileNotFoundError:
+        raise error(missing, file=path, field=field) from None
+    except TextFileError as exc:
+        raise error(str(exc), file=path, line=exc.line) from None
+    except OSError as exc:
+        raise error(f"{unreadable}: {exc.strerror or exc}", file=path) from None
+    try:
+        return load_yaml(text)
+    except YamlSyntaxError as exc:
+        raise error(f"invalid YAML: {exc}", file=path, line=exc.line) from None
