@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from checkweigh.core import failed, wilson_interval
 from checkweigh.server import create_app
 from checkweigh.server._html import CSP
-from checkweigh.store import windows
+from checkweigh.store import note_alerts, windows
 from support.html_page import Node, assert_inert, parse
 from support.live_monitor import HOSTILE, PLAN, Live, build, recompute
 
@@ -133,16 +133,36 @@ def test_sampling_budget_and_alert_decisions(live: Live) -> None:
     assert rules[0].text.startswith("looked_up below 90% at alpha 0.05")
     assert "expected false alarms: at most 5% of windows" in rules[0].text
     decided = [r for r in tree.by_id("alert-decisions").all("tr") if r.get("data-state")]
+    # newest closed window first: its below rule fired; the first window's was quiet
     assert [(r.get("data-check"), r.get("data-state")) for r in decided] == [
         ("looked_up", "fired"),
         ("answered", "undecided"),
+        ("looked_up", "quiet"),
+        ("answered", "undecided"),
     ]
     fired = [td.text for td in decided[0].all("td")]
-    assert fired[2:6] == ["fired", "40.0% (11.8% to 76.9%)", "0.009", "2.26%"]
+    stored = windows(live.store, "airline-prod")[1].alerts[0]
+    low, high = stored["interval"]
+    shown = f"{100 * stored['rate']:.1f}% ({100 * low:.1f}% to {100 * high:.1f}%)"
+    assert fired[2:6] == [
+        "fired",
+        shown,
+        f"{stored['p_value']:.3f}",
+        f"{100 * stored['false_alarm_rate']:.2f}%",
+    ]
     assert fired[7] == "failed (503)"
-    # the reason is shown as the text it is
-    assert HOSTILE in decided[0].one("td", "reason").text
+    assert decided[0].one("td", "reason").text == stored["reason"]
     assert decided[1].all("td")[4].text == "—"
+
+
+def test_a_hostile_alert_reason_stays_text(live: Live) -> None:
+    window = windows(live.store, "airline-prod")[1]
+    hostile = [{**window.alerts[0], "reason": f"looked_up fell {HOSTILE}"}, *window.alerts[1:]]
+    note_alerts(live.store, "airline-prod", window.start, hostile)
+    tree = page(live.client, MONITOR)
+    decided = [r for r in tree.by_id("alert-decisions").all("tr") if r.get("data-state")]
+    assert decided[0].one("td", "reason").text == f"looked_up fell {HOSTILE}"
+    assert_inert(tree)  # the markup is text: no img element, no handler
 
 
 def test_a_hostile_trace_id_and_reason_stay_text(live: Live) -> None:

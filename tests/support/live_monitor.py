@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from aiohttp import web
 from fastapi.testclient import TestClient
 
 from checkweigh.core import PassPolicy
 from checkweigh.live import LiveScorer, LiveSettings, Monitor, load_monitor
 from checkweigh.server import create_app
-from checkweigh.store import Store, note_alerts, windows
+from checkweigh.store import Store
 from checkweigh.testing import FakeLLM, Reply, fake_llm_server
 from support.live_airline import FIXTURE, T0, TOKEN, Clock
 
@@ -56,7 +56,13 @@ suite: suite.yaml
 window: 60s
 filter:
   service: airline-support-agent
+alerts:
+  - {check: looked_up, below: 0.9, alpha: 0.05, min_cases: 3}
+  - {check: answered, drop: true, alpha: 0.01}
+webhook: WEBHOOK
 """
+"""Two alert rules: the first decides on this few traces, the second needs 20 (undecided);
+their webhook answers 503 (a failed post is shown as such)."""
 JUDGE_CHECK = """\
   grounded:
     type: judge
@@ -73,10 +79,6 @@ budget:
 """
 """A judge on half the traces (by their ids), two calls an hour: the budget runs out."""
 YES = '{"verdict": "yes", "reason": "every claim is in the trace"}'
-RULES = [
-    {"check": "looked_up", "below": 0.9, "alpha": 0.05},
-    {"check": "answered", "drop": True, "alpha": 0.01},
-]
 
 
 class Live(NamedTuple):
@@ -121,43 +123,6 @@ def trace_id(window: int, k: int, kind: str) -> str:
     return f"{window:02x}{k:02x}" + original[4:]
 
 
-def with_rules(monitor: Monitor) -> Monitor:
-    """``monitor`` with alert rules in its spec, as a monitor file states them (the rules'
-    decisions are stored below as a closing window stores them)."""
-    spec = monitor.spec.model_copy(update={"alerts": RULES})
-    return dataclasses.replace(monitor, spec=spec)
-
-
-def decisions() -> list[dict[str, Any]]:
-    """What the alert rules decided for the second window: a fired ``below`` rule (its reason
-    carrying markup, as a hostile check name in a reason would) and a quiet ``drop``."""
-    return [
-        {
-            "check": "looked_up",
-            "rule": "looked_up below 90% at alpha 0.05",
-            "state": "fired",
-            "rate": 0.4,
-            "interval": [0.1176, 0.7693],
-            "p_value": 0.0086,
-            "test": "binomial",
-            "reason": f"looked_up passed 2 of 5 (40%) {HOSTILE}, below 90% (p = 0.0086)",
-            "false_alarm_rate": 0.0226,
-            "webhook": {"ok": False, "status": 503, "error": "the hook answered 503"},
-        },
-        {
-            "check": "answered",
-            "rule": "answered dropping from the previous window at alpha 0.01",
-            "state": "undecided",
-            "rate": 0.4,
-            "interval": [0.1176, 0.7693],
-            "p_value": None,
-            "test": None,
-            "reason": "2 decided verdicts in this window: fewer than 20, not decided",
-            "false_alarm_rate": 0.0,
-        },
-    ]
-
-
 def post(client: TestClient, clock: Clock, when: float, requests: list[str]) -> None:
     """Post a trace's requests to the receiver as received at ``when``."""
     clock.now = when
@@ -182,7 +147,7 @@ def build(folder: Path, monkeypatch: pytest.MonkeyPatch, judged: bool = False) -
             suite = SUITE.replace("rubrics:\n", JUDGE_CHECK, 1)
             weighed = suite.replace("looked_up: 1.0}", "looked_up: 1.0, grounded: 1.0}")
             (folder / "suite.yaml").write_text(weighed)
-            (folder / "monitor.yaml").write_text(MONITOR + JUDGED)
+            (folder / "monitor.yaml").write_text(MONITOR + JUDGED)  # WEBHOOK set once it runs
             yield from _filled(folder, monkeypatch, server)
         return
     (folder / "suite.yaml").write_text(SUITE)
@@ -211,18 +176,35 @@ def _filled(
                 )
                 ids.append(new)
             traces.append(ids)
-        monitor = with_rules(load_monitor(folder / "monitor.yaml"))
-        scorer = LiveScorer(store, [monitor], LiveSettings(quiet_s=5), clock=Clock(NOW))
+        hooks: list[dict[str, Any]] = []
 
-        async def score() -> None:
-            while await scorer.step():
-                pass
-            await scorer.housekeeping(NOW)
-            await monitor.close()  # its judge's connections belong to this event loop
+        async def score() -> tuple[Monitor, LiveScorer]:
+            async def hook(request: web.Request) -> web.Response:
+                hooks.append(await request.json())
+                return web.Response(status=503, text="down for maintenance")
 
-        asyncio.run(score())
-        second = windows(store, monitor.name, limit=3)[1]
-        note_alerts(store, monitor.name, second.start, decisions())
+            app = web.Application()
+            app.router.add_post("/hook", hook)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            path = folder / "monitor.yaml"
+            path.write_text(path.read_text().replace("WEBHOOK", f"http://127.0.0.1:{port}/hook"))
+            monitor = load_monitor(path)
+            scorer = LiveScorer(store, [monitor], LiveSettings(quiet_s=5), clock=Clock(NOW))
+            try:
+                while await scorer.step():
+                    pass
+                await scorer.housekeeping(NOW)
+            finally:
+                await monitor.close()  # its judge's connections belong to this event loop
+                await runner.cleanup()
+            return monitor, scorer
+
+        monitor, scorer = asyncio.run(score())
+        assert [h["check"] for h in hooks] == ["looked_up"] * 3  # fired once, tried 3 times
         with TestClient(create_app(store, token=TOKEN, scorer=scorer)) as client:
             client.headers["Authorization"] = f"Bearer {TOKEN}"
             yield Live(store, monitor, scorer, client, traces, judge)
