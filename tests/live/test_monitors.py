@@ -13,7 +13,14 @@ import pytest
 from aiohttp import web
 
 from checkweigh.errors import InputError
-from checkweigh.live import LiveScorer, LiveSettings, check_counts, load_monitor, window_summary
+from checkweigh.live import (
+    LiveScorer,
+    LiveSettings,
+    OpenSummaries,
+    check_counts,
+    load_monitor,
+    window_summary,
+)
 from checkweigh.store import RunStatus, Store, budget_spent, queue_state, windows
 from checkweigh.testing import Reply, fake_llm_server
 from support.live_airline import HOUR, T0, Clock, send, traces
@@ -273,3 +280,26 @@ def test_a_bad_monitor_file_is_one_line(tmp_path: Path, text: str, says: str) ->
     line = str(caught.value)
     assert "\n" not in line
     assert says in line, line
+
+
+def test_an_open_windows_summary_is_made_at_most_every_few_seconds(tmp_path: Path) -> None:
+    monitor = _write(tmp_path, "name: airline\nsuite: suite.yaml\n")
+    store = Store(f"sqlite:///{tmp_path / 'live.db'}")
+    clock = Clock(T0 + 60)
+    scorer = LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock)
+    ticks = Clock(0.0)
+    summaries = OpenSummaries(max_age_s=10, clock=ticks)
+    send(store, traces(2), clock)
+    clock.now += 10
+    _run(scorer)
+    [window] = windows(store, "airline")
+    assert summaries.get(store, window).executions == 4
+    send(store, traces(3, first=10), clock)
+    clock.now += 10
+    _run(scorer)
+    [window] = windows(store, "airline")
+    assert window.traces == 10
+    ticks.now = 5.0  # a page asked again at once reads the summary kept
+    assert summaries.get(store, window).executions == 4
+    ticks.now = 11.0
+    assert summaries.get(store, window).executions == 10

@@ -131,7 +131,7 @@ def test_sampling_budget_and_alert_decisions(live: Live) -> None:
     rules = tree.by_id("alert-rules").all("li")
     assert [r.get("data-check") for r in rules] == ["looked_up", "answered"]
     assert rules[0].text.startswith("looked_up below 90% at alpha 0.05")
-    assert "expected false alarms: at most 5% of windows" in rules[0].text
+    assert "expected false alarms: fires falsely in at most 5% of windows" in rules[0].text
     decided = [r for r in tree.by_id("alert-decisions").all("tr") if r.get("data-state")]
     # newest closed window first: its below rule fired; the first window's was quiet
     assert [(r.get("data-check"), r.get("data-state")) for r in decided] == [

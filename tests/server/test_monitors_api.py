@@ -89,8 +89,9 @@ def test_the_alert_rules_and_each_closed_windows_decisions(live: Live) -> None:
     assert rules[0]["text"] == "looked_up below 90% at alpha 0.05"
     # 5% of one-minute windows: 1440 windows a day, 72 false alarms expected
     assert "at most 5% of windows" in rules[0]["false_alarms"]
-    assert "about 72 false alarm(s) a day at 1m windows" in rules[0]["false_alarms"]
-    assert "about 14 false alarm(s) a day" in rules[1]["false_alarms"]
+    # 5% and 1% of 1,440 one-minute windows a day
+    assert "about 72 false alarms a day at 1-minute windows" in rules[0]["false_alarms"]
+    assert "about 14 false alarms a day" in rules[1]["false_alarms"]
     open_, second, first = monitor["windows"]
     assert open_["alerts"] == []  # still open: nothing decided
     # each closed window's decisions, recomputed from the stored results by the rules' test

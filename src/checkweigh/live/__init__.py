@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
     from ._webhook import WebhookResult as WebhookResult
     from ._webhook import send_alert as send_alert
     from ._webhook import validate_webhook_url as validate_webhook_url
+    from ._windows import OpenSummaries as OpenSummaries
     from ._windows import check_counts as check_counts
     from ._windows import close_windows as close_windows
     from ._windows import window_summary as window_summary

@@ -5,7 +5,9 @@ alert rules read."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -133,3 +135,32 @@ async def _alerts(store: Store, monitor: Monitor, window: Window, summary: RunSu
                 _log.warning("alert webhook of monitor %s failed: %s", monitor.name, sent.error)
         decided.append(entry)
     await anyio.to_thread.run_sync(note_alerts, store, monitor.name, window.start, decided)
+
+
+class OpenSummaries:
+    """Open windows' summaries, made from their results and kept a few seconds: a busy
+    window gains traces every second, and each summary reads all of its results, so a page
+    asked for often reads them once per ``max_age_s`` (a closed window's summary is stored)."""
+
+    def __init__(self, max_age_s: float = 10.0, clock: Callable[[], float] = time.monotonic):
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[float, int, RunSummary]] = {}
+
+    def get(self, store: Store, window: Window) -> RunSummary:
+        """The window's summary: stored when closed; else made now, unless one made less than
+        ``max_age_s`` ago (or of as many traces) is kept."""
+        if window.closed:
+            return window_summary(store, window)
+        now = self._clock()
+        with self._lock:
+            kept = self._kept.get(window.run_id)
+        if kept is not None and (kept[1] == window.traces or now - kept[0] < self._max_age_s):
+            return kept[2]
+        summary = window_summary(store, window)
+        with self._lock:
+            self._kept[window.run_id] = (now, window.traces, summary)
+            for run_id in [r for r, (t, _, _) in self._kept.items() if now - t > 60]:
+                del self._kept[run_id]  # windows nobody asked for in a minute
+        return summary

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
 from ..errors import InputError
-from ..live import LiveScorer
+from ..live import LiveScorer, OpenSummaries
 from ..service import ComparisonMemo
 from ..store import Store
 from . import _docs, _errors
@@ -99,6 +99,8 @@ def create_app(
     app.state.otlp_limit = otlp_limit
     app.state.scorer = scorer
     app.state.wall_clock = wall_clock
+    # a busy open window's figures read all its results: made at most every few seconds
+    app.state.window_summaries = OpenSummaries(clock=clock)
     app.state.warming = (
         app.state.case_indexes.warm(store, store.list_runs(limit=4)) if warm else None
     )

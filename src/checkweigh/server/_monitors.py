@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 
-from ..core import RunSummary, VerdictState, wilson_interval
-from ..live import LiveScorer, Monitor, window_summary
+from ..core import RunSummary, VerdictState, false_alarm_statement, wilson_interval
+from ..live import LiveScorer, Monitor, OpenSummaries
 from ..reports import case_url
 from ..store import Store, Window, budget_spent, queue_state, window_at, window_run_id, windows
 from ._deps import store_of
@@ -45,7 +45,6 @@ WINDOWS = 48
 """Windows shown of a monitor unless asked otherwise (two days of hourly windows)."""
 LISTED_WINDOWS = 3
 """Windows each monitor of the list shows: the open one and the last closed ones."""
-_ALPHA = 0.05  # an alert rule's alpha when its file gives none (checkweigh.core.AlertRule's)
 
 
 def scorer_of(request: Request) -> LiveScorer | None:
@@ -86,45 +85,19 @@ def window_text(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def _false_alarms(alpha: float, drop: bool, window_s: float) -> str:
-    """How often a rule fires with nothing wrong: its test's level bounds each window's
-    chance, so over a day of windows the expected count is alpha times the windows."""
-    per_day = alpha * 86_400 / window_s
-    held = "the rate did not change" if drop else "the rate holds at the floor or above"
-    return (
-        f"at most {100 * alpha:g}% of windows when {held} (about {per_day:.2g} false "
-        f"alarm(s) a day at {window_text(window_s)} windows)"
-    )
-
-
 def rules_of(monitor: Monitor) -> list[RuleOut]:
-    """The monitor's alert rules, as its file states them (in words by the loaded rule's own
-    ``describe`` when it has one)."""
-    out: list[RuleOut] = []
-    for i, raw in enumerate(monitor.spec.alerts):
-        check = str(raw.get("check", "?"))
-        below = raw.get("below")
-        drop = bool(raw.get("drop", False))
-        alpha = float(raw.get("alpha", _ALPHA))
-        loaded = monitor.rules[i] if i < len(monitor.rules) else None
-        describe = getattr(loaded, "describe", None)
-        if callable(describe):
-            text = str(describe())
-        elif drop:
-            text = f"{check} dropping from the previous window at alpha {alpha:g}"
-        else:
-            text = f"{check} below {100 * float(below or 0):g}% at alpha {alpha:g}"
-        out.append(
-            RuleOut(
-                check=check,
-                text=text,
-                below=None if below is None else float(below),
-                drop=drop,
-                alpha=alpha,
-                false_alarms=_false_alarms(alpha, drop, monitor.window_s),
-            )
+    """The monitor's alert rules, in words, with the false-alarm rate each states."""
+    return [
+        RuleOut(
+            check=rule.check,
+            text=rule.describe(),
+            below=rule.below,
+            drop=rule.drop,
+            alpha=rule.alpha,
+            false_alarms=false_alarm_statement(rule, monitor.window_s),
         )
-    return out
+        for rule in monitor.rules
+    ]
 
 
 def _checks(summary: RunSummary) -> list[CheckRate]:
@@ -149,9 +122,9 @@ def _share(pct: float | None) -> float | None:
     return None if pct is None else pct / 100
 
 
-def window_out(store: Store, window: Window) -> WindowOut:
+def window_out(store: Store, window: Window, summaries: OpenSummaries) -> WindowOut:
     """A window's figures, from its run's summary (made now from its results while open)."""
-    summary = window_summary(store, window)
+    summary = summaries.get(store, window)
     gates = summary.case_gates
     executions = summary.executions
     passed = 0 if gates is None else gates.passed
@@ -193,7 +166,13 @@ def window_out(store: Store, window: Window) -> WindowOut:
     )
 
 
-def monitor_out(store: Store, monitor: Monitor, limit: int) -> MonitorOut:
+def summaries_of(request: Request) -> OpenSummaries:
+    """The open windows' summaries the app keeps a few seconds."""
+    summaries: OpenSummaries = request.app.state.window_summaries
+    return summaries
+
+
+def monitor_out(store: Store, monitor: Monitor, limit: int, summaries: OpenSummaries) -> MonitorOut:
     """The monitor, with its ``limit`` newest windows."""
     spec = monitor.spec
     return MonitorOut(
@@ -208,7 +187,9 @@ def monitor_out(store: Store, monitor: Monitor, limit: int) -> MonitorOut:
         judge_checks=list(monitor.judge_checks),
         alerts=rules_of(monitor),
         webhook=spec.webhook is not None,
-        windows=[window_out(store, w) for w in windows(store, monitor.name, limit=limit)],
+        windows=[
+            window_out(store, w, summaries) for w in windows(store, monitor.name, limit=limit)
+        ],
     )
 
 
@@ -290,7 +271,10 @@ def list_monitors(request: Request, store: StoreDep) -> MonitorsOut:
             last_error_in=None if s.last_error is None else s.last_error.split(":", 1)[0],
         )
     return MonitorsOut(
-        monitors=[monitor_out(store, m, LISTED_WINDOWS) for m in monitors_of(request)],
+        monitors=[
+            monitor_out(store, m, LISTED_WINDOWS, summaries_of(request))
+            for m in monitors_of(request)
+        ],
         queue=QueueOut(
             open=q.open, claimed=q.claimed, done=q.done, late_spans=q.late_spans, chunks=q.chunks
         ),
@@ -310,7 +294,7 @@ def get_monitor(
     judge spend this hour against the budget."""
     monitor = monitor_named(request, name)
     return MonitorDetailOut(
-        monitor=monitor_out(store, monitor, limit),
+        monitor=monitor_out(store, monitor, limit, summaries_of(request)),
         budget=budget_out(store, monitor, now_of(request)),
     )
 

@@ -28,6 +28,7 @@ from ._monitors import (
     monitors_of,
     now_of,
     scorer_of,
+    summaries_of,
     window_of_run,
 )
 
@@ -86,7 +87,7 @@ def monitors_page(request: Request) -> Response:
     store = store_of(request)
     rows = []
     for monitor in monitors_of(request):
-        out = monitor_out(store, monitor, 2)
+        out = monitor_out(store, monitor, 2, summaries_of(request))
         closed = next((w for w in out.windows if w.closed), None)
         rows.append(
             {
@@ -114,7 +115,7 @@ def monitor_page(request: Request, name: str) -> Response:
     budget, and its alert rules' decisions."""
     store = store_of(request)
     monitor = monitor_named(request, name)
-    out = monitor_out(store, monitor, WINDOWS)
+    out = monitor_out(store, monitor, WINDOWS, summaries_of(request))
     params = request.query_params
     picked = params.get("window") or None
     window: Window | None
