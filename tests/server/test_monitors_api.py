@@ -165,6 +165,8 @@ def test_the_list_shows_each_monitor_the_queue_and_the_scorer(live: Live) -> Non
     assert body["queue"]["chunks"] >= traces
     assert body["scorer"] == {
         "claimed": traces,
+        "cases": traces,
+        "matched": {"airline-prod": traces},
         "scored": traces,
         "no_case": 0,
         "lost_leases": 0,

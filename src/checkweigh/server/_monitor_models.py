@@ -200,6 +200,10 @@ class ScorerOut(_Out):
 
     claimed: int
     """Traces it took from the queue."""
+    cases: int
+    """Traces that made a case, whether a monitor's filter took them or not."""
+    matched: dict[str, int]
+    """Per monitor, the cases its filter took (0 for a filter that took none)."""
     scored: int
     """Traces it made a case of and scored."""
     no_case: int

@@ -263,6 +263,8 @@ def list_monitors(request: Request, store: StoreDep) -> MonitorsOut:
         s = scorer.stats
         stats = ScorerOut(
             claimed=s.claimed,
+            cases=s.cases,
+            matched={m.name: s.matched.get(m.name, 0) for m in monitors_of(request)},
             scored=s.scored,
             no_case=s.no_case,
             lost_leases=s.lost_leases,
