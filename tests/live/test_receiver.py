@@ -218,3 +218,13 @@ def test_a_lone_surrogate_in_a_span_is_kept_and_scored(folder: Path) -> None:
     results = list(store.iter_results(window.run_id, with_cases=True))
     assert len(results) == 2
     assert all(b"half \\\\ud800 a pair" in (r.body or b"") for r in results)
+
+
+def test_metrics_are_refused_with_where_they_belong(folder: Path) -> None:
+    store = Store(f"sqlite:///{folder / 'live.db'}")
+    client = TestClient(create_app(store, token=TOKEN))
+    answer = client.post(
+        "/v1/metrics", content=b"{}", headers={**AUTH, "Content-Type": "application/json"}
+    )
+    assert answer.status_code == 404
+    assert "OTEL_METRICS_EXPORTER=none" in answer.json()["message"]

@@ -215,8 +215,20 @@ def test_a_body_of_the_wrong_type_is_a_415_that_quotes_none_of_it(
     app, client = app_and_client
     body = "HOSTILE-BODY-" + "<script>alert(1)</script>" * 400
     posts = [path for method, path, _ in routes_of(app) if method == "POST"]
-    assert set(posts) == {"/api/runs", "/api/labels", "/login", "/logout", "/v1/traces", "/v1/logs"}
-    for path in posts:
+    assert set(posts) == {
+        "/api/runs",
+        "/api/labels",
+        "/login",
+        "/logout",
+        "/v1/traces",
+        "/v1/logs",
+        "/v1/metrics",
+    }
+    # metrics are refused whatever their type: a 404 saying where they belong
+    metrics = client.post("/v1/metrics", content=body, headers={"Content-Type": "text/plain"})
+    assert metrics.status_code == 404
+    assert_says_nothing_of(metrics, stored, body)
+    for path in (p for p in posts if p != "/v1/metrics"):
         for kind in ("text/plain", "application/xml", "multipart/form-data; boundary=x", None):
             headers = {"Content-Type": kind} if kind else {}
             answer = client.post(path, content=body, headers=headers, follow_redirects=False)

@@ -191,6 +191,16 @@ def serve(
             ),
             soft_wrap=True,
         )
+    otlp = f"http://{host}:{where[1]}"
+    err.print(
+        f"OTLP/HTTP: point exporters at {otlp} (OTEL_EXPORTER_OTLP_ENDPOINT), with "
+        "OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>"
+        if token
+        else "OTLP/HTTP: traces are refused without a token (set CHECKWEIGH_TOKEN to receive them)",
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
     settings = LiveSettings(
         quiet_s=quiet_window,
         max_age_s=max_trace_age,

@@ -226,3 +226,15 @@ async def receive_logs(request: Request) -> Response:
     """Keep the GenAI log events (message content) of an OTLP export request with the traces
     they name; other log records are not kept."""
     return await _receive("logs", request)
+
+
+@router.post("/v1/metrics", include_in_schema=False)
+async def refuse_metrics(request: Request) -> Response:
+    """An exporter sending metrics here is told where they belong (not silently dropped)."""
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    refusal = OtlpRefusal(
+        404,
+        "checkweigh receives traces (/v1/traces) and logs (/v1/logs), not metrics: set "
+        "OTEL_METRICS_EXPORTER=none, or send metrics to a collector",
+    )
+    return _refused(refusal, kind == _PROTOBUF)
