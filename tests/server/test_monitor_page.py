@@ -234,3 +234,13 @@ def test_the_sampling_table_and_the_hours_budget_of_a_judged_monitor(judged: Liv
             f"${window.judge_usd:.4f}",
         ]
     assert sum(w.judge_calls for w in windows(judged.store, "airline-prod")) == calls
+
+
+def test_the_newest_closed_window_is_compared_with_the_one_before(live: Live) -> None:
+    tree = page(live.client, MONITOR)
+    _, second, first = windows(live.store, "airline-prod")
+    [link] = tree.by_id("compare-windows").all("a", "compare-link")
+    assert link.text == "the window before"  # no window a week before in this store
+    assert link.get("href") == f"/compare?base={first.run_id}&candidate={second.run_id}"
+    compared = page(live.client, link.get("href") or "")
+    assert "unpaired" in compared.text

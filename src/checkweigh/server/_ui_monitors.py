@@ -13,7 +13,8 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..store import Window, queue_state, windows
+from ..live import Monitor
+from ..store import Store, Window, queue_state, window_at, windows
 from . import _charts
 from ._deps import store_of
 from ._html import render
@@ -108,6 +109,25 @@ def monitors_page(request: Request) -> Response:
     )
 
 
+WEEK_S = 7 * 86_400.0
+
+
+def _comparisons(store: Store, monitor: Monitor) -> list[tuple[str, str, str]]:
+    """The newest closed window against the one before it and against the window a week
+    earlier, where the store has them: (what, base run, candidate run)."""
+    closed = [w for w in windows(store, monitor.name, limit=3) if w.closed][:2]
+    if not closed:
+        return []
+    newest = closed[0]
+    out = []
+    if len(closed) > 1:
+        out.append(("the window before", closed[1].run_id, newest.run_id))
+    week = window_at(store, monitor.name, newest.start - WEEK_S)
+    if week is not None:
+        out.append(("the same window a week before", week.run_id, newest.run_id))
+    return out
+
+
 @router.get("/monitors/{name}")
 def monitor_page(request: Request, name: str) -> Response:
     """One monitor: its windows' figures and trends, a window's failing traces (the newest
@@ -133,6 +153,7 @@ def monitor_page(request: Request, name: str) -> Response:
     return render(
         request,
         "monitor.html",
+        compare=_comparisons(store, monitor),
         monitor=out,
         budget=budget_out(store, monitor, now_of(request)),
         window=window,
