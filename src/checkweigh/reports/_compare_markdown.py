@@ -161,21 +161,7 @@ def _check_table(checks: list[CheckDelta], alpha: float) -> list[str]:
     moved = [d for d in checks if d.change or d.worse or d.better]
     if not moved:
         return ["No check's pass rate changed.", ""]
-    lines = [
-        "| check | base | candidate | change | pass → fail | fail → pass | p | reading |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-    ]
-    for d in moved[:_SHOWN]:
-        base = "—" if d.base_rate is None else f"{d.base_rate * 100:.1f}%"
-        cand = "—" if d.candidate_rate is None else f"{d.candidate_rate * 100:.1f}%"
-        change = "—" if d.change is None else f"{d.change * 100:+.1f}"
-        lines.append(
-            f"| {escape_md(d.check)} | {base} | {cand} | {change} | {d.worse} | {d.better} "
-            f"| {_p(d.p_value)} | {_reading(d.p_value, alpha)} |"
-        )
-    if len(moved) > _SHOWN:
-        lines.append(f"| … and {len(moved) - _SHOWN} more | | | | | | | |")
-    return [*lines, ""]
+    return _rates_table(moved, alpha, flips=True)
 
 
 def _window_check_table(checks: list[CheckDelta], alpha: float) -> list[str]:
@@ -183,20 +169,28 @@ def _window_check_table(checks: list[CheckDelta], alpha: float) -> list[str]:
     trace is in both windows)."""
     if not checks:
         return ["No check decided in either window.", ""]
+    return _rates_table(checks, alpha, flips=False)
+
+
+def _rates_table(checks: list[CheckDelta], alpha: float, *, flips: bool) -> list[str]:
+    """Each check's pass rate in both runs, its change and test; with ``flips``, the paired
+    executions that went pass → fail and fail → pass."""
+    flip_heads = " pass → fail | fail → pass |" if flips else ""
     lines = [
-        "| check | base | candidate | change | p | reading |",
-        "| --- | ---: | ---: | ---: | ---: | --- |",
+        f"| check | base | candidate | change |{flip_heads} p | reading |",
+        "| --- | ---: | ---: | ---: |" + (" ---: | ---: |" if flips else "") + " ---: | --- |",
     ]
     for d in checks[:_SHOWN]:
         base = "—" if d.base_rate is None else f"{d.base_rate * 100:.1f}%"
         cand = "—" if d.candidate_rate is None else f"{d.candidate_rate * 100:.1f}%"
         change = "—" if d.change is None else f"{d.change * 100:+.1f}"
+        flipped = f" {d.worse} | {d.better} |" if flips else ""
         lines.append(
-            f"| {escape_md(d.check)} | {base} | {cand} | {change} | {_p(d.p_value)} "
+            f"| {escape_md(d.check)} | {base} | {cand} | {change} |{flipped} {_p(d.p_value)} "
             f"| {_reading(d.p_value, alpha)} |"
         )
     if len(checks) > _SHOWN:
-        lines.append(f"| … and {len(checks) - _SHOWN} more | | | | | |")
+        lines.append(f"| … and {len(checks) - _SHOWN} more |" + " |" * (7 if flips else 5))
     return [*lines, ""]
 
 
