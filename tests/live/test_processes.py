@@ -67,7 +67,9 @@ def _all_done(db: str, sent: dict[str, int]) -> bool:
 def test_two_servers_over_one_postgresql_score_every_trace_once(
     tmp_path: Path, pg_url: str
 ) -> None:
-    monitor = _folder(tmp_path, 0.05)
+    # a case takes 0.3 s: a batch of claims keeps one process busy for a second or more, so
+    # the other (polling every 0.25 s when idle) takes the rest
+    monitor = _folder(tmp_path, 0.3)
     servers = [Serve(pg_url, monitor, args=["--quiet-window", "1.5"]) for _ in range(2)]
     providers: list[TracerProvider] = []
     try:
@@ -98,10 +100,11 @@ def test_a_killed_server_leaves_its_claims_to_the_other(tmp_path: Path, pg_url: 
     victim, survivor = Serve(pg_url, monitor, args=args), Serve(pg_url, monitor, args=args)
     providers: list[TracerProvider] = []
     try:
+        # the victim alone first: it claims traces (with two running, the other may take
+        # every one of them first); the survivor starts once it died holding them
         victim.start()
-        survivor.start()
-        providers = [provider(s.exporter()) for s in (victim, survivor)]
-        sent = _send(providers, range(60))
+        providers = [provider(victim.exporter())]
+        sent = _send(providers, range(60), split=False)
 
         def victim_holds() -> bool:
             return any(_owner_pid(o) == victim.pid for _, _, o in traces(pg_url).values())
@@ -111,6 +114,8 @@ def test_a_killed_server_leaves_its_claims_to_the_other(tmp_path: Path, pg_url: 
         # read after the kill (its leases have seconds left): what it held and never finished
         held = {t for t, (_, _, o) in traces(pg_url).items() if _owner_pid(o) == victim.pid}
         providers[0].shutdown()
+        survivor.start()
+        providers.append(provider(survivor.exporter()))
         # the stream goes on to the survivor
         sent |= _send(providers[1:], range(60, 90), split=False)
         wait_until(lambda: _all_done(pg_url, sent), 40, "every trace scored after the kill")

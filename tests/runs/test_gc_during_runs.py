@@ -59,9 +59,11 @@ def test_nested_runs_unfreeze_only_when_the_last_ends() -> None:
     before = gc.get_freeze_count()
     with older_objects_frozen():
         frozen = gc.get_freeze_count()
+        # a frozen object that another thread frees leaves the count (a test's leftover
+        # thread, an SDK's exporter): an unfreeze would empty it, not take a few
         with older_objects_frozen():
-            assert gc.get_freeze_count() == frozen
-        assert gc.get_freeze_count() == frozen  # the outer run is still going
+            assert gc.get_freeze_count() > frozen // 2
+        assert gc.get_freeze_count() > frozen // 2  # the outer run is still going
     assert gc.get_freeze_count() == before
 
 
