@@ -303,3 +303,24 @@ def test_an_open_windows_summary_is_made_at_most_every_few_seconds(tmp_path: Pat
     assert summaries.get(store, window).executions == 4
     ticks.now = 11.0
     assert summaries.get(store, window).executions == 10
+
+
+def test_a_dollar_budget_holds_with_calls_in_flight(
+    tmp_path: Path, judge_env: Any, store: Store
+) -> None:
+    # each judge call: 120 input and 18 output tokens at $1,000 per million = $0.138
+    monitor = _write(
+        tmp_path,
+        "name: airline\nsuite: suite.yaml\nwindow: 1h\njudge: openai:gpt-test\n"
+        'judge_prices: "1000,1000"\njudge_cache: false\nbudget: {usd_per_hour: 1.0}\n',
+    )
+    clock = Clock(T0 + 60)
+    send(store, traces(20), clock)  # 40 traces, judged 16 at a time
+    clock.now += 10
+    _run(LiveScorer(store, [load_monitor(monitor)], LiveSettings(quiet_s=5), clock=clock))
+    [window] = windows(store, "airline")
+    assert window.judged == len(judge_env.requests) == 7  # $0.966: an eighth would pass $1
+    assert window.judged + window.skipped_budget == 40
+    assert window.judge_usd == pytest.approx(7 * 0.138)
+    calls, usd = budget_spent(store, "airline", int(clock.now // HOUR))
+    assert (calls, usd) == (7, pytest.approx(7 * 0.138))

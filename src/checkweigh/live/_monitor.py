@@ -49,6 +49,16 @@ class Monitor:
     """The window runs' configuration snapshot."""
     rules: list[Any] = field(default_factory=list)
     """The alert rules (:class:`checkweigh.core.AlertRule`)."""
+    usd_per_trace: float = 0.0
+    """What judging a trace has cost on average here (a moving average): reserved from the
+    dollar budget before a trace's judge calls are sent."""
+
+    def judged_cost(self, usd: float) -> None:
+        """Count what judging one trace cost into :attr:`usd_per_trace`."""
+        if self.usd_per_trace == 0.0:
+            self.usd_per_trace = usd
+        else:
+            self.usd_per_trace += 0.2 * (usd - self.usd_per_trace)
 
     @property
     def name(self) -> str:

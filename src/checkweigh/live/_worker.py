@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ..core import Case
+from ..core import Case, JudgeExchange
 from ..errors import CheckweighError
 from ..importers import trace_case, trace_items
 from ..store import (
@@ -111,6 +111,9 @@ class LiveScorer:
     _last_housekeeping: float = 0.0
     _last_prune: float = 0.0
     _last_note: float = 0.0
+    _priced: dict[str, asyncio.Event] = field(default_factory=dict)
+    """Per monitor with a dollar budget: set once one trace's judging was priced here; until
+    then one trace is judged and the others wait, so that no batch is sent unpriced."""
     _noted: int = 0
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -241,27 +244,19 @@ class LiveScorer:
         counts: dict[str, float] = {"traces": 1}
         sampled, why = await self._sample(monitor, claimed.trace_id, counts)
         evaluator = monitor.judged if sampled else monitor.plain
-        if evaluator.needs_async:
-            result = await evaluator.aevaluate(case, index=claimed.seq)
-        else:
-            result = evaluator.evaluate(case, index=claimed.seq)
+        try:
+            if evaluator.needs_async:
+                result = await evaluator.aevaluate(case, index=claimed.seq)
+            else:
+                result = evaluator.evaluate(case, index=claimed.seq)
+            if sampled and monitor.calls_per_trace:
+                await self._spent(monitor, result.exchanges, counts)
+        finally:
+            # priced and spent (or failed): the traces waiting for a price reserve now
+            if counts.pop("prices", 0):
+                self._priced[monitor.name].set()
         if not sampled:
             result = left_out(result, why)
-        elif monitor.calls_per_trace:
-            calls, usd = monitor.cost(result.exchanges)
-            counts["judged"] = 1
-            counts["judge_calls"] = calls
-            counts["judge_usd"] = usd
-            if monitor.spec.budget is not None:
-                hour = int(self.clock() // 3600)
-                await anyio.to_thread.run_sync(
-                    spend_budget,
-                    self.store,
-                    monitor.name,
-                    hour,
-                    calls - monitor.calls_per_trace,
-                    usd,
-                )
         finished.results.setdefault(run_id, []).append(result)
         finished.counts[(monitor.name, start)] = counts
         finished.outcome["monitors"][monitor.name] = {
@@ -270,6 +265,28 @@ class LiveScorer:
             "judged": sampled and bool(monitor.calls_per_trace),
             **({"left_out": why} if not sampled else {}),
         }
+
+    async def _spent(
+        self, monitor: Monitor, exchanges: Sequence[JudgeExchange], counts: dict[str, float]
+    ) -> None:
+        """Count a judged trace's calls and dollars in its window and correct its budget
+        reservation by them."""
+        calls, usd = monitor.cost(exchanges)
+        counts["judged"] = 1
+        counts["judge_calls"] = calls
+        counts["judge_usd"] = usd
+        monitor.judged_cost(usd)
+        reserved = counts.pop("reserved_usd", 0.0)
+        if monitor.spec.budget is not None:
+            hour = int(self.clock() // 3600)
+            await anyio.to_thread.run_sync(
+                spend_budget,
+                self.store,
+                monitor.name,
+                hour,
+                calls - monitor.calls_per_trace,
+                usd - reserved,
+            )
 
     async def _sample(
         self, monitor: Monitor, trace_id: str, counts: dict[str, float]
@@ -283,7 +300,15 @@ class LiveScorer:
         budget = monitor.spec.budget
         if budget is None:
             return True, ""
+        if budget.usd_per_hour is not None:
+            priced = self._priced.get(monitor.name)
+            if priced is None:  # the first: judged alone, its cost the estimate for the rest
+                self._priced[monitor.name] = asyncio.Event()
+                counts["prices"] = 1
+            else:
+                await priced.wait()
         hour = int(self.clock() // 3600)
+        expected = monitor.usd_per_trace if budget.usd_per_hour is not None else 0.0
         granted = await anyio.to_thread.run_sync(
             lambda: reserve_budget(
                 self.store,
@@ -292,10 +317,14 @@ class LiveScorer:
                 monitor.calls_per_trace,
                 max_calls=budget.calls_per_hour,
                 max_usd=budget.usd_per_hour,
+                usd=expected,
             )
         )
         if granted:
+            counts["reserved_usd"] = expected
             return True, ""
+        if counts.pop("prices", 0):  # refused: the traces waiting are refused too
+            self._priced[monitor.name].set()
         counts["skipped_budget"] = 1
         spent = (
             f"{budget.calls_per_hour} calls"

@@ -423,10 +423,12 @@ def reserve_budget(
     *,
     max_calls: int | None,
     max_usd: float | None,
+    usd: float = 0.0,
 ) -> bool:
-    """Reserve ``calls`` judge calls of the monitor's budget for the clock hour ``hour``; False
-    (nothing reserved) when the calls would pass ``max_calls`` or the dollars spent already
-    reached ``max_usd``. Atomic across processes."""
+    """Reserve ``calls`` judge calls and ``usd`` dollars (what they are expected to cost) of
+    the monitor's budget for the clock hour ``hour``; False (nothing reserved) when they would
+    pass ``max_calls`` or ``max_usd``. Atomic across processes: what calls in flight will spend
+    is counted before they are sent (:func:`spend_budget` corrects it by what they cost)."""
     b = LiveBudgetRow
     with _db_errors(f"write {store.safe_url}"), store.engine.begin() as conn:
         conn.execute(
@@ -438,8 +440,9 @@ def reserve_budget(
         if max_calls is not None:
             fits.append(b.calls + calls <= max_calls)
         if max_usd is not None:
-            fits.append(b.usd < max_usd)
-        taken = conn.execute(update(b).where(*fits).values(calls=b.calls + calls))
+            fits.append(b.usd + usd <= max_usd)
+            fits.append(b.usd < max_usd)  # an estimate of 0 (nothing judged yet) is not free
+        taken = conn.execute(update(b).where(*fits).values(calls=b.calls + calls, usd=b.usd + usd))
         return bool(taken.rowcount)
 
 
